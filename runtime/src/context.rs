@@ -1,0 +1,262 @@
+//! [`ToolContext`]: what a tool knows about the call it is serving.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::{ToolError, ToolOutput, Toolset};
+
+/// Who is calling: the caller (a user or API key), the agent acting for it, and its roles.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// The authenticated caller, if any (a user id, an API key's name).
+    pub caller: Option<String>,
+    /// The agent making the call on the caller's behalf, if known.
+    pub agent: Option<String>,
+    /// The caller's roles, used by authorization policies.
+    pub roles: Vec<String>,
+}
+
+/// One progress report of a long-running tool (MCP `notifications/progress`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Work done so far (increases with every report).
+    pub progress: f64,
+    /// Total work, if known.
+    pub total: Option<f64>,
+    /// A short human-readable status.
+    pub message: Option<String>,
+}
+
+/// Receives a tool's progress reports; cheap to clone. The default reporter discards them.
+#[derive(Clone, Default)]
+pub struct ProgressReporter(Option<Arc<dyn Fn(Progress) + Send + Sync>>);
+
+impl ProgressReporter {
+    /// A reporter that calls `f` for every report.
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(f)))
+    }
+
+    /// Reports progress (a no-op when nobody listens).
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(f) = &self.0 {
+            f(Progress {
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
+        }
+    }
+
+    /// Whether somebody listens.
+    pub fn is_active(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl fmt::Debug for ProgressReporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.is_active() {
+            "ProgressReporter(active)"
+        } else {
+            "ProgressReporter(none)"
+        })
+    }
+}
+
+/// The per-call context a `#[tool]` function may take as `&ToolContext` (it never appears in the
+/// input schema): the caller's [`Identity`], the call's deadline, a cancellation token, a
+/// progress reporter, and a handle to the toolset for calling other tools under the same identity.
+///
+/// Cheap to clone. Build one with [`ToolContext::builder`]; [`Toolset::call`] makes a default one.
+#[derive(Clone, Default)]
+pub struct ToolContext {
+    identity: Arc<Identity>,
+    deadline: Option<Instant>,
+    cancel: CancellationToken,
+    progress: ProgressReporter,
+    toolset: Option<Toolset>,
+}
+
+impl ToolContext {
+    /// A builder for a context.
+    pub fn builder() -> ToolContextBuilder {
+        ToolContextBuilder::default()
+    }
+
+    /// Who is calling.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// The authenticated caller, if any.
+    pub fn caller(&self) -> Option<&str> {
+        self.identity.caller.as_deref()
+    }
+
+    /// The agent acting for the caller, if known.
+    pub fn agent(&self) -> Option<&str> {
+        self.identity.agent.as_deref()
+    }
+
+    /// The caller's roles.
+    pub fn roles(&self) -> &[String] {
+        &self.identity.roles
+    }
+
+    /// Whether the caller has `role`.
+    pub fn has_role(&self, role: &str) -> bool {
+        self.identity.roles.iter().any(|r| r == role)
+    }
+
+    /// When the call must be finished, if it has a deadline.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Time left before the deadline (`None` without a deadline, zero once it has passed).
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// The call's cancellation token: cancelled when the caller gives up or the deadline passes.
+    /// Long-running tools should `select!` on [`CancellationToken::cancelled`].
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Where to send progress reports.
+    pub fn progress(&self) -> &ProgressReporter {
+        &self.progress
+    }
+
+    /// The toolset serving this call, if the call came through one.
+    pub fn toolset(&self) -> Option<&Toolset> {
+        self.toolset.as_ref()
+    }
+
+    /// Calls another tool of the same toolset, under the same identity and deadline, with a child
+    /// cancellation token (cancelling this call cancels the nested one).
+    ///
+    /// # Errors
+    /// The nested call's [`ToolError`]; `internal` when the context has no toolset.
+    pub async fn call_tool(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        let Some(toolset) = &self.toolset else {
+            return Err(ToolError::internal(format!(
+                "cannot call tool `{name}`: this context is not attached to a toolset"
+            )));
+        };
+        let child = Self {
+            identity: Arc::clone(&self.identity),
+            deadline: self.deadline,
+            cancel: self.cancel.child_token(),
+            progress: ProgressReporter::default(),
+            toolset: None,
+        };
+        toolset.call_with(name, args, child).await
+    }
+
+    pub(crate) fn attach(&mut self, toolset: &Toolset) {
+        if self.toolset.is_none() {
+            self.toolset = Some(toolset.clone());
+        }
+    }
+
+    pub(crate) fn tighten_deadline(&mut self, timeout: Duration) -> Instant {
+        let by_timeout = Instant::now() + timeout;
+        let deadline = match self.deadline {
+            Some(d) if d < by_timeout => d,
+            _ => by_timeout,
+        };
+        self.deadline = Some(deadline);
+        deadline
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("identity", &self.identity)
+            .field("deadline", &self.deadline)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("progress", &self.progress)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`ToolContext`].
+#[derive(Default)]
+pub struct ToolContextBuilder {
+    identity: Identity,
+    deadline: Option<Instant>,
+    cancel: Option<CancellationToken>,
+    progress: ProgressReporter,
+}
+
+impl ToolContextBuilder {
+    /// The authenticated caller.
+    pub fn caller(mut self, caller: impl Into<String>) -> Self {
+        self.identity.caller = Some(caller.into());
+        self
+    }
+
+    /// The agent acting for the caller.
+    pub fn agent(mut self, agent: impl Into<String>) -> Self {
+        self.identity.agent = Some(agent.into());
+        self
+    }
+
+    /// The caller's roles.
+    pub fn roles<I, S>(mut self, roles: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.identity.roles = roles.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// An absolute deadline.
+    pub fn deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// A deadline `timeout` from now.
+    pub fn timeout(self, timeout: Duration) -> Self {
+        self.deadline(Instant::now() + timeout)
+    }
+
+    /// A cancellation token owned by the caller.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Where progress reports go.
+    pub fn progress(mut self, reporter: ProgressReporter) -> Self {
+        self.progress = reporter;
+        self
+    }
+
+    /// The context.
+    pub fn build(self) -> ToolContext {
+        ToolContext {
+            identity: Arc::new(self.identity),
+            deadline: self.deadline,
+            cancel: self.cancel.unwrap_or_default(),
+            progress: self.progress,
+            toolset: None,
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! [`ToolError`]: the one error type every tool call can end in, whatever its source.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of failure ended a tool call.
+///
+/// Serialized in `snake_case` (`"invalid_arguments"`, `"rate_limited"`, ...). The kind, never the
+/// message text, is what callers, retries and fallbacks match on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The arguments do not match the tool's input schema (the details name each argument path).
+    InvalidArguments,
+    /// No tool of that name exists in the toolset.
+    NotFound,
+    /// The caller may not call this tool, or the tool may not touch what it was asked to
+    /// (a host outside an allowlist, a path outside a root).
+    PermissionDenied,
+    /// A policy refused the call before it ran.
+    PolicyDenied,
+    /// The caller's budget would be exceeded by this call.
+    BudgetExceeded,
+    /// A rate limit refused the call; `retry_after` says when to try again.
+    RateLimited,
+    /// The circuit breaker of the tool's source is open.
+    CircuitOpen,
+    /// The call did not finish before its deadline.
+    Timeout,
+    /// The network failed (connection refused or reset, DNS, a remote process that exited).
+    Network,
+    /// The backend ran and reported a failure: the tool function returned `Err`, an HTTP API
+    /// answered with an error status, an MCP server answered `isError: true`, an A2A task failed.
+    Upstream,
+    /// A remote peer broke its protocol (malformed JSON-RPC, an unexpected message).
+    Protocol,
+    /// The call was cancelled by its caller.
+    Cancelled,
+    /// A bug or an unexpected condition inside toolgate or the tool (a panic, for instance).
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 13] = [
+        Self::InvalidArguments,
+        Self::NotFound,
+        Self::PermissionDenied,
+        Self::PolicyDenied,
+        Self::BudgetExceeded,
+        Self::RateLimited,
+        Self::CircuitOpen,
+        Self::Timeout,
+        Self::Network,
+        Self::Upstream,
+        Self::Protocol,
+        Self::Cancelled,
+        Self::Internal,
+    ];
+
+    /// The `snake_case` name used in JSON and on the command line.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArguments => "invalid_arguments",
+            Self::NotFound => "not_found",
+            Self::PermissionDenied => "permission_denied",
+            Self::PolicyDenied => "policy_denied",
+            Self::BudgetExceeded => "budget_exceeded",
+            Self::RateLimited => "rate_limited",
+            Self::CircuitOpen => "circuit_open",
+            Self::Timeout => "timeout",
+            Self::Network => "network",
+            Self::Upstream => "upstream",
+            Self::Protocol => "protocol",
+            Self::Cancelled => "cancelled",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// Whether a call that failed with this kind may succeed if simply tried again later.
+    ///
+    /// `rate_limited`, `circuit_open`, `timeout` and `network` are; everything else is not by
+    /// default (an individual error can say otherwise with [`ToolError::with_retryable`]).
+    pub const fn default_retryable(self) -> bool {
+        matches!(
+            self,
+            Self::RateLimited | Self::CircuitOpen | Self::Timeout | Self::Network
+        )
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One violation found in a tool call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ArgumentError {
+    /// JSON pointer (RFC 6901) into the arguments object, `""` for the object itself,
+    /// e.g. `/filter/year`.
+    pub pointer: String,
+    /// What is wrong there, in a sentence a model can act on.
+    pub message: String,
+}
+
+/// Why a tool call failed.
+///
+/// Carries a [`kind`](ErrorKind), a message written to be shown to a model (it names the tool, the
+/// argument path, the limit — never a secret), whether retrying may help, an optional
+/// `retry_after`, optional structured details (for `invalid_arguments`: every [`ArgumentError`])
+/// and, for logs only, the chain of underlying errors ([`std::error::Error::source`]).
+///
+/// Serializes as `{"kind", "message", "retryable", "retry_after_ms"?, "details"?}`; the source
+/// chain is never serialized.
+#[derive(Clone)]
+pub struct ToolError {
+    kind: ErrorKind,
+    message: String,
+    retryable: bool,
+    retry_after: Option<Duration>,
+    details: Option<serde_json::Value>,
+    source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl ToolError {
+    /// A new error of `kind` with a model-facing `message`; `retryable` defaults from the kind.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            retryable: kind.default_retryable(),
+            retry_after: None,
+            details: None,
+            source: None,
+        }
+    }
+
+    /// `invalid_arguments` for `tool`, listing every violation (pointer + reason) in the message
+    /// and in `details.errors`.
+    pub fn invalid_arguments(tool: &str, errors: Vec<ArgumentError>) -> Self {
+        let listed = errors
+            .iter()
+            .map(|e| {
+                if e.pointer.is_empty() {
+                    e.message.clone()
+                } else {
+                    format!("{}: {}", e.pointer, e.message)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let details = serde_json::json!({ "tool": tool, "errors": errors });
+        Self::new(
+            ErrorKind::InvalidArguments,
+            format!("invalid arguments for tool `{tool}`: {listed}"),
+        )
+        .with_details(details)
+    }
+
+    /// `not_found`: no tool called `name`.
+    pub fn not_found(name: &str) -> Self {
+        Self::new(ErrorKind::NotFound, format!("no tool named `{name}`"))
+    }
+
+    /// `timeout`: `tool` did not finish within `after`.
+    pub fn timeout(tool: &str, after: Duration) -> Self {
+        Self::new(
+            ErrorKind::Timeout,
+            format!("tool `{tool}` did not finish within {} ms", after.as_millis()),
+        )
+    }
+
+    /// `cancelled`: the caller cancelled the call to `tool`.
+    pub fn cancelled(tool: &str) -> Self {
+        Self::new(ErrorKind::Cancelled, format!("call to tool `{tool}` was cancelled"))
+    }
+
+    /// `upstream`: the tool ran and reported `message`.
+    pub fn upstream(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Upstream, message)
+    }
+
+    /// `internal`: something unexpected happened (a panic, a bug).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Internal, message)
+    }
+
+    /// `permission_denied` with `message`.
+    pub fn permission_denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::PermissionDenied, message)
+    }
+
+    /// Attaches the underlying error (kept for logs, never serialized).
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+
+    /// Says when the call may be tried again (also marks it retryable).
+    pub fn with_retry_after(mut self, after: Duration) -> Self {
+        self.retry_after = Some(after);
+        self.retryable = true;
+        self
+    }
+
+    /// Overrides whether retrying may help.
+    pub fn with_retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+
+    /// Attaches structured details (shown to callers as `details`).
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Prefixes the message with context, e.g. the tool name.
+    pub fn with_context(mut self, context: impl fmt::Display) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The model-facing message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether retrying may help.
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// When to retry, if the failure said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    /// Structured details, if any.
+    pub fn details(&self) -> Option<&serde_json::Value> {
+        self.details.as_ref()
+    }
+
+    /// The violations of an `invalid_arguments` error (empty for other kinds).
+    pub fn argument_errors(&self) -> Vec<ArgumentError> {
+        self.details
+            .as_ref()
+            .and_then(|d| d.get("errors"))
+            .and_then(|e| serde_json::from_value(e.clone()).ok())
+            .unwrap_or_default()
+    }
+
+    /// The error and its whole source chain, one per line, for logs.
+    pub fn report(&self) -> String {
+        let mut out = self.to_string();
+        let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(self);
+        while let Some(e) = next {
+            out.push_str("\n  caused by: ");
+            out.push_str(&e.to_string());
+            next = e.source();
+        }
+        out
+    }
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolError")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("retryable", &self.retryable)
+            .field("retry_after", &self.retry_after)
+            .field("details", &self.details)
+            .field("source", &self.source.as_ref().map(|s| s.to_string()))
+            .finish()
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl PartialEq for ToolError {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
+            && self.message == other.message
+            && self.retryable == other.retryable
+            && self.retry_after == other.retry_after
+            && self.details == other.details
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct ToolErrorRepr {
+    kind: ErrorKind,
+    message: String,
+    retryable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_after_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    details: Option<serde_json::Value>,
+}
+
+impl Serialize for ToolError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ToolErrorRepr {
+            kind: self.kind,
+            message: self.message.clone(),
+            retryable: self.retryable,
+            retry_after_ms: self
+                .retry_after
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            details: self.details.clone(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolError {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let r = ToolErrorRepr::deserialize(deserializer)?;
+        Ok(Self {
+            kind: r.kind,
+            message: r.message,
+            retryable: r.retryable,
+            retry_after: r.retry_after_ms.map(Duration::from_millis),
+            details: r.details,
+            source: None,
+        })
+    }
+}
+
+/// Why a [`Toolset`](crate::Toolset) could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A tool takes `State<T>` but no value of `T` was given to the builder.
+    #[error(
+        "no state of type `{type_name}` was given to the toolset builder, but tool(s) {} take `State<{type_name}>`; call `.state(...)` with one",
+        tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+    )]
+    MissingState {
+        /// The Rust type name (`std::any::type_name`).
+        type_name: String,
+        /// The tools that need it.
+        tools: Vec<String>,
+    },
+    /// Two sources offer a tool under the same name.
+    #[error("tool name `{name}` is offered by both source `{first}` and source `{second}`")]
+    DuplicateTool {
+        /// The clashing name.
+        name: String,
+        /// The source that registered it first.
+        first: String,
+        /// The source that registered it again.
+        second: String,
+    },
+    /// Two sources share an id.
+    #[error("two tool sources share the id `{0}`")]
+    DuplicateSource(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_arguments_names_every_pointer() {
+        let e = ToolError::invalid_arguments(
+            "search",
+            vec![
+                ArgumentError {
+                    pointer: "/limit".into(),
+                    message: "expected integer".into(),
+                },
+                ArgumentError {
+                    pointer: "".into(),
+                    message: "unknown argument `x`".into(),
+                },
+            ],
+        );
+        assert_eq!(e.kind(), ErrorKind::InvalidArguments);
+        assert_eq!(
+            e.message(),
+            "invalid arguments for tool `search`: /limit: expected integer; unknown argument `x`"
+        );
+        assert_eq!(e.argument_errors().len(), 2);
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn serializes_without_source_and_round_trips() {
+        let io = std::io::Error::other("secret-bearing detail");
+        let e = ToolError::new(ErrorKind::RateLimited, "slow down")
+            .with_retry_after(Duration::from_millis(1500))
+            .with_source(io);
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"kind":"rate_limited","message":"slow down","retryable":true,"retry_after_ms":1500})
+        );
+        let back: ToolError = serde_json::from_value(v).unwrap();
+        assert_eq!(back, e);
+        assert!(e.report().contains("caused by: secret-bearing detail"));
+    }
+
+    #[test]
+    fn kind_names_round_trip() {
+        for k in ErrorKind::ALL {
+            let s = serde_json::to_value(k).unwrap();
+            assert_eq!(s, serde_json::Value::String(k.as_str().into()));
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! toolgate's runtime core.
+//!
+//! Every tool, wherever it lives (a compiled `#[tool]` function, an OpenAPI operation, a remote MCP
+//! server's tool, an A2A agent's skill), is described by a [`ToolDescriptor`], reached through a
+//! [`ToolSource`], and called through a [`Toolset`]. A call takes JSON arguments and a
+//! [`ToolContext`] and returns a [`ToolOutput`] (the MCP content model) or a [`ToolError`] (a
+//! typed kind, a message fit for a model, and the source chain for logs).
+//!
+//! Most users reach these types through the `toolgate` facade crate.
+
+mod context;
+mod descriptor;
+mod error;
+mod output;
+mod source;
+mod state;
+pub mod testing;
+mod toolset;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use context::{Identity, Progress, ProgressReporter, ToolContext, ToolContextBuilder};
+pub use descriptor::{ToolAnnotations, ToolDescriptor};
+pub use error::{ArgumentError, BuildError, ErrorKind, ToolError};
+pub use output::{Content, ResourceContents, ToolOutput};
+pub use source::{BoxFuture, ToolSource};
+pub use state::{Provides, State, StateMap};
+pub use toolgate_spec::dialect::Dialect;
+pub use toolset::{Toolset, ToolsetBuilder};

@@ -1,0 +1,149 @@
+//! Test helpers for code that calls tools: stub a tool by name, record every call, assert on what
+//! was called with which arguments.
+//!
+//! ```ignore
+//! use toolgate::testing::StubSource;
+//! let stubs = StubSource::new("stubs").stub("weather", |args| Ok(ToolOutput::text("sunny")));
+//! let tools = Toolset::builder().source(stubs.clone()).build()?;
+//! my_agent_step(&tools).await;
+//! stubs.assert_called_with("weather", json!({"city": "Oslo"}));
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::{BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource};
+
+type Handler = Arc<dyn Fn(Value) -> Result<ToolOutput, ToolError> + Send + Sync>;
+
+/// One recorded call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedCall {
+    /// The tool name.
+    pub tool: String,
+    /// The arguments as sent.
+    pub args: Value,
+    /// The caller from the context, if any.
+    pub caller: Option<String>,
+}
+
+/// A [`ToolSource`] of stubbed tools that records every call. Cheap to clone; clones share the
+/// stubs and the record, so keep one clone for assertions.
+#[derive(Clone, Default)]
+pub struct StubSource {
+    id: String,
+    tools: Arc<Mutex<Vec<(Arc<ToolDescriptor>, Handler)>>>,
+    calls: Arc<Mutex<Vec<RecordedCall>>>,
+}
+
+impl StubSource {
+    /// An empty stub source with id `id`.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Adds a stub tool `name` (input schema: any object) answering with `handler`.
+    pub fn stub(
+        self,
+        name: &str,
+        handler: impl Fn(Value) -> Result<ToolOutput, ToolError> + Send + Sync + 'static,
+    ) -> Self {
+        let descriptor = ToolDescriptor {
+            name: name.to_string(),
+            description: format!("stub for `{name}`"),
+            input_schema: serde_json::json!({"type": "object", "properties": {}}),
+            source: self.id.clone(),
+            ..ToolDescriptor::default()
+        };
+        self.stub_with(descriptor, handler)
+    }
+
+    /// Adds a stub tool with a full descriptor.
+    pub fn stub_with(
+        self,
+        descriptor: ToolDescriptor,
+        handler: impl Fn(Value) -> Result<ToolOutput, ToolError> + Send + Sync + 'static,
+    ) -> Self {
+        lock(&self.tools).push((Arc::new(descriptor), Arc::new(handler)));
+        self
+    }
+
+    /// Every call so far, in order.
+    pub fn calls(&self) -> Vec<RecordedCall> {
+        lock(&self.calls).clone()
+    }
+
+    /// The calls made to `tool`, in order.
+    pub fn calls_to(&self, tool: &str) -> Vec<RecordedCall> {
+        self.calls().into_iter().filter(|c| c.tool == tool).collect()
+    }
+
+    /// How many times each tool was called.
+    pub fn call_counts(&self) -> HashMap<String, usize> {
+        let mut m = HashMap::new();
+        for c in self.calls() {
+            *m.entry(c.tool).or_default() += 1;
+        }
+        m
+    }
+
+    /// Panics unless `tool` was called at least once with exactly `args`.
+    #[track_caller]
+    pub fn assert_called_with(&self, tool: &str, args: Value) {
+        let calls = self.calls_to(tool);
+        assert!(
+            calls.iter().any(|c| c.args == args),
+            "expected a call to `{tool}` with {args}; calls to it: {:?}",
+            calls.iter().map(|c| c.args.to_string()).collect::<Vec<_>>()
+        );
+    }
+
+    /// Panics if `tool` was ever called.
+    #[track_caller]
+    pub fn assert_not_called(&self, tool: &str) {
+        let n = self.calls_to(tool).len();
+        assert!(n == 0, "expected no call to `{tool}`, got {n}");
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl ToolSource for StubSource {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
+        lock(&self.tools).iter().map(|(d, _)| Arc::clone(d)).collect()
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let handler = lock(&self.tools)
+            .iter()
+            .find(|(d, _)| d.name == name)
+            .map(|(_, h)| Arc::clone(h));
+        lock(&self.calls).push(RecordedCall {
+            tool: name.to_string(),
+            args: args.clone(),
+            caller: ctx.caller().map(str::to_owned),
+        });
+        Box::pin(async move {
+            match handler {
+                Some(h) => h(args),
+                None => Err(ToolError::not_found(name)),
+            }
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! Name rules shared by the code generator and the runtime.
+//!
+//! * A **tool name** as exported to a model matches `^[a-zA-Z0-9_-]{1,64}$` (the limit of the
+//!   OpenAI and Anthropic tool-calling APIs). [`validate_tool_name`] checks it.
+//! * A **source id** (the `id:` of an `openapi`, `mcp` or `a2a` entry) prefixes its tools as
+//!   `{source_id}.{tool}` inside toolgate and `{source_id}__{tool}` when exported. It uses the same
+//!   characters, must not contain `__` (so the exported form splits back at its first `__`) and
+//!   must not be `local` (the id of the compiled tools). [`validate_source_id`] checks it.
+
+/// The longest tool name the OpenAI and Anthropic APIs accept, in characters.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// The source id of the compiled (`#[tool]`) tools; no configured source may use it.
+pub const LOCAL_SOURCE_ID: &str = "local";
+
+/// Why a name breaks the rules of this module. Its `Display` says which character, at which
+/// position, or the length, and quotes the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// The name is the empty string.
+    #[error("the name is empty; names must match `^[a-zA-Z0-9_-]{{1,64}}$`")]
+    Empty,
+    /// The name is longer than [`MAX_TOOL_NAME_LEN`] characters.
+    #[error(
+        "`{name}` is {len} characters long; names may have at most {max} characters \
+         (the OpenAI/Anthropic limit)"
+    )]
+    TooLong {
+        /// The offending name.
+        name: String,
+        /// Its length in characters.
+        len: usize,
+        /// The maximum length.
+        max: usize,
+    },
+    /// The name contains a character outside `[a-zA-Z0-9_-]`.
+    #[error(
+        "`{name}` contains {ch:?} at position {position}; names may only contain ASCII letters, \
+         digits, `_` and `-`"
+    )]
+    InvalidChar {
+        /// The offending name.
+        name: String,
+        /// The first character that is not allowed.
+        ch: char,
+        /// Its position (0-based, in characters).
+        position: usize,
+    },
+    /// A source id contains `__`, which is the separator of exported remote tool names.
+    #[error(
+        "source id `{name}` contains `__`, the separator of exported remote tool names \
+         (`{{source}}__{{tool}}`)"
+    )]
+    DoubleUnderscore {
+        /// The offending id.
+        name: String,
+    },
+    /// A source id is reserved.
+    #[error("source id `{name}` is reserved (it names the compiled tools)")]
+    Reserved {
+        /// The offending id.
+        name: String,
+    },
+}
+
+/// Checks that `name` may be exported as a tool name: `^[a-zA-Z0-9_-]{1,64}$`.
+///
+/// # Errors
+/// [`NameError::Empty`], [`NameError::TooLong`] or [`NameError::InvalidChar`] (the first bad
+/// character and its position).
+///
+/// ```
+/// use toolgate_spec::validate_tool_name;
+/// assert!(validate_tool_name("read_file").is_ok());
+/// let err = validate_tool_name("read file").unwrap_err();
+/// assert!(err.to_string().contains("' ' at position 4"));
+/// ```
+pub fn validate_tool_name(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty);
+    }
+    if let Some((position, ch)) = name.chars().enumerate().find(|(_, c)| !is_name_char(*c)) {
+        return Err(NameError::InvalidChar {
+            name: name.to_string(),
+            ch,
+            position,
+        });
+    }
+    let len = name.chars().count();
+    if len > MAX_TOOL_NAME_LEN {
+        return Err(NameError::TooLong {
+            name: name.to_string(),
+            len,
+            max: MAX_TOOL_NAME_LEN,
+        });
+    }
+    Ok(())
+}
+
+/// Checks a source id (`id:` of an `openapi`, `mcp` or `a2a` entry): the tool-name rule, no `__`,
+/// not `local`.
+///
+/// # Errors
+/// Any [`NameError`].
+pub fn validate_source_id(id: &str) -> Result<(), NameError> {
+    validate_tool_name(id)?;
+    if id.contains("__") {
+        return Err(NameError::DoubleUnderscore {
+            name: id.to_string(),
+        });
+    }
+    if id == LOCAL_SOURCE_ID {
+        return Err(NameError::Reserved {
+            name: id.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `c` may appear in a tool name.
+pub fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_legal_names() {
+        for n in ["a", "read_file", "get-weather", "A1_b-2", &"x".repeat(64)] {
+            assert!(validate_tool_name(n).is_ok(), "{n}");
+        }
+    }
+
+    #[test]
+    fn rejects_with_reason() {
+        assert_eq!(validate_tool_name(""), Err(NameError::Empty));
+        let e = validate_tool_name("fs.read").unwrap_err();
+        assert!(e.to_string().contains("'.' at position 2"), "{e}");
+        let e = validate_tool_name(&"x".repeat(65)).unwrap_err();
+        assert!(e.to_string().contains("65 characters long"), "{e}");
+        assert!(e.to_string().contains("at most 64"), "{e}");
+        let e = validate_tool_name("café").unwrap_err();
+        assert!(e.to_string().contains("'é' at position 3"), "{e}");
+    }
+
+    #[test]
+    fn source_ids() {
+        assert!(validate_source_id("github").is_ok());
+        assert!(matches!(
+            validate_source_id("a__b"),
+            Err(NameError::DoubleUnderscore { .. })
+        ));
+        assert!(matches!(
+            validate_source_id("local"),
+            Err(NameError::Reserved { .. })
+        ));
+    }
+}

@@ -1,1 +1,98 @@
+//! # toolgate
+//!
+//! A tool gateway for LLM agents: an agent's whole action space in one place.
+//!
+//! Write ordinary Rust functions, mark them [`#[tool]`](macro@tool), list them in `tools.yaml`,
+//! and call `toolgate_codegen::compile("tools.yaml")` from `build.rs`. The build generates typed
+//! argument structs, JSON Schemas and a **static dispatch table**; a broken toolset (an unknown
+//! function, two tools with one name, an illegal name, a `State<T>` nobody provides) fails
+//! `cargo build` with the `tools.yaml` line. At run time, a [`Toolset`] calls any tool by name
+//! with JSON arguments and returns a [`ToolOutput`] or a typed [`ToolError`], and exports every
+//! tool's definition for MCP, OpenAI and Anthropic ([`Dialect`]).
+//!
+//! ```ignore
+//! // src/tools.rs
+//! /// Add two numbers.
+//! #[toolgate::tool(read_only)]
+//! pub fn add(/// The first addend.
+//!            a: f64,
+//!            /// The second addend.
+//!            b: f64) -> f64 { a + b }
+//!
+//! // tools.yaml:   version: 1
+//! //               tools: { local: [ { fn: crate::tools::add } ] }
+//! // build.rs:     fn main() { toolgate_codegen::compile("tools.yaml"); }
+//!
+//! // src/main.rs
+//! mod tools;
+//! mod toolset { toolgate::include_toolset!(); }
+//!
+//! let tools = toolset::toolset().build()?;
+//! let out = tools.call("add", serde_json::json!({"a": 1, "b": 2})).await?;
+//! assert_eq!(out.structured, Some(serde_json::json!({"result": 3.0})));
+//! ```
+//!
+//! The crate re-exports `serde`, `serde_json` and `schemars`, so code generated for your crate
+//! always uses the same versions toolgate was built with.
 
+extern crate self as toolgate;
+
+#[cfg(feature = "builtin")]
+pub mod builtin;
+
+pub use schemars;
+pub use serde;
+pub use serde_json;
+pub use toolgate_spec as spec;
+
+pub use toolgate_runtime::{
+    ArgumentError, BoxFuture, BuildError, Content, Dialect, ErrorKind, Identity, Progress,
+    ProgressReporter, Provides, ResourceContents, State, StateMap, ToolAnnotations, ToolContext,
+    ToolContextBuilder, ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset,
+    ToolsetBuilder, testing,
+};
+
+#[doc(hidden)]
+pub use toolgate_runtime::__private;
+
+/// Turns a free function (sync or `async`) into a tool.
+///
+/// - The doc comment becomes the tool's description; doc comments on parameters become the
+///   descriptions of the arguments.
+/// - Every ordinary parameter is an argument of the input schema (JSON Schema 2020-12 from
+///   schemars): `Option<T>` is optional, `#[tool(default = expr)]` (or a serde default) gives a
+///   default, enums, nested `JsonSchema` structs, `Vec` and maps work. A lone parameter named
+///   `args` *is* the arguments object (its struct's fields are the arguments). Unknown argument
+///   keys are rejected (`additionalProperties: false`). `#[tool(rename = "x")]`, `#[serde(...)]`
+///   and `#[schemars(...)]` on a parameter are applied to its field.
+/// - Injected parameters never appear in the schema: `&ToolContext` (caller identity, roles,
+///   deadline, cancellation, progress, nested calls) and `State<T>` (shared application state
+///   given to the toolset builder; checked once when the toolset is built).
+/// - Return `T: Serialize` (structured content mirrored as JSON text; the output schema comes from
+///   `T` when it is `JsonSchema`, wrapped as `{"result": T}` when `T` is not an object), `String`
+///   (text), `ToolOutput`, `()`, or `Result<_, E>` where `E` becomes a [`ToolError`]:
+///   `ToolError`/`Into<ToolError>` as is, other errors as kind `upstream` with their message.
+///
+/// Options: `name = "..."`, `description = "..."`, `title = "..."`, `category = "..."`,
+/// `tags = ["a", "b"]`, `version = "1.2.0"` (semver), `timeout = "30s"` (or milliseconds),
+/// `dangerous`, `requires_auth`, `idempotent`, `read_only` (MCP annotations), `blocking` (run a
+/// sync function on tokio's blocking pool).
+///
+/// Compile errors, with the span of the offending code, for: generic functions, `self`
+/// receivers, borrowed or otherwise undecodable argument types, argument types that are not
+/// `Deserialize + JsonSchema`, duplicate argument names, names outside `^[a-zA-Z0-9_-]{1,64}$`,
+/// malformed versions and timeouts, and `blocking` on an `async fn`.
+pub use toolgate_macros::tool;
+
+/// Includes the toolset `toolgate_codegen::compile` generated from `tools.yaml` into the current
+/// module: `pub fn toolset() -> ToolsetBuilder`, `enum Tool`, `StaticTools`, `TOOLS_YAML`.
+///
+/// ```ignore
+/// mod toolset { toolgate::include_toolset!(); }
+/// ```
+#[macro_export]
+macro_rules! include_toolset {
+    () => {
+        include!(concat!(env!("OUT_DIR"), "/toolgate_toolset.rs"));
+    };
+}

@@ -263,6 +263,11 @@ impl<E> ErrTag<E> {
     pub const fn new() -> Self {
         Self(PhantomData)
     }
+
+    /// The tag for the type of `_e` (lets generated code skip naming the error type).
+    pub const fn of(_e: &E) -> Self {
+        Self(PhantomData)
+    }
 }
 
 impl<E> Default for ErrTag<E> {

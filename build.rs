@@ -1,1 +1,5 @@
-fn main(){}
+//! Compiles ./tools.yaml into the built-in toolset (the static dispatch table of `toolgate`).
+
+fn main() {
+    toolgate_codegen::compile("tools.yaml");
+}

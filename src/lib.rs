@@ -48,8 +48,8 @@ pub use toolgate_spec as spec;
 pub use toolgate_runtime::{
     ArgumentError, BoxFuture, BuildError, Content, Dialect, ErrorKind, Identity, Progress,
     ProgressReporter, Provides, ResourceContents, State, StateMap, ToolAnnotations, ToolContext,
-    ToolContextBuilder, ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset,
-    ToolsetBuilder, testing,
+    ToolContextBuilder, ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset, ToolsetBuilder,
+    testing,
 };
 
 #[doc(hidden)]

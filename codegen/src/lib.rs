@@ -1,1 +1,318 @@
-//! placeholder
+//! toolgate's build-time code generator: reads `tools.yaml`, finds the crate's `#[tool]`
+//! functions, checks the toolset, and writes a static dispatch table to `OUT_DIR`.
+//!
+//! In a build script:
+//!
+//! ```no_run
+//! // build.rs: `fn main() { toolgate_codegen::compile("tools.yaml"); }`
+//! toolgate_codegen::compile("tools.yaml");
+//! ```
+//!
+//! and in the crate, `toolgate::include_toolset!();` brings the generated module in. A broken
+//! toolset fails the build with messages that name the line of tools.yaml:
+//!
+//! ```text
+//! error: /path/to/crate/tools.yaml:7:11: unknown function `crate::tools::reed_file`
+//!   hint: did you mean `crate::tools::read_file`?
+//! ```
+//!
+//! What is checked: the shape of tools.yaml (unknown keys, types, bad YAML), that every `fn:`
+//! names a `#[tool]` function, that tool names are unique and match `^[a-zA-Z0-9_-]{1,64}$`
+//! after overrides, and that every `State<T>` a tool takes is listed under `state:`.
+//!
+//! What is generated is described in `docs/internals.md`: `ToolsetState`, `enum Tool` with a
+//! phf name map, `StaticTools` (a `ToolSource`), `toolset()` and `TOOLS_YAML`.
+
+#![warn(missing_docs)]
+
+mod check;
+mod diagnostics;
+mod discover;
+mod emit;
+
+use std::path::{Path, PathBuf};
+
+use toolgate_spec::config::{LoadMode, ToolsConfig};
+use toolgate_spec::{Diagnostic, LoadedConfig};
+
+pub use check::{StateInfo, ToolInfo};
+pub use diagnostics::CodegenError;
+pub use discover::StateParam;
+
+/// The default name of the generated file inside `OUT_DIR`.
+pub const DEFAULT_OUT_FILE: &str = "toolgate_toolset.rs";
+
+/// For `build.rs`: generates `$OUT_DIR/toolgate_toolset.rs` from `config` (a path relative to
+/// `CARGO_MANIFEST_DIR`), the `#[tool]` functions under `src/`, and prints
+/// `cargo:rerun-if-changed=` for tools.yaml, every `.rs` file scanned and every OpenAPI file it
+/// names, and `cargo:warning=` for each warning.
+///
+/// On error, prints every diagnostic to stderr (`error: tools.yaml:12:7: ...`) and exits with
+/// status 1, which fails the build.
+pub fn compile(config: impl AsRef<Path>) {
+    match Builder::new(config.as_ref()).generate() {
+        Ok(generated) => generated.print_cargo_directives(),
+        Err(e) => {
+            eprint!("{}", diagnostics::Rendered(&e.diagnostics()));
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The analysis of [`compile`] without writing anything, for `toolgate check`.
+///
+/// `config` is taken as given (relative to the current directory); the crate root is the folder
+/// that holds it, and the sources are in its `src/`.
+///
+/// # Errors
+/// [`CodegenError`] with every problem found.
+pub fn check(config: impl AsRef<Path>) -> Result<Report, CodegenError> {
+    let config = config.as_ref();
+    let dir = config
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file = config
+        .file_name()
+        .map_or_else(|| config.to_path_buf(), PathBuf::from);
+    Builder::new(file).manifest_dir(dir).check()
+}
+
+/// Configures and runs the generator.
+///
+/// ```no_run
+/// let generated = toolgate_codegen::Builder::new("tools.yaml")
+///     .src_dir("src")
+///     .out_file("toolgate_toolset.rs")
+///     .generate()?;
+/// generated.print_cargo_directives();
+/// # Ok::<(), toolgate_codegen::CodegenError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Builder {
+    config: PathBuf,
+    manifest_dir: Option<PathBuf>,
+    src_dir: PathBuf,
+    out_dir: Option<PathBuf>,
+    out_file: PathBuf,
+}
+
+impl Builder {
+    /// A generator for `config` (tools.yaml), relative to the crate root.
+    pub fn new(config: impl Into<PathBuf>) -> Self {
+        Self {
+            config: config.into(),
+            manifest_dir: None,
+            src_dir: PathBuf::from("src"),
+            out_dir: None,
+            out_file: PathBuf::from(DEFAULT_OUT_FILE),
+        }
+    }
+
+    /// The crate root that relative paths start from. Default: `CARGO_MANIFEST_DIR`, else the
+    /// current directory.
+    #[must_use]
+    pub fn manifest_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.manifest_dir = Some(dir.into());
+        self
+    }
+
+    /// The folder scanned for `#[tool]` functions, relative to the crate root. Default `src`.
+    #[must_use]
+    pub fn src_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.src_dir = dir.into();
+        self
+    }
+
+    /// The folder the generated file is written to. Default: `OUT_DIR`.
+    #[must_use]
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// The generated file's name inside the output folder (or an absolute path). Default
+    /// [`DEFAULT_OUT_FILE`].
+    #[must_use]
+    pub fn out_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.out_file = file.into();
+        self
+    }
+
+    fn root(&self) -> PathBuf {
+        self.manifest_dir
+            .clone()
+            .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    /// Loads tools.yaml, scans the sources and runs every check, without generating.
+    ///
+    /// # Errors
+    /// [`CodegenError::Config`] for a tools.yaml that does not load; [`CodegenError::Invalid`]
+    /// with every problem of the toolset; [`CodegenError::Io`].
+    pub fn check(&self) -> Result<Report, CodegenError> {
+        let root = self.root();
+        let config_path = root.join(&self.config);
+        let config = ToolsConfig::load(&config_path)?;
+        let src_dir = root.join(&self.src_dir);
+        let scan = if src_dir.is_dir() {
+            discover::scan(&src_dir).map_err(|e| CodegenError::io(&src_dir, e))?
+        } else if config.tools.local.is_empty() {
+            discover::Scan::default()
+        } else {
+            let e = std::io::Error::new(std::io::ErrorKind::NotFound, "source folder not found");
+            return Err(CodegenError::io(&src_dir, e));
+        };
+        let krate = check::Crate {
+            config: &config,
+            scan: &scan,
+            manifest_dir: &root,
+            src_dir: &src_dir,
+        };
+        let resolved = check::resolve(&krate);
+        let mut errors = scan.errors.clone();
+        let mut config_errors = resolved.errors;
+        config_errors.sort_by_key(|d| d.location);
+        errors.extend(config_errors);
+        if !errors.is_empty() {
+            return Err(CodegenError::Invalid(errors));
+        }
+        let mut warnings = resolved.warnings;
+        warnings.sort_by_key(|d| d.location);
+        let mut files = vec![config_path.clone(), src_dir.clone()];
+        files.extend(scan.files.iter().cloned());
+        for (i, s) in config.tools.openapi.iter().enumerate() {
+            if s.load == LoadMode::Build && !s.spec_is_url() {
+                let spec = root.join(&s.spec);
+                if !spec.is_file() {
+                    warnings.push(config.warning_at(
+                        &format!("/tools/openapi/{i}/spec"),
+                        format!("OpenAPI document `{}` not found", s.spec),
+                    ));
+                }
+                files.push(spec);
+            }
+        }
+        Ok(Report {
+            config,
+            tools: resolved.tools,
+            states: resolved.states,
+            warnings,
+            files,
+        })
+    }
+
+    /// Runs [`check`](Self::check) and renders the generated code, without writing it.
+    ///
+    /// # Errors
+    /// As [`check`](Self::check).
+    pub fn render(&self) -> Result<Generated, CodegenError> {
+        let report = self.check()?;
+        let config_name = self.config.file_name().map_or_else(
+            || self.config.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let code = emit::render(&emit::Input {
+            tools: &report.tools,
+            states: &report.states,
+            default_timeout_ms: report.config.policy.defaults.timeout_ms,
+            config_name: &config_name,
+            config_text: &report.config.source,
+        })
+        .map_err(|message| {
+            CodegenError::Invalid(vec![Diagnostic::error(&report.config.path, None, message)])
+        })?;
+        Ok(Generated {
+            code,
+            out_path: None,
+            report,
+        })
+    }
+
+    /// Renders the code and writes it to the output file (only when its content changed, so
+    /// that nothing is rebuilt needlessly).
+    ///
+    /// # Errors
+    /// As [`check`](Self::check); [`CodegenError::NoOutDir`] when no output folder is known;
+    /// [`CodegenError::Io`] when the file cannot be written.
+    pub fn generate(&self) -> Result<Generated, CodegenError> {
+        let mut generated = self.render()?;
+        let out = if self.out_file.is_absolute() {
+            self.out_file.clone()
+        } else {
+            let dir = self
+                .out_dir
+                .clone()
+                .or_else(|| std::env::var_os("OUT_DIR").map(PathBuf::from))
+                .ok_or(CodegenError::NoOutDir)?;
+            dir.join(&self.out_file)
+        };
+        let unchanged = std::fs::read_to_string(&out).is_ok_and(|old| old == generated.code);
+        if !unchanged {
+            if let Some(parent) = out.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| CodegenError::io(parent, e))?;
+            }
+            std::fs::write(&out, &generated.code).map_err(|e| CodegenError::io(&out, e))?;
+        }
+        generated.out_path = Some(out);
+        Ok(generated)
+    }
+}
+
+/// What the checks found: the loaded tools.yaml, the compiled tools, the state types, the
+/// warnings, and every file the result depends on.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// tools.yaml, loaded.
+    pub config: LoadedConfig,
+    /// The compiled tools, in generation order.
+    pub tools: Vec<ToolInfo>,
+    /// The types of `state:`, with the tools that take each.
+    pub states: Vec<StateInfo>,
+    /// Problems that do not fail the build.
+    pub warnings: Vec<Diagnostic>,
+    /// tools.yaml, the source folder, every `.rs` file scanned and every OpenAPI file named.
+    pub files: Vec<PathBuf>,
+}
+
+/// The generated code and the report it came from.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    code: String,
+    out_path: Option<PathBuf>,
+    report: Report,
+}
+
+impl Generated {
+    /// The generated Rust source (formatted by prettyplease).
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    /// Where it was written ([`Builder::generate`]), if it was.
+    pub fn out_path(&self) -> Option<&Path> {
+        self.out_path.as_deref()
+    }
+
+    /// The analysis.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// The files whose change must re-run the build script.
+    pub fn rerun_if_changed(&self) -> &[PathBuf] {
+        &self.report.files
+    }
+
+    /// Prints `cargo:rerun-if-changed=` for every file the result depends on and
+    /// `cargo:warning=` for every warning.
+    pub fn print_cargo_directives(&self) {
+        for file in self.rerun_if_changed() {
+            println!("cargo:rerun-if-changed={}", file.display());
+        }
+        for w in &self.report.warnings {
+            println!("cargo:warning={}", diagnostics::cargo_warning(w));
+        }
+    }
+}

@@ -88,7 +88,15 @@ impl ToolFn {
                 None => Return::Plain((**ty).clone()),
             },
         };
-        Ok(Self { item, options, name, name_span, docs, params, ret })
+        Ok(Self {
+            item,
+            options,
+            name,
+            name_span,
+            docs,
+            params,
+            ret,
+        })
     }
 
     /// Argument parameters, in order.
@@ -140,7 +148,10 @@ impl Param {
         for a in pt.attrs.drain(..) {
             if a.path().is_ident("tool") {
                 opts.parse_into(&a)?;
-            } else if a.path().is_ident("doc") || a.path().is_ident("serde") || a.path().is_ident("schemars") {
+            } else if a.path().is_ident("doc")
+                || a.path().is_ident("serde")
+                || a.path().is_ident("schemars")
+            {
                 field_attrs.push(a);
             } else {
                 kept.push(a);
@@ -148,7 +159,9 @@ impl Param {
         }
         pt.attrs = kept;
         let (ident, bad_pattern) = match &*pt.pat {
-            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => (pi.ident.clone(), None),
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                (pi.ident.clone(), None)
+            }
             other => (
                 Ident::new("__toolgate_bad_pattern", Span::call_site()),
                 Some(syn::spanned::Spanned::span(other)),
@@ -195,7 +208,9 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 /// `&ToolContext` → `(true, span)`, `ToolContext` → `(false, span)`.
 fn context_type(ty: &Type) -> Option<(bool, Span)> {
     match ty {
-        Type::Reference(r) if r.mutability.is_none() => context_type(&r.elem).map(|(_, s)| (true, s)),
+        Type::Reference(r) if r.mutability.is_none() => {
+            context_type(&r.elem).map(|(_, s)| (true, s))
+        }
         _ => last_segment(ty)
             .filter(|s| s.ident == "ToolContext" && s.arguments.is_none())
             .map(|s| (false, s.ident.span())),
@@ -230,7 +245,10 @@ fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
                 _ => None,
             },
             _ => None,

@@ -45,7 +45,10 @@ impl ToolOptions {
             "version" => self.version = Some(meta.value()?.parse()?),
             "tags" => self.tags = parse_str_list(meta)?,
             "timeout" | "timeout_ms" => {
-                let span = meta.path.get_ident().map_or_else(Span::call_site, |i| i.span());
+                let span = meta
+                    .path
+                    .get_ident()
+                    .map_or_else(Span::call_site, |i| i.span());
                 let lit: Lit = meta.value()?.parse()?;
                 self.timeout_ms = Some((parse_timeout(&lit)?, span));
             }
@@ -55,7 +58,11 @@ impl ToolOptions {
             "read_only" => self.read_only = parse_flag(meta)?,
             "blocking" => {
                 if parse_flag(meta)? {
-                    self.blocking = Some(meta.path.get_ident().map_or_else(Span::call_site, |i| i.span()));
+                    self.blocking = Some(
+                        meta.path
+                            .get_ident()
+                            .map_or_else(Span::call_site, |i| i.span()),
+                    );
                 }
             }
             _ => {
@@ -86,7 +93,9 @@ fn parse_str_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
         let arr: ExprArray = meta.value()?.parse()?;
         for e in arr.elems {
             match e {
-                Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => out.push(s),
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => out.push(s),
                 other => return Err(syn::Error::new_spanned(other, "expected a string literal")),
             }
         }
@@ -106,7 +115,10 @@ fn parse_timeout(lit: &Lit) -> syn::Result<u64> {
             let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
             let (num, unit) = t.split_at(split);
             let n: u64 = num.parse().map_err(|_| {
-                syn::Error::new(s.span(), format!("invalid timeout `{text}`: expected e.g. \"500ms\", \"30s\", \"2m\""))
+                syn::Error::new(
+                    s.span(),
+                    format!("invalid timeout `{text}`: expected e.g. \"500ms\", \"30s\", \"2m\""),
+                )
             })?;
             let factor = match unit.trim() {
                 "ms" => 1,
@@ -123,7 +135,10 @@ fn parse_timeout(lit: &Lit) -> syn::Result<u64> {
             n.checked_mul(factor)
                 .ok_or_else(|| syn::Error::new(s.span(), "timeout is too large"))
         }
-        other => Err(syn::Error::new_spanned(other, "expected milliseconds or a string like \"30s\"")),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "expected milliseconds or a string like \"30s\"",
+        )),
     }
 }
 
@@ -144,7 +159,9 @@ impl ParamOptions {
                 self.rename = Some(meta.value()?.parse()?);
                 Ok(())
             } else {
-                Err(meta.error("unknown parameter option; expected `default = <expr>` or `rename = \"name\"`"))
+                Err(meta.error(
+                    "unknown parameter option; expected `default = <expr>` or `rename = \"name\"`",
+                ))
             }
         })
     }

@@ -18,7 +18,11 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
     let tg = quote!(::toolgate::__private);
 
     let (args_ty, args_struct, default_fns) = match tool.flat_args() {
-        Some(a) => (a.ty.to_token_stream(), TokenStream::new(), TokenStream::new()),
+        Some(a) => (
+            a.ty.to_token_stream(),
+            TokenStream::new(),
+            TokenStream::new(),
+        ),
         None => {
             let (s, d) = args_struct(tool, &args_ident);
             (args_ident.to_token_stream(), s, d)
@@ -37,7 +41,10 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
     let description = match &tool.options.description {
         Some(d) => quote!(::std::string::String::from(#d)),
         None => {
-            let lines = tool.docs.iter().map(|l| LitStr::new(l, proc_macro2::Span::call_site()));
+            let lines = tool
+                .docs
+                .iter()
+                .map(|l| LitStr::new(l, proc_macro2::Span::call_site()));
             quote!(#tg::doc_text(&[#(#lines),*]))
         }
     };
@@ -51,8 +58,16 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
     for (i, p) in tool.params.iter().enumerate() {
         match p {
             Param::Context { by_ref, .. } => {
-                let ctx = if blocking { quote!(&__ctx) } else { quote!(ctx) };
-                call_args.push(if *by_ref { ctx } else { quote!(::core::clone::Clone::clone(#ctx)) });
+                let ctx = if blocking {
+                    quote!(&__ctx)
+                } else {
+                    quote!(ctx)
+                };
+                call_args.push(if *by_ref {
+                    ctx
+                } else {
+                    quote!(::core::clone::Clone::clone(#ctx))
+                });
             }
             Param::State { ty } => {
                 let v = format_ident!("__state_{}", i);
@@ -174,7 +189,13 @@ fn descriptor_fields(tool: &ToolFn) -> TokenStream {
         Some(l) => quote!(::core::option::Option::Some(::std::string::String::from(#l))),
         None => quote!(::core::option::Option::None),
     };
-    let opt_true = |b: bool| if b { quote!(::core::option::Option::Some(true)) } else { quote!(::core::option::Option::None) };
+    let opt_true = |b: bool| {
+        if b {
+            quote!(::core::option::Option::Some(true))
+        } else {
+            quote!(::core::option::Option::None)
+        }
+    };
     let title = opt_str(&o.title);
     let category = opt_str(&o.category);
     let version = opt_str(&o.version);
@@ -183,7 +204,9 @@ fn descriptor_fields(tool: &ToolFn) -> TokenStream {
     let idempotent = opt_true(o.idempotent || o.read_only);
     let destructive = opt_true(o.dangerous);
     let timeout = match o.timeout_ms {
-        Some((ms, _)) => quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#ms))),
+        Some((ms, _)) => {
+            quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#ms)))
+        }
         None => quote!(::core::option::Option::None),
     };
     let dangerous = o.dangerous;
@@ -214,10 +237,22 @@ fn args_struct(tool: &ToolFn, args_ident: &syn::Ident) -> (TokenStream, TokenStr
     let mut fields = Vec::new();
     let mut default_fns = Vec::new();
     for a in tool.args() {
-        let ArgParam { ident, json_name, ty, field_attrs, default, .. } = a;
-        let mut attrs: Vec<TokenStream> = field_attrs.iter().map(ToTokens::to_token_stream).collect();
+        let ArgParam {
+            ident,
+            json_name,
+            ty,
+            field_attrs,
+            default,
+            ..
+        } = a;
+        let mut attrs: Vec<TokenStream> =
+            field_attrs.iter().map(ToTokens::to_token_stream).collect();
         if let Some(expr) = default {
-            let f = format_ident!("__toolgate_default_{}_{}", base, syn::ext::IdentExt::unraw(ident));
+            let f = format_ident!(
+                "__toolgate_default_{}_{}",
+                base,
+                syn::ext::IdentExt::unraw(ident)
+            );
             let fname = LitStr::new(&f.to_string(), f.span());
             default_fns.push(quote! {
                 #[doc(hidden)]

@@ -16,13 +16,22 @@ pub fn check(tool: &ToolFn) -> syn::Result<()> {
         ));
     }
     if let Some(u) = &sig.unsafety {
-        errors.add(syn::Error::new_spanned(u, "#[tool] functions cannot be `unsafe`"));
+        errors.add(syn::Error::new_spanned(
+            u,
+            "#[tool] functions cannot be `unsafe`",
+        ));
     }
     if let Some(v) = &sig.variadic {
-        errors.add(syn::Error::new_spanned(v, "#[tool] functions cannot be variadic"));
+        errors.add(syn::Error::new_spanned(
+            v,
+            "#[tool] functions cannot be variadic",
+        ));
     }
     if let Some(abi) = &sig.abi {
-        errors.add(syn::Error::new_spanned(abi, "#[tool] functions cannot have an `extern` ABI"));
+        errors.add(syn::Error::new_spanned(
+            abi,
+            "#[tool] functions cannot have an `extern` ABI",
+        ));
     }
     if let Err(msg) = check_name(&tool.name) {
         errors.add(syn::Error::new(tool.name_span, msg));
@@ -31,7 +40,10 @@ pub fn check(tool: &ToolFn) -> syn::Result<()> {
         if !is_semver(&v.value()) {
             errors.add(syn::Error::new(
                 v.span(),
-                format!("`{}` is not a semantic version (expected MAJOR.MINOR.PATCH, e.g. \"1.2.0\")", v.value()),
+                format!(
+                    "`{}` is not a semantic version (expected MAJOR.MINOR.PATCH, e.g. \"1.2.0\")",
+                    v.value()
+                ),
             ));
         }
     }
@@ -54,7 +66,10 @@ pub fn check(tool: &ToolFn) -> syn::Result<()> {
             Param::Context { span, .. } => {
                 contexts += 1;
                 if contexts > 1 {
-                    errors.add(syn::Error::new(*span, "a #[tool] function takes at most one `&ToolContext`"));
+                    errors.add(syn::Error::new(
+                        *span,
+                        "a #[tool] function takes at most one `&ToolContext`",
+                    ));
                 }
             }
             Param::State { .. } => {}
@@ -85,7 +100,10 @@ fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("tool name is empty; names must match ^[a-zA-Z0-9_-]{1,64}$".into());
     }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
         return Err(format!(
             "tool name `{name}` contains {c:?}; names must match ^[a-zA-Z0-9_-]{{1,64}}$ (the OpenAI and Anthropic rule)"
         ));
@@ -103,9 +121,11 @@ fn is_semver(v: &str) -> bool {
     let core = v.split(['-', '+']).next().unwrap_or("");
     let parts: Vec<&str> = core.split('.').collect();
     parts.len() == 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (p.len() == 1 || !p.starts_with('0')))
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.chars().all(|c| c.is_ascii_digit())
+                && (p.len() == 1 || !p.starts_with('0'))
+        })
 }
 
 struct ReturnImpl<'a>(&'a Type);
@@ -122,10 +142,16 @@ fn unsupported_arg_type(ty: &Type) -> Option<&'static str> {
         Type::Reference(_) => Some(
             "tool arguments are decoded from JSON and must be owned types (e.g. `String` instead of `&str`, `Vec<T>` instead of `&[T]`); only `&ToolContext` may be borrowed",
         ),
-        Type::ImplTrait(_) => Some("tool arguments need a concrete type that can be deserialized and described (not `impl Trait`)"),
-        Type::TraitObject(_) => Some("tool arguments need a concrete type that can be deserialized and described (not `dyn Trait`)"),
+        Type::ImplTrait(_) => Some(
+            "tool arguments need a concrete type that can be deserialized and described (not `impl Trait`)",
+        ),
+        Type::TraitObject(_) => Some(
+            "tool arguments need a concrete type that can be deserialized and described (not `dyn Trait`)",
+        ),
         Type::Ptr(_) => Some("tool arguments cannot be raw pointers"),
-        Type::BareFn(_) => Some("tool arguments cannot be function pointers: they are decoded from JSON"),
+        Type::BareFn(_) => {
+            Some("tool arguments cannot be function pointers: they are decoded from JSON")
+        }
         Type::Infer(_) => Some("tool arguments need an explicit type"),
         _ => None,
     }

@@ -329,8 +329,8 @@ mod tests {
 
     #[test]
     fn decode_errors_name_the_pointer() {
-        let e = decode_args::<Args>("t", json!({"query": "q", "filter": {"year": "x"}}))
-            .unwrap_err();
+        let e =
+            decode_args::<Args>("t", json!({"query": "q", "filter": {"year": "x"}})).unwrap_err();
         assert_eq!(e.argument_errors()[0].pointer, "/filter/year");
         let e = decode_args::<Args>("t", json!({"query": "q", "extra": 1})).unwrap_err();
         assert!(e.message().contains("unknown field `extra`"), "{e}");
@@ -355,7 +355,10 @@ mod tests {
         assert_eq!(conv("hi".into(), None), ToolOutput::text("hi"));
         assert!((&&&OutTag::<String>::new()).output_schema().is_none());
         let conv = (&&&OutTag::<Vec<u8>>::new()).to_output();
-        assert_eq!(conv(vec![1], Some(true)).structured, Some(json!({"result": [1]})));
+        assert_eq!(
+            conv(vec![1], Some(true)).structured,
+            Some(json!({"result": [1]}))
+        );
         assert!((&&&OutTag::<Vec<u8>>::new()).output_schema().is_some());
         let e = (&&&ErrTag::<std::io::Error>::new()).to_tool_error()(std::io::Error::other("x"));
         assert_eq!(e.kind(), crate::ErrorKind::Upstream);

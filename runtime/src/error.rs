@@ -171,13 +171,19 @@ impl ToolError {
     pub fn timeout(tool: &str, after: Duration) -> Self {
         Self::new(
             ErrorKind::Timeout,
-            format!("tool `{tool}` did not finish within {} ms", after.as_millis()),
+            format!(
+                "tool `{tool}` did not finish within {} ms",
+                after.as_millis()
+            ),
         )
     }
 
     /// `cancelled`: the caller cancelled the call to `tool`.
     pub fn cancelled(tool: &str) -> Self {
-        Self::new(ErrorKind::Cancelled, format!("call to tool `{tool}` was cancelled"))
+        Self::new(
+            ErrorKind::Cancelled,
+            format!("call to tool `{tool}` was cancelled"),
+        )
     }
 
     /// `upstream`: the tool ran and reported `message`.

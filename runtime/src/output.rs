@@ -110,7 +110,11 @@ pub struct ToolOutput {
     )]
     pub structured: Option<Value>,
     /// `true` when the tool ran but reports a failure in its content.
-    #[serde(default, rename = "isError", skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        rename = "isError",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub is_error: bool,
 }
 

@@ -80,7 +80,10 @@ impl StubSource {
 
     /// The calls made to `tool`, in order.
     pub fn calls_to(&self, tool: &str) -> Vec<RecordedCall> {
-        self.calls().into_iter().filter(|c| c.tool == tool).collect()
+        self.calls()
+            .into_iter()
+            .filter(|c| c.tool == tool)
+            .collect()
     }
 
     /// How many times each tool was called.
@@ -121,7 +124,10 @@ impl ToolSource for StubSource {
     }
 
     fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
-        lock(&self.tools).iter().map(|(d, _)| Arc::clone(d)).collect()
+        lock(&self.tools)
+            .iter()
+            .map(|(d, _)| Arc::clone(d))
+            .collect()
     }
 
     fn call<'a>(

@@ -11,12 +11,9 @@ use futures::FutureExt;
 use serde_json::Value;
 use toolgate_spec::dialect::{Dialect, ExportError};
 
-use crate::{
-    BuildError, StateMap, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource,
-};
+use crate::{BuildError, StateMap, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource};
 
-type StaticFactory =
-    Box<dyn FnOnce(&StateMap) -> Result<Arc<dyn ToolSource>, BuildError> + Send>;
+type StaticFactory = Box<dyn FnOnce(&StateMap) -> Result<Arc<dyn ToolSource>, BuildError> + Send>;
 
 /// One agent's toolset: the compiled static table plus any other [`ToolSource`]s, the
 /// application state, and the defaults every call runs under.
@@ -184,7 +181,12 @@ impl fmt::Debug for Toolset {
         f.debug_struct("Toolset")
             .field(
                 "sources",
-                &self.inner.sources.iter().map(|s| s.id()).collect::<Vec<_>>(),
+                &self
+                    .inner
+                    .sources
+                    .iter()
+                    .map(|s| s.id())
+                    .collect::<Vec<_>>(),
             )
             .field("states", &self.inner.states)
             .field("default_timeout", &self.inner.default_timeout)

@@ -1,6 +1,12 @@
 //! toolgate's shared model, used both at build time (by `toolgate-codegen`) and at run time (by
-//! `toolgate-runtime` and the CLI): the schema dialects tools are exported in.
+//! `toolgate-runtime` and the CLI): the `tools.yaml` model and loader ([`config`]), the schema
+//! dialects tools are exported in, and the name rules ([`names`]).
 //!
 //! Pure data and functions: no async runtime, no syn.
 
+pub mod config;
 pub mod dialect;
+pub mod names;
+
+pub use config::{ConfigError, Diagnostic, LoadedConfig, Location, ToolsConfig};
+pub use names::{NameError, validate_source_id, validate_tool_name};

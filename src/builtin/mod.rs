@@ -1,8 +1,9 @@
-//! toolgate's built-in tools, as plain Rust functions.
+//! toolgate's built-in tools.
 //!
 //! Every tool has typed, documented argument and result structs (serde + schemars: the `///`
-//! docs become the descriptions an LLM reads) and a typed error enum. The `#[tool]` wrappers
-//! that register them in a toolset live elsewhere; this module holds only the logic.
+//! docs become the descriptions an LLM reads) and a typed error enum mapped to a
+//! [`ToolError`](crate::ToolError) kind. The logic lives in one module per tool; [`tools`] holds
+//! the thin `#[tool]` wrappers, which the repository's `tools.yaml` compiles into [`toolset`].
 //!
 //! | tool | function | settings |
 //! | --- | --- | --- |
@@ -11,15 +12,64 @@
 //! | `list_dir` | [`files::list_dir`] | [`files::FilesSettings`] |
 //! | `calc` | [`calc::calc`] | none |
 //! | `jq` | [`jq::jq`] | none |
-//! | `clock` | [`clock::clock`] | none |
+//! | `current_time` | [`clock::clock`] | none |
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let tools = toolgate::builtin::toolset(Default::default()).build()?;
+//! let out = tools.call("calc", serde_json::json!({"expression": "6 * 7"})).await?;
+//! # Ok(()) }
+//! ```
 
 pub mod calc;
 pub mod clock;
 pub mod fetch;
 pub mod files;
 pub mod jq;
+pub mod tools;
+
+/// The built-in toolset, compiled by `build.rs` from the repository's `tools.yaml`.
+pub mod toolset {
+    crate::include_toolset!();
+}
+
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use crate::ToolError;
+
+/// The shared state of the built-in tools: their settings and one pooled HTTP client.
+#[derive(Debug)]
+pub struct Builtins {
+    /// The operator's settings.
+    pub settings: BuiltinSettings,
+    client: Result<reqwest::Client, String>,
+}
+
+impl Builtins {
+    /// State for the built-in tools under `settings` (builds the HTTP client once).
+    pub fn new(settings: BuiltinSettings) -> Self {
+        let client = fetch::client(&settings.fetch).map_err(|e| e.to_string());
+        Self { settings, client }
+    }
+
+    /// The shared HTTP client, or why it could not be built.
+    ///
+    /// # Errors
+    /// `internal` when the client could not be built at start-up.
+    pub fn http_client(&self) -> Result<&reqwest::Client, ToolError> {
+        self.client
+            .as_ref()
+            .map_err(|e| ToolError::internal(format!("the HTTP client is unavailable: {e}")))
+    }
+}
+
+/// The built-in toolset under `settings`, ready to `.build()` (or to add more sources to).
+pub fn toolset(settings: BuiltinSettings) -> crate::ToolsetBuilder {
+    toolset::toolset().state(Builtins::new(settings))
+}
 
 /// Operator settings of the built-in tools: the `settings:` section of `tools.yaml`.
 ///
@@ -32,6 +82,37 @@ pub struct BuiltinSettings {
     pub fetch: fetch::FetchSettings,
     /// Settings of the `read_file` and `list_dir` tools (the root directory they are confined to).
     pub files: files::FilesSettings,
+}
+
+impl BuiltinSettings {
+    /// Reads the `fetch` and `files` entries of a tools.yaml `settings:` section (other entries
+    /// belong to other features and are left alone); a relative `files.root` is taken relative to
+    /// `base` (the folder of the tools.yaml).
+    ///
+    /// # Errors
+    /// A message naming the entry (`settings.fetch: unknown field ...`) when one does not fit.
+    pub fn from_config(
+        settings: &BTreeMap<String, serde_json::Value>,
+        base: &Path,
+    ) -> Result<Self, String> {
+        fn entry<T: serde::de::DeserializeOwned + Default>(
+            settings: &BTreeMap<String, serde_json::Value>,
+            key: &str,
+        ) -> Result<T, String> {
+            settings.get(key).map_or_else(
+                || Ok(T::default()),
+                |v| serde_json::from_value(v.clone()).map_err(|e| format!("settings.{key}: {e}")),
+            )
+        }
+        let mut out = Self {
+            fetch: entry(settings, "fetch")?,
+            files: entry(settings, "files")?,
+        };
+        if out.files.root.is_relative() {
+            out.files.root = base.join(&out.files.root);
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

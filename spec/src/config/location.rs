@@ -225,11 +225,14 @@ settings:
         assert_eq!(m.value("/tools/local/0"), Some(Location::new(4, 7)));
         assert_eq!(m.value("/tools/local/0/fn"), Some(Location::new(4, 11)));
         assert_eq!(m.key("/tools/local/0/name"), Some(Location::new(5, 7)));
-        assert_eq!(m.value("/tools/local/1/discover"), Some(Location::new(6, 17)));
-        assert_eq!(m.value("/tools/mcp/0/id"), Some(Location::new(8, 11)));
+        assert_eq!(
+            m.value("/tools/local/1/discover"),
+            Some(Location::new(6, 17))
+        );
+        assert_eq!(m.value("/tools/mcp/0/id"), Some(Location::new(8, 12)));
         assert_eq!(
             m.value("/tools/mcp/0/stdio/command"),
-            Some(Location::new(8, 36))
+            Some(Location::new(8, 32))
         );
         assert_eq!(m.value("/settings/a~1b/1"), Some(Location::new(10, 12)));
     }

@@ -62,7 +62,9 @@ impl FromStr for Dialect {
         Self::ALL
             .into_iter()
             .find(|d| d.as_str() == s)
-            .ok_or_else(|| format!("unknown dialect `{s}` (expected one of: mcp, openai, anthropic)"))
+            .ok_or_else(|| {
+                format!("unknown dialect `{s}` (expected one of: mcp, openai, anthropic)")
+            })
     }
 }
 
@@ -113,7 +115,10 @@ pub fn export(dialect: Dialect, tool: &ToolSchema<'_>) -> Result<Value, ExportEr
             out.insert("description".into(), tool.description.into());
             out.insert("inputSchema".into(), Value::Object(input));
             if let Some(o) = tool.output_schema {
-                out.insert("outputSchema".into(), Value::Object(object_root(o).map_err(fail)?));
+                out.insert(
+                    "outputSchema".into(),
+                    Value::Object(object_root(o).map_err(fail)?),
+                );
             }
             if let Some(a) = &tool.annotations {
                 out.insert("annotations".into(), a.clone());
@@ -123,13 +128,19 @@ pub fn export(dialect: Dialect, tool: &ToolSchema<'_>) -> Result<Value, ExportEr
             out.insert("type".into(), "function".into());
             out.insert("name".into(), tool.name.into());
             out.insert("description".into(), tool.description.into());
-            out.insert("parameters".into(), Value::Object(without_schema_uri(input)));
+            out.insert(
+                "parameters".into(),
+                Value::Object(without_schema_uri(input)),
+            );
             out.insert("strict".into(), false.into());
         }
         Dialect::Anthropic => {
             out.insert("name".into(), tool.name.into());
             out.insert("description".into(), tool.description.into());
-            out.insert("input_schema".into(), Value::Object(without_schema_uri(input)));
+            out.insert(
+                "input_schema".into(),
+                Value::Object(without_schema_uri(input)),
+            );
         }
     }
     Ok(Value::Object(out))
@@ -138,7 +149,9 @@ pub fn export(dialect: Dialect, tool: &ToolSchema<'_>) -> Result<Value, ExportEr
 /// The schema as an object root with `type: object` and `properties`.
 fn object_root(schema: &Value) -> Result<Map<String, Value>, String> {
     let Value::Object(map) = schema else {
-        return Err(format!("the schema root must be a JSON object, got `{schema}`"));
+        return Err(format!(
+            "the schema root must be a JSON object, got `{schema}`"
+        ));
     };
     let mut map = map.clone();
     match map.get("type") {

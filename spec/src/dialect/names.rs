@@ -15,7 +15,9 @@ pub enum NameError {
         len: usize,
     },
     /// The name has a character outside `[a-zA-Z0-9_-]`.
-    #[error("tool name `{name}` contains {found:?} at position {index}; only ASCII letters, digits, `_` and `-` are allowed (^[a-zA-Z0-9_-]{{1,64}}$)")]
+    #[error(
+        "tool name `{name}` contains {found:?} at position {index}; only ASCII letters, digits, `_` and `-` are allowed (^[a-zA-Z0-9_-]{{1,64}}$)"
+    )]
     BadChar {
         /// The name.
         name: String,
@@ -64,8 +66,18 @@ mod tests {
     fn rule() {
         assert!(validate_tool_name("read_file-2").is_ok());
         assert!(validate_tool_name(&"a".repeat(64)).is_ok());
-        assert!(matches!(validate_tool_name(&"a".repeat(65)), Err(NameError::TooLong { len: 65, .. })));
-        assert!(matches!(validate_tool_name("a b"), Err(NameError::BadChar { found: ' ', index: 1, .. })));
+        assert!(matches!(
+            validate_tool_name(&"a".repeat(65)),
+            Err(NameError::TooLong { len: 65, .. })
+        ));
+        assert!(matches!(
+            validate_tool_name("a b"),
+            Err(NameError::BadChar {
+                found: ' ',
+                index: 1,
+                ..
+            })
+        ));
         assert_eq!(validate_tool_name(""), Err(NameError::Empty));
     }
 }

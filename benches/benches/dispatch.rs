@@ -1,0 +1,81 @@
+//! One local tool call through toolgate's static table, against the floor: decoding the same
+//! JSON arguments with serde and calling the function directly.
+//!
+//! Run: `cargo bench -p toolgate-benches --bench dispatch`. Results and ratios: BENCHMARKS.md.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use futures::FutureExt;
+use serde_json::{Value, json};
+use toolgate::{ToolContext, ToolOutput, ToolSource};
+use toolgate_benches::{AddArgs, GreetArgs, add, greet, toolset};
+
+fn floor_greet(args: Value) -> ToolOutput {
+    let a: GreetArgs = serde_json::from_value(args).expect("valid arguments");
+    ToolOutput::text(greet(a.name, a.times))
+}
+
+fn floor_add(args: Value) -> ToolOutput {
+    let a: AddArgs = serde_json::from_value(args).expect("valid arguments");
+    ToolOutput::structured(json!(add(a.a, a.b)))
+}
+
+fn bench(c: &mut Criterion) {
+    let tools = toolset::toolset().build().expect("toolset builds");
+    let table = toolset::StaticTools::new(&toolgate::StateMap::new()).expect("table builds");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let ctx = ToolContext::default();
+
+    for (tool, args, floor) in [
+        (
+            "greet",
+            json!({"name": "ada", "times": 2}),
+            floor_greet as fn(Value) -> ToolOutput,
+        ),
+        (
+            "add",
+            json!({"a": 40, "b": 2}),
+            floor_add as fn(Value) -> ToolOutput,
+        ),
+    ] {
+        // Every variant must produce the same result, or the comparison means nothing.
+        let expected = floor(args.clone());
+        let via_table = table
+            .call(tool, args.clone(), &ctx)
+            .now_or_never()
+            .expect("ready")
+            .expect("ok");
+        let via_toolset = rt.block_on(tools.call(tool, args.clone())).expect("ok");
+        assert_eq!(expected, via_table);
+        assert_eq!(expected, via_toolset);
+
+        let mut g = c.benchmark_group(format!("local_call/{tool}"));
+        g.bench_function("floor: serde decode + direct call", |b| {
+            b.iter(|| black_box(floor(black_box(args.clone()))));
+        });
+        g.bench_function("toolgate: static table (ToolSource::call)", |b| {
+            b.iter(|| {
+                black_box(
+                    table
+                        .call(black_box(tool), black_box(args.clone()), &ctx)
+                        .now_or_never()
+                        .expect("ready"),
+                )
+            });
+        });
+        g.bench_function("toolgate: Toolset::call", |b| {
+            b.iter(|| black_box(rt.block_on(tools.call(black_box(tool), black_box(args.clone())))));
+        });
+        g.bench_function("baseline: block_on(ready) overhead", |b| {
+            b.iter(|| black_box(rt.block_on(async { black_box(1) })));
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

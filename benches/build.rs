@@ -1,0 +1,3 @@
+fn main() {
+    toolgate_codegen::compile("tools.yaml");
+}

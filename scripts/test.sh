@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite: installs the real peers the tests talk to, then runs every test
+# (unit, integration, trybuild, insta snapshots, doc tests, and each benchmark once).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-peers.sh
+
+cargo test --workspace --all-targets --locked
+cargo test --workspace --doc --locked

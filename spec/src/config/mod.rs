@@ -1,0 +1,213 @@
+//! The model of `tools.yaml`, its loader and its JSON Schema.
+//!
+//! A complete file:
+//!
+//! ```yaml
+//! version: 1
+//! state: [crate::AppState]            # types the application provides as State<T>
+//! tools:
+//!   local:
+//!     - fn: crate::builtin::files::read_file
+//!       timeout_ms: 5000
+//!     - discover: src/builtin/math
+//!   openapi:
+//!     - {id: petstore, spec: specs/petstore.yaml, auth: {bearer: "${PETSTORE_TOKEN}"}}
+//!   mcp:
+//!     - id: everything
+//!       stdio: {command: npx, args: [-y, "@modelcontextprotocol/server-everything"]}
+//!   a2a:
+//!     - {id: travel, url: "https://travel.example/a2a"}
+//! policy:
+//!   defaults: {timeout_ms: 30000}
+//!   tools: {read_file: {rate_limit: 10/s}}
+//!   sources: {everything: {concurrency: 2}}
+//! settings:
+//!   fetch: {allow_hosts: [example.com]}
+//! ```
+//!
+//! Load it with [`ToolsConfig::load`] or [`ToolsConfig::from_yaml_str`]: every problem (bad YAML,
+//! unknown key, wrong type, broken rule) is a [`Diagnostic`] naming `path:line:column`, and the
+//! returned [`LoadedConfig`] can locate any node by JSON pointer for later checks.
+
+mod a2a;
+mod diagnostic;
+mod interpolate;
+mod local;
+pub mod location;
+mod mcp;
+mod openapi;
+mod policy;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_saphyr::MessageFormatter as _;
+
+pub use a2a::{A2aAgent, A2aSkill};
+pub use diagnostic::{ConfigError, Diagnostic, DisplayAll, Severity};
+pub use interpolate::{Interpolated, InterpolationError, Secret};
+pub use local::{Discover, LocalEntry, LocalFunction};
+pub use location::{Location, LocationMap};
+pub use mcp::{HttpTransport, McpServer, McpTransport, SseTransport, StdioTransport};
+pub use openapi::{
+    ApiKeyAuth, ApiKeyLocation, AuthConfig, BasicAuth, LoadMode, OpenApiSource, OperationFilter,
+};
+pub use policy::{PolicyConfig, RateLimit, ToolPolicy, parse_rate_limit};
+
+/// The version of the tools.yaml format this crate reads.
+pub const CONFIG_VERSION: u32 = 1;
+
+/// The root of `tools.yaml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "toolgate tools.yaml")]
+pub struct ToolsConfig {
+    /// The format version; must be `1`.
+    pub version: u32,
+    /// Rust types the application provides to tools as `State<T>` (absolute paths such as
+    /// `crate::AppState`), each given to the toolset builder with `.state(...)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub state: Vec<String>,
+    /// The tools, by source.
+    #[serde(default)]
+    pub tools: ToolsSection,
+    /// Timeouts, retries, limits, caching, costs and roles.
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    /// Free-form settings read by features and applications, by feature name
+    /// (e.g. `settings.fetch.allow_hosts`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, Value>,
+}
+
+/// The `tools:` section: one list per kind of source.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsSection {
+    /// The crate's own `#[tool]` functions (compiled in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local: Vec<LocalEntry>,
+    /// HTTP APIs described by OpenAPI documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub openapi: Vec<OpenApiSource>,
+    /// MCP servers (tools discovered at run time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<McpServer>,
+    /// A2A agents (skills discovered at run time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub a2a: Vec<A2aAgent>,
+}
+
+/// A loaded tools.yaml: the model, the file it came from, its text, and where each node is.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    /// The model.
+    pub config: ToolsConfig,
+    /// The file (as given to the loader).
+    pub path: PathBuf,
+    /// The file's text, as read.
+    pub source: String,
+    /// Where each node is.
+    pub locations: LocationMap,
+}
+
+impl LoadedConfig {
+    /// Where the node at `pointer` (`/tools/local/3/fn`) is; for a pointer the file does not
+    /// have, its nearest ancestor (see [`LocationMap::locate`]).
+    pub fn locate(&self, pointer: &str) -> Location {
+        self.locations.locate(pointer)
+    }
+
+    /// An error about the node at `pointer`.
+    pub fn error_at(&self, pointer: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(&self.path, Some(self.locate(pointer)), message)
+    }
+
+    /// A warning about the node at `pointer`.
+    pub fn warning_at(&self, pointer: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::warning(&self.path, Some(self.locate(pointer)), message)
+    }
+}
+
+impl std::ops::Deref for LoadedConfig {
+    type Target = ToolsConfig;
+    fn deref(&self) -> &ToolsConfig {
+        &self.config
+    }
+}
+
+impl ToolsConfig {
+    /// Parses tools.yaml text; `path` names the file in diagnostics.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] with one diagnostic for bad YAML or a shape error (unknown key,
+    /// wrong type, missing field), or every rule broken (version, source ids, rate limits...),
+    /// each naming `path:line:column`.
+    pub fn from_yaml_str(src: &str, path: &Path) -> Result<LoadedConfig, ConfigError> {
+        let config: ToolsConfig = serde_saphyr::from_str(src).map_err(|e| {
+            let inner = e.without_snippet();
+            let message = serde_saphyr::DefaultMessageFormatter.format_message(inner);
+            let location = e.location().map(|l| {
+                Location::new(
+                    usize::try_from(l.line()).unwrap_or(usize::MAX),
+                    usize::try_from(l.column()).unwrap_or(usize::MAX),
+                )
+            });
+            ConfigError::Invalid(vec![Diagnostic::error(path, location, message)])
+        })?;
+        let loaded = LoadedConfig {
+            config,
+            path: path.to_path_buf(),
+            source: src.to_string(),
+            locations: LocationMap::from_yaml(src),
+        };
+        let errors = validate::validate(&loaded);
+        if errors.is_empty() {
+            Ok(loaded)
+        } else {
+            Err(ConfigError::Invalid(errors))
+        }
+    }
+
+    /// Reads and parses the file at `path`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Io`] when it cannot be read; otherwise as [`ToolsConfig::from_yaml_str`].
+    pub fn load(path: impl AsRef<Path>) -> Result<LoadedConfig, ConfigError> {
+        let path = path.as_ref();
+        let src = std::fs::read_to_string(path).map_err(|e| ConfigError::io(path, e))?;
+        Self::from_yaml_str(&src, path)
+    }
+
+    /// The JSON Schema (2020-12) of tools.yaml, for `toolgate schema-config` and editors.
+    pub fn json_schema() -> Value {
+        serde_json::to_value(schemars::schema_for!(ToolsConfig)).unwrap_or(Value::Null)
+    }
+
+    /// The ids of every configured remote source, with the JSON pointer of each `id`.
+    pub fn source_ids(&self) -> Vec<(&str, String)> {
+        let t = &self.tools;
+        let openapi = t
+            .openapi
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.as_str(), format!("/tools/openapi/{i}/id")));
+        let mcp = t
+            .mcp
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.as_str(), format!("/tools/mcp/{i}/id")));
+        let a2a = t
+            .a2a
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.as_str(), format!("/tools/a2a/{i}/id")));
+        openapi.chain(mcp).chain(a2a).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

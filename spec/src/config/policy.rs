@@ -1,0 +1,184 @@
+//! The `policy:` section: defaults, per-tool and per-source overrides.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The `policy:` section. For each tool the effective policy is, field by field: its entry in
+/// `tools`, else the entry of its source in `sources`, else `defaults`.
+///
+/// ```yaml
+/// policy:
+///   defaults: {timeout_ms: 30000, retries: 0}
+///   tools:
+///     fetch_url: {timeout_ms: 10000, rate_limit: 5/s}
+///   sources:
+///     github: {concurrency: 4}
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Applies to every tool unless overridden.
+    #[serde(default)]
+    pub defaults: ToolPolicy,
+    /// Per tool, by the tool's name inside toolgate (`read_file`, or `{source}.{tool}` for a
+    /// remote tool).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, ToolPolicy>,
+    /// Per source, by the `id` of an `openapi`, `mcp` or `a2a` entry (or `local`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sources: BTreeMap<String, ToolPolicy>,
+}
+
+/// The policy knobs of one tool, one source or the defaults. Every field is optional: an unset
+/// field falls through to the next level (see [`PolicyConfig`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolPolicy {
+    /// The longest one call may take, in milliseconds (each retry gets its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// How many times a failed call whose error is retryable is tried again (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    /// At most this many calls per period, as `N/unit` with unit `s`, `m` or `h`
+    /// (e.g. `5/s`, `100/m`); see [`parse_rate_limit`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^\s*[0-9]+\s*/\s*(s|sec|second|m|min|minute|h|hour)\s*$"))]
+    pub rate_limit: Option<String>,
+    /// How long a successful result is reused for the same arguments, in milliseconds
+    /// (unset or 0: no caching).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_ttl_ms: Option<u64>,
+    /// At most this many calls of the tool run at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    /// The cost charged to the caller's budget for each call (in the budget's unit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_per_call: Option<f64>,
+    /// Roles allowed to call the tool; empty: anyone may.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
+}
+
+impl ToolPolicy {
+    /// [`timeout_ms`](Self::timeout_ms) as a `Duration`.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout_ms.map(Duration::from_millis)
+    }
+
+    /// This policy with every unset field taken from `fallback`.
+    #[must_use]
+    pub fn or(&self, fallback: &ToolPolicy) -> ToolPolicy {
+        ToolPolicy {
+            timeout_ms: self.timeout_ms.or(fallback.timeout_ms),
+            retries: self.retries.or(fallback.retries),
+            rate_limit: self
+                .rate_limit
+                .clone()
+                .or_else(|| fallback.rate_limit.clone()),
+            cache_ttl_ms: self.cache_ttl_ms.or(fallback.cache_ttl_ms),
+            concurrency: self.concurrency.or(fallback.concurrency),
+            cost_per_call: self.cost_per_call.or(fallback.cost_per_call),
+            roles: if self.roles.is_empty() {
+                fallback.roles.clone()
+            } else {
+                self.roles.clone()
+            },
+        }
+    }
+}
+
+impl PolicyConfig {
+    /// The effective policy of tool `tool` of source `source` (see [`PolicyConfig`]).
+    pub fn effective(&self, tool: &str, source: &str) -> ToolPolicy {
+        let none = ToolPolicy::default();
+        let t = self.tools.get(tool).unwrap_or(&none);
+        let s = self.sources.get(source).unwrap_or(&none);
+        t.or(s).or(&self.defaults)
+    }
+}
+
+/// A parsed `rate_limit`: `calls` per `per`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// How many calls.
+    pub calls: u32,
+    /// In which period.
+    pub per: Duration,
+}
+
+/// Parses a rate limit written `N/unit` (`5/s`, `100/m`, `1000/h`; `sec`, `second`, `min`,
+/// `minute`, `hour` also work; spaces are ignored).
+///
+/// # Errors
+/// A message saying what form is expected.
+pub fn parse_rate_limit(text: &str) -> Result<RateLimit, String> {
+    let bad = || format!("invalid rate limit `{text}`: expected `N/s`, `N/m` or `N/h`, e.g. `5/s`");
+    let (n, unit) = text.split_once('/').ok_or_else(bad)?;
+    let calls: u32 = n.trim().parse().map_err(|_| bad())?;
+    if calls == 0 {
+        return Err(format!(
+            "invalid rate limit `{text}`: the count must be at least 1"
+        ));
+    }
+    let per = match unit.trim() {
+        "s" | "sec" | "second" => Duration::from_secs(1),
+        "m" | "min" | "minute" => Duration::from_secs(60),
+        "h" | "hour" => Duration::from_secs(3600),
+        _ => return Err(bad()),
+    };
+    Ok(RateLimit { calls, per })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limits() {
+        assert_eq!(
+            parse_rate_limit("5/s").unwrap(),
+            RateLimit {
+                calls: 5,
+                per: Duration::from_secs(1)
+            }
+        );
+        assert_eq!(parse_rate_limit(" 100 / min ").unwrap().calls, 100);
+        assert!(parse_rate_limit("5 per second").is_err());
+        assert!(parse_rate_limit("0/s").is_err());
+        assert!(parse_rate_limit("5/d").is_err());
+    }
+
+    #[test]
+    fn effective_policy_falls_through() {
+        let p = PolicyConfig {
+            defaults: ToolPolicy {
+                timeout_ms: Some(30_000),
+                retries: Some(1),
+                ..Default::default()
+            },
+            tools: [(
+                "a".to_string(),
+                ToolPolicy {
+                    timeout_ms: Some(5),
+                    ..Default::default()
+                },
+            )]
+            .into(),
+            sources: [(
+                "gh".to_string(),
+                ToolPolicy {
+                    retries: Some(3),
+                    ..Default::default()
+                },
+            )]
+            .into(),
+        };
+        let e = p.effective("a", "gh");
+        assert_eq!((e.timeout_ms, e.retries), (Some(5), Some(3)));
+        let e = p.effective("b", "local");
+        assert_eq!((e.timeout_ms, e.retries), (Some(30_000), Some(1)));
+    }
+}

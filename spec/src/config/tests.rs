@@ -1,0 +1,357 @@
+use std::path::Path;
+
+use super::*;
+
+/// Every section and every kind of entry.
+pub(crate) const FULL: &str = r#"
+version: 1
+state: [crate::AppState, crate::db::Db]
+tools:
+  local:
+    - fn: crate::builtin::files::read_file
+      name: read_text_file
+      description: Read a UTF-8 text file inside the configured root.
+      category: files
+      tags: [fs, read]
+      timeout_ms: 5000
+      dangerous: false
+      requires_auth: true
+      read_only: true
+      idempotent: true
+    - discover: src/builtin/math
+    - discover: true
+  openapi:
+    - id: petstore
+      spec: specs/petstore.yaml
+      base_url: https://petstore.example/v1
+      include: {tags: [pets]}
+      exclude: {operations: [deletePet], paths: ["/admin/**"]}
+      auth: {bearer: "${PETSTORE_TOKEN}"}
+    - id: weather
+      spec: https://api.example.com/openapi.json
+      load: runtime
+      auth: {api_key: {in: query, name: appid, value: "${WEATHER_KEY}"}}
+    - id: intranet
+      spec: specs/intranet.yaml
+      auth: {basic: {username: bot, password: "${INTRANET_PASSWORD}"}}
+    - id: crm
+      spec: specs/crm.yaml
+      auth: {headers: {X-Org: acme, X-Token: "${CRM_TOKEN}"}}
+  mcp:
+    - id: everything
+      stdio:
+        command: npx
+        args: [-y, "@modelcontextprotocol/server-everything"]
+        env: {API_KEY: "${EVERYTHING_KEY:-none}"}
+        cwd: /tmp
+      allow: [echo, "get_*"]
+      deny: [get_secret]
+      timeout_ms: 20000
+      lazy: true
+    - id: remote
+      http:
+        url: https://mcp.example.com/mcp
+        headers: {X-Client: toolgate}
+        bearer_token: ${REMOTE_TOKEN}
+    - id: legacy
+      sse: {url: "http://127.0.0.1:3001/sse", headers: {X-A: b}}
+  a2a:
+    - id: travel
+      url: https://travel.example/a2a
+      card_url: https://travel.example/.well-known/agent-card.json
+      auth: {bearer: "${TRAVEL_TOKEN}"}
+      allow: ["book_*"]
+      deny: [cancel]
+      skills:
+        book_flight:
+          input_schema:
+            type: object
+            properties: {from: {type: string}, to: {type: string}}
+            required: [from, to]
+policy:
+  defaults: {timeout_ms: 30000, retries: 0}
+  tools:
+    read_text_file: {timeout_ms: 1000, rate_limit: 10/s, cache_ttl_ms: 60000}
+    everything.echo: {concurrency: 2, cost_per_call: 0.5, roles: [admin]}
+  sources:
+    local: {retries: 1}
+    petstore: {rate_limit: 100/m}
+settings:
+  fetch: {allow_hosts: [example.com], max_bytes: 1048576}
+"#;
+
+fn load(src: &str) -> Result<LoadedConfig, ConfigError> {
+    ToolsConfig::from_yaml_str(src, Path::new("tools.yaml"))
+}
+
+fn errors(src: &str) -> Vec<String> {
+    load(src)
+        .expect_err("expected an error")
+        .diagnostics()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+fn one_error(src: &str) -> String {
+    let e = errors(src);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    e.into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn every_section_parses() {
+    let cfg = load(FULL).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cfg.state, ["crate::AppState", "crate::db::Db"]);
+    let local = &cfg.tools.local;
+    let f = local[0].as_function().unwrap();
+    assert_eq!(f.path, "crate::builtin::files::read_file");
+    assert_eq!(f.name.as_deref(), Some("read_text_file"));
+    assert_eq!(
+        f.tags.as_deref(),
+        Some(&["fs".to_string(), "read".to_string()][..])
+    );
+    assert_eq!(
+        (f.timeout_ms, f.read_only, f.idempotent),
+        (Some(5000), Some(true), Some(true))
+    );
+    assert_eq!(
+        local[1].as_discover(),
+        Some(&Discover::Under("src/builtin/math".into()))
+    );
+    assert_eq!(local[2].as_discover(), Some(&Discover::All));
+
+    let oa = &cfg.tools.openapi;
+    assert_eq!(
+        (oa[0].load, oa[1].load),
+        (LoadMode::Build, LoadMode::Runtime)
+    );
+    assert!(oa[1].spec_is_url() && !oa[0].spec_is_url());
+    assert_eq!(oa[0].include.tags, ["pets"]);
+    assert!(matches!(&oa[0].auth, Some(AuthConfig::Bearer(t)) if t.raw() == "${PETSTORE_TOKEN}"));
+    assert!(
+        matches!(&oa[1].auth, Some(AuthConfig::ApiKey(k)) if k.location == ApiKeyLocation::Query)
+    );
+    assert!(matches!(&oa[2].auth, Some(AuthConfig::Basic(_))));
+    assert!(matches!(&oa[3].auth, Some(AuthConfig::Headers(h)) if h.len() == 2));
+
+    let mcp = &cfg.tools.mcp;
+    let McpTransport::Stdio(stdio) = &mcp[0].transport else {
+        panic!("{:?}", mcp[0].transport)
+    };
+    assert_eq!(stdio.command, "npx");
+    assert_eq!(stdio.env["API_KEY"].variables(), ["EVERYTHING_KEY"]);
+    assert!(mcp[0].lazy && !mcp[1].lazy);
+    assert!(matches!(&mcp[1].transport, McpTransport::Http(h) if h.bearer_token.is_some()));
+    assert!(matches!(&mcp[2].transport, McpTransport::Sse(_)));
+
+    let a2a = &cfg.tools.a2a[0];
+    assert_eq!(a2a.skills["book_flight"].input_schema["required"][1], "to");
+    assert_eq!(cfg.policy.defaults.timeout_ms, Some(30_000));
+    assert_eq!(cfg.policy.tools["everything.echo"].roles, ["admin"]);
+    assert_eq!(
+        cfg.policy.sources["petstore"].rate_limit.as_deref(),
+        Some("100/m")
+    );
+    assert_eq!(cfg.settings["fetch"]["allow_hosts"][0], "example.com");
+}
+
+#[test]
+fn minimal_file_and_round_trip() {
+    let cfg = load("version: 1\n").unwrap();
+    assert!(cfg.tools.local.is_empty() && cfg.state.is_empty());
+    let full = load(FULL).unwrap().config;
+    let json = serde_json::to_value(&full).unwrap();
+    let back: ToolsConfig = serde_json::from_value(json).unwrap();
+    assert_eq!(back, full);
+}
+
+#[test]
+fn unknown_keys_name_line_and_column() {
+    let e = one_error("version: 1\ntools:\n  local:\n    - fn: crate::a\n      nmae: x\n");
+    assert!(
+        e.starts_with("error: tools.yaml:5:7: unknown field `nmae`"),
+        "{e}"
+    );
+    assert!(e.contains("expected one of"), "{e}");
+    let e = one_error("version: 1\ntools:\n  localz: []\n");
+    assert!(
+        e.starts_with("error: tools.yaml:3:3: unknown field `localz`"),
+        "{e}"
+    );
+    let e = one_error("version: 1\npolicy:\n  defaults: {timeout: 5}\n");
+    assert!(
+        e.starts_with("error: tools.yaml:3:14: unknown field `timeout`"),
+        "{e}"
+    );
+    let e =
+        one_error("version: 1\ntools:\n  mcp:\n    - id: x\n      stdio: {command: a, argz: []}\n");
+    assert!(
+        e.starts_with("error: tools.yaml:5:27: unknown field `argz`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_yaml_and_types_name_line_and_column() {
+    let e = one_error("version: 1\ntools: [\n");
+    assert!(e.starts_with("error: tools.yaml:2:"), "{e}");
+    let e = one_error("version: one\n");
+    assert!(e.starts_with("error: tools.yaml:1:10:"), "{e}");
+    let e = one_error("state: []\n");
+    assert!(e.contains("missing field `version`"), "{e}");
+}
+
+#[test]
+fn local_entry_shape_errors() {
+    let e = one_error("version: 1\ntools:\n  local:\n    - fn: crate::a\n    - name: x\n");
+    assert!(e.starts_with("error: tools.yaml:5:7:"), "{e}");
+    assert!(e.contains("needs `fn: crate::path::to::function`"), "{e}");
+    let e = one_error("version: 1\ntools:\n  local:\n    - discover: true\n      name: x\n");
+    assert!(e.contains("`name` cannot be used with `discover`"), "{e}");
+    let e = one_error("version: 1\ntools:\n  local:\n    - {fn: crate::a, discover: true}\n");
+    assert!(e.contains("not both"), "{e}");
+    let e = one_error("version: 1\ntools:\n  local:\n    - discover: false\n");
+    assert!(
+        e.starts_with("error: tools.yaml:4:17:") && e.contains("discovers nothing"),
+        "{e}"
+    );
+}
+
+#[test]
+fn mcp_needs_exactly_one_transport() {
+    let e = one_error("version: 1\ntools:\n  mcp:\n    - id: x\n      lazy: true\n");
+    assert!(e.starts_with("error: tools.yaml:4:7:"), "{e}");
+    assert!(e.contains("exactly one transport"), "{e}");
+    let src = "version: 1\ntools:\n  mcp:\n    - id: x\n      http: {url: 'http://a'}\n      sse: {url: 'http://a'}\n";
+    assert!(one_error(src).contains("(found 2)"));
+}
+
+#[test]
+fn interpolation_syntax_is_checked_at_load() {
+    let src = "version: 1\ntools:\n  mcp:\n    - id: x\n      http: {url: 'http://a', bearer_token: '${OPEN'}\n";
+    let e = one_error(src);
+    assert!(e.starts_with("error: tools.yaml:5:"), "{e}");
+    assert!(e.contains("unterminated `${`"), "{e}");
+}
+
+#[test]
+fn semantic_rules_are_all_reported_with_locations() {
+    let src = "\
+version: 2
+tools:
+  mcp:
+    - {id: a, stdio: {command: x}}
+    - {id: a, http: {url: 'ftp://x'}}
+    - {id: 'b.c', sse: {url: 'http://x'}}
+  a2a:
+    - id: local
+policy:
+  defaults: {rate_limit: fast}
+  sources:
+    nope: {concurrency: 0}
+";
+    let e = errors(src);
+    let expect = [
+        "error: tools.yaml:1:10: unsupported tools.yaml version 2",
+        "error: tools.yaml:5:12: duplicate source id `a`",
+        "error: tools.yaml:6:12: invalid source id: `b.c` contains '.'",
+        "error: tools.yaml:8:11: invalid source id: source id `local` is reserved",
+        "error: tools.yaml:5:27: MCP server `a`: `ftp://x` is not an http(s) URL",
+        "error: tools.yaml:8:7: A2A agent `local` needs `url` or `card_url`",
+        "error: tools.yaml:10:26: invalid rate limit `fast`",
+        "error: tools.yaml:12:25: `concurrency: 0`",
+        "error: tools.yaml:12:5: policy for unknown source `nope`",
+    ];
+    assert_eq!(e.len(), expect.len(), "{e:#?}");
+    for want in expect {
+        assert!(
+            e.iter().any(|m| m.starts_with(want)),
+            "missing {want:?} in {e:#?}"
+        );
+    }
+    assert!(
+        e.iter()
+            .any(|m| m.contains("already the id of the source at line 4"))
+    );
+}
+
+#[test]
+fn loaded_config_locates_pointers() {
+    let cfg = load(FULL).unwrap();
+    assert_eq!(cfg.locate("/tools/local/0/fn"), Location::new(6, 11));
+    assert_eq!(cfg.locate("/tools/local/1/discover"), Location::new(16, 17));
+    assert_eq!(
+        cfg.locate("/policy/tools/everything.echo/roles/0"),
+        Location::new(70, 67)
+    );
+    let d = cfg.error_at("/tools/local/2", "boom");
+    assert_eq!(d.to_string(), "error: tools.yaml:17:7: boom");
+    let w = cfg
+        .warning_at("/tools/local/2/discover", "hm")
+        .with_hint("do x");
+    assert_eq!(w.to_string(), "warning: tools.yaml:17:17: hm\n  hint: do x");
+}
+
+#[test]
+fn load_reads_files_and_reports_io_errors() {
+    let err = ToolsConfig::load("/nonexistent/dir/tools.yaml").unwrap_err();
+    assert!(matches!(err, ConfigError::Io { .. }));
+    assert!(
+        err.to_string().contains("/nonexistent/dir/tools.yaml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_schema_describes_the_file() {
+    let schema = ToolsConfig::json_schema();
+    assert_eq!(schema["title"], "toolgate tools.yaml");
+    assert_eq!(schema["additionalProperties"], false);
+    let defs = schema["$defs"].as_object().unwrap();
+    for name in [
+        "LocalEntry",
+        "McpServer",
+        "OpenApiSource",
+        "A2aAgent",
+        "ToolPolicy",
+        "AuthConfig",
+    ] {
+        assert!(
+            defs.contains_key(name),
+            "no $defs/{name}: {:?}",
+            defs.keys()
+        );
+    }
+    assert!(defs["LocalEntry"]["oneOf"].is_array());
+    assert!(defs["McpServer"]["properties"]["stdio"].is_object());
+    // Doc comments become descriptions.
+    let timeout = &defs["ToolPolicy"]["properties"]["timeout_ms"]["description"];
+    assert!(
+        timeout.as_str().unwrap().contains("milliseconds"),
+        "{timeout}"
+    );
+}
+
+#[test]
+fn json_schema_accepts_what_the_loader_accepts() {
+    let schema = ToolsConfig::json_schema();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let full: Value = serde_saphyr::from_str(FULL).unwrap();
+    let problems: Vec<String> = validator
+        .iter_errors(&full)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+    let both: Value =
+        serde_saphyr::from_str("version: 1\ntools: {local: [{fn: a, discover: true}]}").unwrap();
+    assert!(!validator.is_valid(&both));
+    let overrides: Value =
+        serde_saphyr::from_str("version: 1\ntools: {local: [{discover: true, name: x}]}").unwrap();
+    assert!(!validator.is_valid(&overrides));
+    let no_transport: Value =
+        serde_saphyr::from_str("version: 1\ntools: {mcp: [{id: x}]}").unwrap();
+    assert!(!validator.is_valid(&no_transport));
+    let unknown: Value = serde_saphyr::from_str("version: 1\nnope: 1").unwrap();
+    assert!(!validator.is_valid(&unknown));
+}

@@ -1,0 +1,142 @@
+//! Rules of the model that serde cannot express, each reported at its line.
+
+use std::collections::HashMap;
+
+use super::location::escape;
+use super::{CONFIG_VERSION, Diagnostic, LoadedConfig, McpTransport, ToolPolicy, parse_rate_limit};
+use crate::names::{LOCAL_SOURCE_ID, validate_source_id};
+
+/// Every broken rule of `cfg`, in file order of the checks.
+pub(super) fn validate(cfg: &LoadedConfig) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    if cfg.version != CONFIG_VERSION {
+        errors.push(
+            cfg.error_at(
+                "/version",
+                format!("unsupported tools.yaml version {}", cfg.version),
+            )
+            .with_hint(format!("this toolgate reads `version: {CONFIG_VERSION}`")),
+        );
+    }
+    check_source_ids(cfg, &mut errors);
+    for (i, s) in cfg.tools.mcp.iter().enumerate() {
+        match &s.transport {
+            McpTransport::Stdio(t) if t.command.trim().is_empty() => errors.push(cfg.error_at(
+                &format!("/tools/mcp/{i}/stdio/command"),
+                format!("MCP server `{}`: `command` is empty", s.id),
+            )),
+            McpTransport::Http(t) if !is_http_url(&t.url) => errors.push(cfg.error_at(
+                &format!("/tools/mcp/{i}/http/url"),
+                format!("MCP server `{}`: `{}` is not an http(s) URL", s.id, t.url),
+            )),
+            McpTransport::Sse(t) if !is_http_url(&t.url) => errors.push(cfg.error_at(
+                &format!("/tools/mcp/{i}/sse/url"),
+                format!("MCP server `{}`: `{}` is not an http(s) URL", s.id, t.url),
+            )),
+            _ => {}
+        }
+    }
+    for (i, a) in cfg.tools.a2a.iter().enumerate() {
+        if a.url.is_none() && a.card_url.is_none() {
+            errors.push(
+                cfg.error_at(
+                    &format!("/tools/a2a/{i}"),
+                    format!("A2A agent `{}` needs `url` or `card_url`", a.id),
+                )
+                .with_hint("`card_url` defaults to `{url}/.well-known/agent-card.json`"),
+            );
+        }
+    }
+    check_policy(cfg, &mut errors);
+    errors
+}
+
+fn is_http_url(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}
+
+fn check_source_ids(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
+    let mut seen: HashMap<&str, String> = HashMap::new();
+    for (id, pointer) in cfg.source_ids() {
+        if let Err(e) = validate_source_id(id) {
+            errors.push(cfg.error_at(&pointer, format!("invalid source id: {e}")));
+            continue;
+        }
+        if let Some(first) = seen.get(id) {
+            errors.push(
+                cfg.error_at(&pointer, format!("duplicate source id `{id}`"))
+                    .with_hint(format!(
+                        "`{id}` is already the id of the source at line {}; ids prefix tool \
+                         names and must be unique",
+                        cfg.locate(first).line
+                    )),
+            );
+        } else {
+            seen.insert(id, pointer);
+        }
+    }
+}
+
+fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
+    let p = &cfg.policy;
+    check_tool_policy(cfg, "/policy/defaults", &p.defaults, errors);
+    for (name, tp) in &p.tools {
+        check_tool_policy(cfg, &format!("/policy/tools/{}", escape(name)), tp, errors);
+    }
+    let mut ids: Vec<&str> = Vec::new();
+    for (id, _) in cfg.source_ids() {
+        if !ids.contains(&id) && validate_source_id(id).is_ok() {
+            ids.push(id);
+        }
+    }
+    for (id, tp) in &p.sources {
+        let pointer = format!("/policy/sources/{}", escape(id));
+        check_tool_policy(cfg, &pointer, tp, errors);
+        if id != LOCAL_SOURCE_ID && !ids.contains(&id.as_str()) {
+            let known = if ids.is_empty() {
+                format!("only `{LOCAL_SOURCE_ID}` is defined")
+            } else {
+                format!("known sources: `{LOCAL_SOURCE_ID}`, `{}`", ids.join("`, `"))
+            };
+            let loc = cfg
+                .locations
+                .key(&pointer)
+                .unwrap_or_else(|| cfg.locate(&pointer));
+            errors.push(
+                Diagnostic::error(
+                    &cfg.path,
+                    Some(loc),
+                    format!("policy for unknown source `{id}`"),
+                )
+                .with_hint(known),
+            );
+        }
+    }
+}
+
+fn check_tool_policy(
+    cfg: &LoadedConfig,
+    pointer: &str,
+    tp: &ToolPolicy,
+    errors: &mut Vec<Diagnostic>,
+) {
+    if let Some(rl) = &tp.rate_limit
+        && let Err(e) = parse_rate_limit(rl)
+    {
+        errors.push(cfg.error_at(&format!("{pointer}/rate_limit"), e));
+    }
+    if tp.concurrency == Some(0) {
+        errors.push(cfg.error_at(
+            &format!("{pointer}/concurrency"),
+            "`concurrency: 0` would block every call; use at least 1",
+        ));
+    }
+    if let Some(c) = tp.cost_per_call
+        && !(c.is_finite() && c >= 0.0)
+    {
+        errors.push(cfg.error_at(
+            &format!("{pointer}/cost_per_call"),
+            format!("`cost_per_call` must be a finite number >= 0, not {c}"),
+        ));
+    }
+}

@@ -1,0 +1,129 @@
+//! The built-in tools: thin `#[tool]` wrappers over the logic in the sibling modules, and the
+//! mapping of each module's error type to a [`ToolError`] kind.
+
+use toolgate::{ErrorKind, State, ToolContext, ToolError, tool};
+
+use super::Builtins;
+use super::calc::{self, CalcArgs, CalcError, CalcResult};
+use super::clock::{self, ClockArgs, ClockError, ClockResult};
+use super::fetch::{self, FetchArgs, FetchError, FetchResult};
+use super::files::{self, FilesError, ListDirArgs, ListDirResult, ReadFileArgs, ReadFileResult};
+use super::jq::{self, JqArgs, JqError, JqResult};
+
+/// Fetch a web page or API response over HTTP(S) and return its text.
+///
+/// Only hosts on the operator's allowlist can be reached; the body is cut at a size limit
+/// (`truncated` says so). Use it to read documentation, JSON APIs or pages a user names.
+#[tool(read_only, category = "web", tags = ["http"], timeout = "30s")]
+pub async fn fetch(
+    ctx: &ToolContext,
+    State(builtins): State<Builtins>,
+    args: FetchArgs,
+) -> Result<FetchResult, ToolError> {
+    let client = builtins.http_client()?;
+    tokio::select! {
+        r = fetch::fetch(&builtins.settings.fetch, client, args) => r.map_err(ToolError::from),
+        () = ctx.cancellation().cancelled() => Err(ToolError::cancelled("fetch")),
+    }
+}
+
+/// Read a UTF-8 text file inside the configured root directory.
+///
+/// Paths are relative to the root; `..`, absolute paths and symlinks that lead outside it are
+/// refused. Binary files are refused; large files are refused past the size limit.
+#[tool(read_only, category = "files", tags = ["fs"], blocking)]
+pub fn read_file(
+    State(builtins): State<Builtins>,
+    args: ReadFileArgs,
+) -> Result<ReadFileResult, FilesError> {
+    files::read_file(&builtins.settings.files, args)
+}
+
+/// List the entries of a directory inside the configured root directory, sorted by name.
+#[tool(read_only, category = "files", tags = ["fs"], blocking)]
+pub fn list_dir(
+    State(builtins): State<Builtins>,
+    args: ListDirArgs,
+) -> Result<ListDirResult, FilesError> {
+    files::list_dir(&builtins.settings.files, args)
+}
+
+/// Evaluate an arithmetic expression exactly as a calculator would.
+///
+/// Supports + - * / % ^, parentheses, comparisons and functions such as sqrt, min, max, abs,
+/// floor, ceil, round. Example: `2 * (3 + 4) ^ 2`.
+#[tool(read_only, category = "compute", tags = ["math"])]
+pub fn calc(args: CalcArgs) -> Result<CalcResult, CalcError> {
+    calc::calc(args)
+}
+
+/// Run a jq filter on a JSON document and return every result.
+///
+/// The filter language is jq's (`.items[] | select(.age > 30) | .name`).
+#[tool(read_only, category = "compute", tags = ["json"], blocking)]
+pub fn jq(args: JqArgs) -> Result<JqResult, JqError> {
+    jq::jq(args)
+}
+
+/// The current date and time in an IANA time zone (default UTC).
+#[tool(name = "current_time", read_only, category = "time")]
+pub fn current_time(args: ClockArgs) -> Result<ClockResult, ClockError> {
+    clock::clock(args)
+}
+
+impl From<FetchError> for ToolError {
+    fn from(e: FetchError) -> Self {
+        let kind = match &e {
+            FetchError::NotAllowed { .. } => ErrorKind::PermissionDenied,
+            FetchError::InvalidUrl { .. } => ErrorKind::InvalidArguments,
+            FetchError::Timeout { .. } => ErrorKind::Timeout,
+            FetchError::Network { .. } => ErrorKind::Network,
+            FetchError::Http { status, .. } => {
+                return ToolError::upstream(e.to_string())
+                    .with_retryable(*status >= 500 || *status == 408 || *status == 429);
+            }
+            FetchError::TooManyRedirects => ErrorKind::Upstream,
+        };
+        ToolError::new(kind, e.to_string())
+    }
+}
+
+impl From<FilesError> for ToolError {
+    fn from(e: FilesError) -> Self {
+        let kind = match &e {
+            FilesError::NotFound { .. } => ErrorKind::NotFound,
+            FilesError::Escape { .. } => ErrorKind::PermissionDenied,
+            FilesError::NotText { .. }
+            | FilesError::TooLarge { .. }
+            | FilesError::NotAFile { .. }
+            | FilesError::NotADirectory { .. } => ErrorKind::InvalidArguments,
+            FilesError::Io { .. } => ErrorKind::Internal,
+        };
+        let message = e.to_string();
+        ToolError::new(kind, message).with_source(e)
+    }
+}
+
+impl From<CalcError> for ToolError {
+    fn from(e: CalcError) -> Self {
+        ToolError::new(ErrorKind::InvalidArguments, e.to_string())
+    }
+}
+
+impl From<ClockError> for ToolError {
+    fn from(e: ClockError) -> Self {
+        ToolError::new(ErrorKind::InvalidArguments, e.to_string())
+    }
+}
+
+impl From<JqError> for ToolError {
+    fn from(e: JqError) -> Self {
+        let kind = match &e {
+            JqError::Rejected { .. } | JqError::Parse { .. } => ErrorKind::InvalidArguments,
+            JqError::Runtime { .. } | JqError::OutputTooLarge { .. } => ErrorKind::Upstream,
+            JqError::Timeout { .. } => ErrorKind::Timeout,
+            JqError::Busy => ErrorKind::RateLimited,
+        };
+        ToolError::new(kind, e.to_string())
+    }
+}

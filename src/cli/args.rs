@@ -1,0 +1,113 @@
+//! The command line, declared with clap.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Exit codes of the `toolgate` command.
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// The tool call failed (a `ToolError`, or a result with `isError: true`).
+    pub const TOOL_ERROR: u8 = 1;
+    /// Bad command-line usage: unknown command or option, unreadable or non-JSON `ARGS`.
+    pub const USAGE: u8 = 2;
+    /// The configuration is invalid (`toolgate check` found errors, or `--config` cannot be loaded).
+    pub const CONFIG: u8 = 3;
+    /// No tool of that name.
+    pub const NOT_FOUND: u8 = 4;
+}
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  success
+  1  the tool call failed (its error kind and message are printed on stderr)
+  2  bad usage: unknown command or option, ARGS that is not a JSON object
+  3  invalid configuration (toolgate check found errors, or --config cannot be loaded)
+  4  no tool of that name";
+
+/// toolgate: an LLM agent's whole action space behind one typed toolset.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// The tools.yaml to read settings and policies from. Default: ./tools.yaml if it exists,
+    /// otherwise the tools.yaml the binary was built from.
+    #[arg(long, global = true, value_name = "FILE", env = "TOOLGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the tools: name, category and description (or every descriptor with --json).
+    List {
+        /// Print every tool's full descriptor (with its input and output schema) as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Only tools of this category.
+        #[arg(long, value_name = "C")]
+        category: Option<String>,
+    },
+    /// Show one tool's descriptor: description, input and output schema, annotations, metadata.
+    Describe {
+        /// The tool's name.
+        name: String,
+    },
+    /// Print the definition of one tool, or of all tools, in a provider's dialect.
+    Schema {
+        /// The tool's name.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        name: Option<String>,
+        /// Every tool, as a JSON array.
+        #[arg(long)]
+        all: bool,
+        /// The dialect.
+        #[arg(long, value_enum, default_value_t = DialectArg::Mcp)]
+        dialect: DialectArg,
+    },
+    /// Call a tool. ARGS is a JSON object as text, `@file` to read it from a file, or `-` for stdin.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments: JSON text, `@path`, or `-` (default: `{}`).
+        #[arg(default_value = "{}")]
+        args: String,
+        /// Print the whole result (content parts, structuredContent, isError) as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Give up after this many milliseconds (default: the tool's timeout).
+        #[arg(long, value_name = "MS")]
+        timeout_ms: Option<u64>,
+    },
+    /// Check a tools.yaml (default ./tools.yaml): shape, names, functions, state, sources.
+    Check {
+        /// The tools.yaml to check.
+        file: Option<PathBuf>,
+    },
+    /// Print the JSON Schema of tools.yaml (for editors and CI checks).
+    SchemaConfig,
+}
+
+/// A schema dialect on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DialectArg {
+    /// MCP `Tool` objects.
+    Mcp,
+    /// OpenAI function tools.
+    Openai,
+    /// Anthropic tools.
+    Anthropic,
+}
+
+impl From<DialectArg> for toolgate::Dialect {
+    fn from(d: DialectArg) -> Self {
+        match d {
+            DialectArg::Mcp => toolgate::Dialect::Mcp,
+            DialectArg::Openai => toolgate::Dialect::OpenAi,
+            DialectArg::Anthropic => toolgate::Dialect::Anthropic,
+        }
+    }
+}

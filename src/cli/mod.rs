@@ -1,0 +1,242 @@
+//! The `toolgate` command line: parsing (clap, in [`args`]), loading the configuration, and one
+//! function per subcommand. Errors print the `ToolError` kind and message, never a backtrace.
+
+mod args;
+mod output;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use serde_json::Value;
+use toolgate::builtin::BuiltinSettings;
+use toolgate::spec::config::{LoadedConfig, ToolsConfig};
+use toolgate::{ErrorKind, ToolContext, Toolset};
+
+use args::{Cli, Command, exit};
+
+/// A failed command: what to print on stderr and the exit code.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn new(code: u8, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+type CmdResult = Result<u8, Failure>;
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
+        }
+    };
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("{}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> CmdResult {
+    match cli.command {
+        Command::Check { file } => check(file.or(cli.config)),
+        Command::SchemaConfig => {
+            output::print_json(&ToolsConfig::json_schema());
+            Ok(exit::OK)
+        }
+        Command::List { json, category } => {
+            let tools = toolset(cli.config.as_deref())?;
+            output::list(&tools, json, category.as_deref());
+            Ok(exit::OK)
+        }
+        Command::Describe { name } => {
+            let tools = toolset(cli.config.as_deref())?;
+            let d = tools.describe(&name).ok_or_else(|| not_found(&name))?;
+            output::describe(&d);
+            Ok(exit::OK)
+        }
+        Command::Schema { name, all, dialect } => {
+            let tools = toolset(cli.config.as_deref())?;
+            let dialect = dialect.into();
+            let exported = if all {
+                Value::Array(
+                    tools
+                        .export(dialect)
+                        .map_err(|e| Failure::new(exit::TOOL_ERROR, format!("error: {e}")))?,
+                )
+            } else {
+                let name = name.unwrap_or_default();
+                let d = tools.describe(&name).ok_or_else(|| not_found(&name))?;
+                d.export(dialect)
+                    .map_err(|e| Failure::new(exit::TOOL_ERROR, format!("error: {e}")))?
+            };
+            output::print_json(&exported);
+            Ok(exit::OK)
+        }
+        Command::Call {
+            name,
+            args,
+            json,
+            timeout_ms,
+        } => {
+            let tools = toolset(cli.config.as_deref())?;
+            let args = read_args(&args)?;
+            call(&tools, &name, args, json, timeout_ms)
+        }
+    }
+}
+
+fn not_found(name: &str) -> Failure {
+    Failure::new(
+        exit::NOT_FOUND,
+        format!("error: not_found: no tool named `{name}` (see `toolgate list`)"),
+    )
+}
+
+/// Loads the configuration: `--config`, else ./tools.yaml, else the one built into the binary.
+/// Relative paths in its settings are relative to the file's folder.
+fn load_config(path: Option<&Path>) -> Result<(LoadedConfig, PathBuf), Failure> {
+    let config_error =
+        |e: toolgate::spec::config::ConfigError| Failure::new(exit::CONFIG, e.to_string());
+    let local = Path::new("tools.yaml");
+    let path = match path {
+        Some(p) => Some(p.to_path_buf()),
+        None if local.is_file() => Some(local.to_path_buf()),
+        None => None,
+    };
+    match path {
+        Some(p) => {
+            let loaded = ToolsConfig::load(&p).map_err(config_error)?;
+            let base = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+            Ok((loaded, base))
+        }
+        None => {
+            let loaded = ToolsConfig::from_yaml_str(
+                toolgate::builtin::toolset::TOOLS_YAML,
+                Path::new("<built-in tools.yaml>"),
+            )
+            .map_err(config_error)?;
+            Ok((loaded, PathBuf::from(".")))
+        }
+    }
+}
+
+fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
+    let (loaded, base) = load_config(config)?;
+    let settings = BuiltinSettings::from_config(&loaded.config.settings, &base).map_err(|e| {
+        Failure::new(
+            exit::CONFIG,
+            format!("error: {}: {e}", loaded.path.display()),
+        )
+    })?;
+    toolgate::builtin::toolset(settings)
+        .build()
+        .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))
+}
+
+/// `ARGS`: JSON text, `@file`, or `-` (stdin).
+fn read_args(raw: &str) -> Result<Value, Failure> {
+    let (text, origin) = if raw == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| {
+            Failure::new(
+                exit::USAGE,
+                format!("error: cannot read ARGS from stdin: {e}"),
+            )
+        })?;
+        (s, "stdin".to_string())
+    } else if let Some(path) = raw.strip_prefix('@') {
+        let s = std::fs::read_to_string(path).map_err(|e| {
+            Failure::new(
+                exit::USAGE,
+                format!("error: cannot read ARGS from `{path}`: {e}"),
+            )
+        })?;
+        (s, format!("`{path}`"))
+    } else {
+        (raw.to_string(), "the command line".to_string())
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::new(
+            exit::USAGE,
+            format!("error: ARGS from {origin} is not valid JSON: {e} (expected an object such as '{{\"path\": \"README.md\"}}')"),
+        )
+    })
+}
+
+fn call(
+    tools: &Toolset,
+    name: &str,
+    args: Value,
+    json: bool,
+    timeout_ms: Option<u64>,
+) -> CmdResult {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Failure::new(
+                exit::TOOL_ERROR,
+                format!("error: internal: cannot start the async runtime: {e}"),
+            )
+        })?;
+    let mut ctx = ToolContext::builder().caller("cli");
+    if let Some(ms) = timeout_ms {
+        ctx = ctx.timeout(Duration::from_millis(ms));
+    }
+    let result = runtime.block_on(tools.call_with(name, args, ctx.build()));
+    match result {
+        Ok(out) => {
+            output::call_output(&out, json);
+            Ok(if out.is_error {
+                exit::TOOL_ERROR
+            } else {
+                exit::OK
+            })
+        }
+        Err(e) => {
+            if json {
+                output::print_json(&serde_json::json!({ "error": e }));
+            }
+            let code = if e.kind() == ErrorKind::NotFound {
+                exit::NOT_FOUND
+            } else {
+                exit::TOOL_ERROR
+            };
+            Err(Failure::new(code, output::error_text(&e)))
+        }
+    }
+}
+
+fn check(file: Option<PathBuf>) -> CmdResult {
+    let path = file.unwrap_or_else(|| PathBuf::from("tools.yaml"));
+    match toolgate_codegen::check(&path) {
+        Ok(report) => {
+            output::check_report(&report);
+            Ok(exit::OK)
+        }
+        Err(e) => Err(Failure::new(exit::CONFIG, e.to_string())),
+    }
+}

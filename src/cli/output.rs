@@ -1,0 +1,159 @@
+//! How the command line prints tools, results and errors.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use toolgate::{Content, ToolDescriptor, ToolError, ToolOutput, Toolset};
+
+/// Pretty JSON on stdout.
+pub fn print_json<T: Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(s) => println!("{s}"),
+        Err(e) => eprintln!("error: internal: cannot print JSON: {e}"),
+    }
+}
+
+/// `toolgate list`.
+pub fn list(tools: &Toolset, json: bool, category: Option<&str>) {
+    let selected: Vec<Arc<ToolDescriptor>> = tools
+        .tools()
+        .into_iter()
+        .filter(|d| category.is_none_or(|c| d.category.as_deref() == Some(c)))
+        .collect();
+    if json {
+        let plain: Vec<&ToolDescriptor> = selected.iter().map(|d| &**d).collect();
+        print_json(&plain);
+        return;
+    }
+    let width = selected.iter().map(|d| d.name.len()).max().unwrap_or(0);
+    let cat_width = selected
+        .iter()
+        .map(|d| d.category.as_deref().unwrap_or("-").len())
+        .max()
+        .unwrap_or(0);
+    for d in &selected {
+        let summary = d.description.lines().next().unwrap_or("");
+        println!(
+            "{:width$}  {:cat_width$}  {summary}",
+            d.name,
+            d.category.as_deref().unwrap_or("-")
+        );
+    }
+}
+
+/// `toolgate describe`.
+pub fn describe(d: &ToolDescriptor) {
+    println!("{}", d.name);
+    println!();
+    for line in d.description.lines() {
+        println!("  {line}");
+    }
+    println!();
+    let mut facts = vec![format!("source: {}", d.source)];
+    if let Some(c) = &d.category {
+        facts.push(format!("category: {c}"));
+    }
+    if !d.tags.is_empty() {
+        facts.push(format!("tags: {}", d.tags.join(", ")));
+    }
+    if let Some(v) = &d.version {
+        facts.push(format!("version: {v}"));
+    }
+    if let Some(t) = d.timeout {
+        facts.push(format!("timeout: {} ms", t.as_millis()));
+    }
+    for (flag, on) in [
+        ("dangerous", d.dangerous),
+        ("requires_auth", d.requires_auth),
+        ("blocking", d.blocking),
+        ("read_only", d.annotations.read_only_hint == Some(true)),
+        ("idempotent", d.annotations.idempotent_hint == Some(true)),
+    ] {
+        if on {
+            facts.push(flag.to_string());
+        }
+    }
+    println!("{}", facts.join(" | "));
+    println!();
+    println!("input schema:");
+    print_json(&d.input_schema);
+    if let Some(o) = &d.output_schema {
+        println!("output schema:");
+        print_json(o);
+    }
+}
+
+/// The result of `toolgate call`: text parts as they are, other parts as one line each.
+pub fn call_output(out: &ToolOutput, json: bool) {
+    if json {
+        print_json(out);
+        return;
+    }
+    if out.content.is_empty() {
+        println!("(tool returned no content)");
+    }
+    for part in &out.content {
+        match part {
+            Content::Text { text } => println!("{text}"),
+            Content::Image { data, mime_type } => {
+                println!("[image {mime_type}, {} base64 chars]", data.len())
+            }
+            Content::Audio { data, mime_type } => {
+                println!("[audio {mime_type}, {} base64 chars]", data.len())
+            }
+            Content::ResourceLink { uri, name, .. } => println!("[resource link {name}: {uri}]"),
+            Content::Resource { resource } => match serde_json::to_string(resource) {
+                Ok(s) => println!("[embedded resource {s}]"),
+                Err(_) => println!("[embedded resource]"),
+            },
+        }
+    }
+    if out.is_error {
+        eprintln!("error: the tool reported a failure (isError: true)");
+    }
+}
+
+/// `error: <kind>: <message>`, plus one line per argument error.
+pub fn error_text(e: &ToolError) -> String {
+    let mut s = format!("error: {e}");
+    let args = e.argument_errors();
+    if args.len() > 1 {
+        for a in args {
+            s.push_str(&format!(
+                "\n  at {}: {}",
+                if a.pointer.is_empty() {
+                    "/"
+                } else {
+                    &a.pointer
+                },
+                a.message
+            ));
+        }
+    }
+    if let Some(after) = e.retry_after() {
+        s.push_str(&format!("\n  retry after {} ms", after.as_millis()));
+    }
+    s
+}
+
+/// `toolgate check`: what the toolset holds, then every warning.
+pub fn check_report(report: &toolgate_codegen::Report) {
+    println!(
+        "{}: ok: {} local tool(s), {} state type(s), {} OpenAPI / {} MCP / {} A2A source(s)",
+        report.config.path.display(),
+        report.tools.len(),
+        report.states.len(),
+        report.config.tools.openapi.len(),
+        report.config.tools.mcp.len(),
+        report.config.tools.a2a.len(),
+    );
+    for t in &report.tools {
+        println!("  tool {:24} {}", t.name, t.function);
+    }
+    for s in &report.states {
+        println!("  state {} (taken by {})", s.ty, s.tools.join(", "));
+    }
+    for w in &report.warnings {
+        println!("{w}");
+    }
+}

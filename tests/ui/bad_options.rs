@@ -1,0 +1,19 @@
+/// Unknown options, bad versions and bad timeouts are errors.
+#[toolgate::tool(version = "1.0", timeout = "5 parsecs")]
+pub fn a() -> String {
+    String::new()
+}
+
+/// An unknown option.
+#[toolgate::tool(cache_forever)]
+pub fn b() -> String {
+    String::new()
+}
+
+/// `blocking` is for sync functions.
+#[toolgate::tool(blocking)]
+pub async fn c() -> String {
+    String::new()
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+/// `impl Trait` can be neither decoded nor described.
+#[toolgate::tool]
+pub fn show(value: impl std::fmt::Display) -> impl serde::Serialize {
+    value.to_string()
+}
+
+fn main() {}

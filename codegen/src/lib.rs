@@ -178,7 +178,8 @@ impl Builder {
         if !errors.is_empty() {
             return Err(CodegenError::Invalid(errors));
         }
-        let mut warnings = resolved.warnings;
+        let mut warnings = config.warnings.clone();
+        warnings.extend(resolved.warnings);
         warnings.sort_by_key(|d| d.location);
         let mut files = vec![config_path.clone(), src_dir.clone()];
         files.extend(scan.files.iter().cloned());

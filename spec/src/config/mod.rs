@@ -112,6 +112,9 @@ pub struct LoadedConfig {
     pub source: String,
     /// Where each node is.
     pub locations: LocationMap,
+    /// Problems that do not stop the load (e.g. a policy for a source that tools.yaml does not
+    /// define, which may be one the application adds in code).
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl LoadedConfig {
@@ -163,10 +166,11 @@ impl ToolsConfig {
             path: path.to_path_buf(),
             source: src.to_string(),
             locations: LocationMap::from_yaml(src),
+            warnings: Vec::new(),
         };
-        let errors = validate::validate(&loaded);
+        let (errors, warnings) = validate::validate(&loaded);
         if errors.is_empty() {
-            Ok(loaded)
+            Ok(LoadedConfig { warnings, ..loaded })
         } else {
             Err(ConfigError::Invalid(errors))
         }

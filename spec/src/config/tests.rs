@@ -261,7 +261,6 @@ policy:
         "error: tools.yaml:8:7: A2A agent `local` needs `url` or `card_url`",
         "error: tools.yaml:10:26: invalid rate limit `fast`",
         "error: tools.yaml:12:25: `concurrency: 0`",
-        "error: tools.yaml:12:5: policy for unknown source `nope`",
     ];
     assert_eq!(e.len(), expect.len(), "{e:#?}");
     for want in expect {

@@ -6,9 +6,10 @@ use super::location::escape;
 use super::{CONFIG_VERSION, Diagnostic, LoadedConfig, McpTransport, ToolPolicy, parse_rate_limit};
 use crate::names::{LOCAL_SOURCE_ID, validate_source_id};
 
-/// Every broken rule of `cfg`, in file order of the checks.
-pub(super) fn validate(cfg: &LoadedConfig) -> Vec<Diagnostic> {
+/// Every broken rule of `cfg` (errors), and the warnings.
+pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
     if cfg.version != CONFIG_VERSION {
         errors.push(
             cfg.error_at(
@@ -47,8 +48,8 @@ pub(super) fn validate(cfg: &LoadedConfig) -> Vec<Diagnostic> {
             );
         }
     }
-    check_policy(cfg, &mut errors);
-    errors
+    check_policy(cfg, &mut errors, &mut warnings);
+    (errors, warnings)
 }
 
 fn is_http_url(url: &str) -> bool {
@@ -77,7 +78,7 @@ fn check_source_ids(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
+fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>, warnings: &mut Vec<Diagnostic>) {
     let p = &cfg.policy;
     check_tool_policy(cfg, "/policy/defaults", &p.defaults, errors);
     for (name, tp) in &p.tools {
@@ -94,16 +95,23 @@ fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
         check_tool_policy(cfg, &pointer, tp, errors);
         if id != LOCAL_SOURCE_ID && !ids.contains(&id.as_str()) {
             let known = if ids.is_empty() {
-                format!("only `{LOCAL_SOURCE_ID}` is defined")
+                format!(
+                    "this file defines only `{LOCAL_SOURCE_ID}` (fine if the application adds \
+                     `{id}` in code)"
+                )
             } else {
-                format!("known sources: `{LOCAL_SOURCE_ID}`, `{}`", ids.join("`, `"))
+                format!(
+                    "sources defined in this file: `{LOCAL_SOURCE_ID}`, `{}` (fine if the \
+                     application adds `{id}` in code)",
+                    ids.join("`, `")
+                )
             };
             let loc = cfg
                 .locations
                 .key(&pointer)
                 .unwrap_or_else(|| cfg.locate(&pointer));
-            errors.push(
-                Diagnostic::error(
+            warnings.push(
+                Diagnostic::warning(
                     &cfg.path,
                     Some(loc),
                     format!("policy for unknown source `{id}`"),

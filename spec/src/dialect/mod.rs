@@ -19,9 +19,7 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value};
 
-mod names;
-
-pub use names::{NameError, validate_tool_name};
+use crate::names::validate_tool_name;
 
 /// A target format for tool definitions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

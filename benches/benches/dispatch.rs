@@ -7,6 +7,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::FutureExt;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate::{ToolContext, ToolOutput, ToolSource};
 use toolgate_benches::{AddArgs, GreetArgs, add, greet, toolset};
@@ -14,6 +15,16 @@ use toolgate_benches::{AddArgs, GreetArgs, add, greet, toolset};
 fn floor_greet(args: Value) -> ToolOutput {
     let a: GreetArgs = serde_json::from_value(args).expect("valid arguments");
     ToolOutput::text(greet(a.name, a.times))
+}
+
+fn floor_greet_borrowed(args: Value) -> ToolOutput {
+    let a = GreetArgs::deserialize(&args).expect("valid arguments");
+    ToolOutput::text(greet(a.name, a.times))
+}
+
+fn floor_add_borrowed(args: Value) -> ToolOutput {
+    let a = AddArgs::deserialize(&args).expect("valid arguments");
+    ToolOutput::structured(json!(add(a.a, a.b)))
 }
 
 fn floor_add(args: Value) -> ToolOutput {
@@ -52,10 +63,14 @@ fn bench(c: &mut Criterion) {
         let via_toolset = rt.block_on(tools.call(tool, args.clone())).expect("ok");
         assert_eq!(expected, via_table);
         assert_eq!(expected, via_toolset);
+        assert_eq!(expected, floor_borrowed(args.clone()));
 
         let mut g = c.benchmark_group(format!("local_call/{tool}"));
         g.bench_function("floor: serde decode + direct call", |b| {
             b.iter(|| black_box(floor(black_box(args.clone()))));
+        });
+        g.bench_function("floor: serde decode from &Value + direct call", |b| {
+            b.iter(|| black_box(floor_borrowed(black_box(args.clone()))));
         });
         g.bench_function("toolgate: static table (ToolSource::call)", |b| {
             b.iter(|| {
@@ -67,11 +82,12 @@ fn bench(c: &mut Criterion) {
                 )
             });
         });
+        // Toolset::call is async: both it and its floor run inside the same `block_on`.
+        g.bench_function("floor in block_on: serde decode + direct call", |b| {
+            b.iter(|| black_box(rt.block_on(async { floor(black_box(args.clone())) })));
+        });
         g.bench_function("toolgate: Toolset::call", |b| {
             b.iter(|| black_box(rt.block_on(tools.call(black_box(tool), black_box(args.clone())))));
-        });
-        g.bench_function("baseline: block_on(ready) overhead", |b| {
-            b.iter(|| black_box(rt.block_on(async { black_box(1) })));
         });
         g.finish();
     }

@@ -44,10 +44,17 @@ pub fn decode_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, To
             }],
         ));
     }
-    serde_path_to_error::deserialize::<_, T>(args).map_err(|e| {
-        let pointer = path_to_pointer(e.path());
-        let message = e.inner().to_string();
-        ToolError::invalid_arguments(tool, vec![ArgumentError { pointer, message }])
+    // Fast path without path tracking; on failure decode again with serde_path_to_error to name
+    // the argument path (failures are rare and cheap compared to a model round trip).
+    T::deserialize(&args).map_err(|_| match serde_path_to_error::deserialize::<_, T>(&args) {
+        Err(e) => {
+            let pointer = path_to_pointer(e.path());
+            let message = e.inner().to_string();
+            ToolError::invalid_arguments(tool, vec![ArgumentError { pointer, message }])
+        }
+        Ok(_) => ToolError::internal(format!(
+            "arguments of tool `{tool}` failed to decode once, then decoded"
+        )),
     })
 }
 

@@ -73,13 +73,32 @@ impl fmt::Debug for ProgressReporter {
 /// progress reporter, and a handle to the toolset for calling other tools under the same identity.
 ///
 /// Cheap to clone. Build one with [`ToolContext::builder`]; [`Toolset::call`] makes a default one.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ToolContext {
     identity: Arc<Identity>,
     deadline: Option<Instant>,
     cancel: CancellationToken,
     progress: ProgressReporter,
     toolset: Option<Toolset>,
+}
+
+/// The identity of anonymous calls, shared so that a default context allocates nothing for it.
+fn anonymous() -> Arc<Identity> {
+    static ANONYMOUS: std::sync::OnceLock<Arc<Identity>> = std::sync::OnceLock::new();
+    Arc::clone(ANONYMOUS.get_or_init(|| Arc::new(Identity::default())))
+}
+
+impl Default for ToolContext {
+    /// An anonymous context: no identity, no deadline, a fresh cancellation token.
+    fn default() -> Self {
+        Self {
+            identity: anonymous(),
+            deadline: None,
+            cancel: CancellationToken::new(),
+            progress: ProgressReporter::default(),
+            toolset: None,
+        }
+    }
 }
 
 impl ToolContext {

@@ -84,7 +84,7 @@ impl Toolset {
     /// `timeout` past the tool's (or the toolset's default) timeout, `internal` when the tool
     /// panics, and whatever the tool itself returns.
     pub async fn call(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-        self.call_with(name, args, ToolContext::default()).await
+        self.run(name, args, ToolContext::default(), false).await
     }
 
     /// Calls tool `name` with `args` under the given context (identity, deadline, cancellation,
@@ -96,7 +96,19 @@ impl Toolset {
         &self,
         name: &str,
         args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        self.run(name, args, ctx, true).await
+    }
+
+    /// One call. `watch_cancel`: whether someone else may hold the context's cancellation token
+    /// (not so for the fresh context of [`call`](Self::call), which saves a `select!`).
+    async fn run(
+        &self,
+        name: &str,
+        args: Value,
         mut ctx: ToolContext,
+        watch_cancel: bool,
     ) -> Result<ToolOutput, ToolError> {
         let Some((source, descriptor)) = self.resolve(name) else {
             return Err(ToolError::not_found(name));
@@ -120,13 +132,14 @@ impl Toolset {
                     }
                 }
             }
-            None => {
+            None if watch_cancel => {
                 tokio::select! {
                     biased;
                     r = call => r,
                     () = cancel.cancelled() => return Err(ToolError::cancelled(name)),
                 }
             }
+            None => call.await,
         };
         outcome.unwrap_or_else(|panic| Err(panic_error(name, panic.as_ref())))
     }

@@ -220,7 +220,9 @@ fn call(
             if json {
                 output::print_json(&serde_json::json!({ "error": e }));
             }
-            let code = if e.kind() == ErrorKind::NotFound {
+            // Exit 4 means "no tool of that name"; a tool that ran and reports `not_found`
+            // (e.g. read_file of a missing file) is a failed call like any other (exit 1).
+            let code = if e.kind() == ErrorKind::NotFound && tools.describe(name).is_none() {
                 exit::NOT_FOUND
             } else {
                 exit::TOOL_ERROR

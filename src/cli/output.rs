@@ -5,10 +5,35 @@ use std::sync::Arc;
 use serde::Serialize;
 use toolgate::{Content, ToolDescriptor, ToolError, ToolOutput, Toolset};
 
+/// `println!` for the command's output. When stdout is closed early (`toolgate list | head`),
+/// the command ends quietly instead of panicking with "failed printing to stdout".
+macro_rules! outln {
+    () => {
+        write_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        write_line(format_args!($($arg)*))
+    };
+}
+
+/// One line on stdout; ends the process if stdout cannot be written (status 0 for a closed
+/// pipe, as `yes | head` does; 1 otherwise).
+fn write_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 /// Pretty JSON on stdout.
 pub fn print_json<T: Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
-        Ok(s) => println!("{s}"),
+        Ok(s) => outln!("{s}"),
         Err(e) => eprintln!("error: internal: cannot print JSON: {e}"),
     }
 }
@@ -33,7 +58,7 @@ pub fn list(tools: &Toolset, json: bool, category: Option<&str>) {
         .unwrap_or(0);
     for d in &selected {
         let summary = d.description.lines().next().unwrap_or("");
-        println!(
+        outln!(
             "{:width$}  {:cat_width$}  {summary}",
             d.name,
             d.category.as_deref().unwrap_or("-")
@@ -43,12 +68,12 @@ pub fn list(tools: &Toolset, json: bool, category: Option<&str>) {
 
 /// `toolgate describe`.
 pub fn describe(d: &ToolDescriptor) {
-    println!("{}", d.name);
-    println!();
+    outln!("{}", d.name);
+    outln!();
     for line in d.description.lines() {
-        println!("  {line}");
+        outln!("  {line}");
     }
-    println!();
+    outln!();
     let mut facts = vec![format!("source: {}", d.source)];
     if let Some(c) = &d.category {
         facts.push(format!("category: {c}"));
@@ -73,12 +98,12 @@ pub fn describe(d: &ToolDescriptor) {
             facts.push(flag.to_string());
         }
     }
-    println!("{}", facts.join(" | "));
-    println!();
-    println!("input schema:");
+    outln!("{}", facts.join(" | "));
+    outln!();
+    outln!("input schema:");
     print_json(&d.input_schema);
     if let Some(o) = &d.output_schema {
-        println!("output schema:");
+        outln!("output schema:");
         print_json(o);
     }
 }
@@ -90,21 +115,21 @@ pub fn call_output(out: &ToolOutput, json: bool) {
         return;
     }
     if out.content.is_empty() {
-        println!("(tool returned no content)");
+        outln!("(tool returned no content)");
     }
     for part in &out.content {
         match part {
-            Content::Text { text } => println!("{text}"),
+            Content::Text { text } => outln!("{text}"),
             Content::Image { data, mime_type } => {
-                println!("[image {mime_type}, {} base64 chars]", data.len())
+                outln!("[image {mime_type}, {} base64 chars]", data.len())
             }
             Content::Audio { data, mime_type } => {
-                println!("[audio {mime_type}, {} base64 chars]", data.len())
+                outln!("[audio {mime_type}, {} base64 chars]", data.len())
             }
-            Content::ResourceLink { uri, name, .. } => println!("[resource link {name}: {uri}]"),
+            Content::ResourceLink { uri, name, .. } => outln!("[resource link {name}: {uri}]"),
             Content::Resource { resource } => match serde_json::to_string(resource) {
-                Ok(s) => println!("[embedded resource {s}]"),
-                Err(_) => println!("[embedded resource]"),
+                Ok(s) => outln!("[embedded resource {s}]"),
+                Err(_) => outln!("[embedded resource]"),
             },
         }
     }
@@ -138,7 +163,7 @@ pub fn error_text(e: &ToolError) -> String {
 
 /// `toolgate check`: what the toolset holds, then every warning.
 pub fn check_report(report: &toolgate_codegen::Report) {
-    println!(
+    outln!(
         "{}: ok: {} local tool(s), {} state type(s), {} OpenAPI / {} MCP / {} A2A source(s)",
         report.config.path.display(),
         report.tools.len(),
@@ -148,12 +173,12 @@ pub fn check_report(report: &toolgate_codegen::Report) {
         report.config.tools.a2a.len(),
     );
     for t in &report.tools {
-        println!("  tool {:24} {}", t.name, t.function);
+        outln!("  tool {:24} {}", t.name, t.function);
     }
     for s in &report.states {
-        println!("  state {} (taken by {})", s.ty, s.tools.join(", "));
+        outln!("  state {} (taken by {})", s.ty, s.tools.join(", "));
     }
     for w in &report.warnings {
-        println!("{w}");
+        outln!("{w}");
     }
 }

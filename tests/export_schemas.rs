@@ -1,0 +1,591 @@
+//! Acceptance point 5: the exported MCP / OpenAI / Anthropic definition of every built-in tool is
+//! a valid JSON Schema 2020-12 document where it holds a schema, has the shape each provider
+//! documents, and its input schema really describes what the tool accepts.
+//!
+//! The shape rules are written from the providers' own documents:
+//!
+//! - **MCP** `Tool` (specification 2025-06-18, "Server features / Tools",
+//!   <https://modelcontextprotocol.io/specification/2025-06-18/server/tools>, and its
+//!   `schema/2025-06-18/schema.json` definition `Tool`): `name` (required string), `title`,
+//!   `description`, `inputSchema` (required; an object whose `type` is the constant `"object"`,
+//!   with optional `properties` and `required`), `outputSchema` (optional, same shape),
+//!   `annotations` (`ToolAnnotations`: `title`, `readOnlyHint`, `destructiveHint`,
+//!   `idempotentHint`, `openWorldHint`), `_meta`. The spec's schemas default to JSON Schema
+//!   2020-12.
+//! - **OpenAI** function tool (API reference, Responses API `tools` > "Function",
+//!   <https://platform.openai.com/docs/api-reference/responses/create>, and the function-calling
+//!   guide <https://platform.openai.com/docs/guides/function-calling>): `type: "function"`,
+//!   `name` ("Must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of
+//!   64"), `description`, `parameters` (a JSON Schema object), `strict` (boolean). With
+//!   `strict: true` every property must be `required` and objects must set
+//!   `additionalProperties: false` (guide, "Strict mode").
+//! - **Anthropic** tool (API reference, Messages > `tools`, <https://docs.anthropic.com/en/api/messages>,
+//!   and <https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use>):
+//!   `name` ("Must match regex `^[a-zA-Z0-9_-]{1,64}$`"), `description`, `input_schema` (a JSON
+//!   Schema object with `type: "object"`), optional `type: "custom"` and `cache_control`.
+//!
+//! Each check below is a function returning the list of problems, and
+//! [`the_checks_reject_broken_definitions`] proves every check can fail.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use toolgate::{Dialect, ErrorKind, ToolDescriptor, Toolset};
+
+const BUILTINS: [&str; 6] = [
+    "fetch",
+    "read_file",
+    "list_dir",
+    "calc",
+    "jq",
+    "current_time",
+];
+
+/// The exported-name rule of OpenAI and Anthropic (and toolgate's, for every dialect).
+const NAME_PATTERN: &str = "^[a-zA-Z0-9_-]{1,64}$";
+
+fn toolset() -> Toolset {
+    toolgate::builtin::toolset(Default::default())
+        .build()
+        .expect("the built-in toolset builds")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks
+// ---------------------------------------------------------------------------------------------
+
+/// `schema` is valid against the JSON Schema 2020-12 meta-schema, and compiles to a validator
+/// (so every `$ref` in it resolves).
+fn check_schema(what: &str, schema: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Err(e) = jsonschema::draft202012::meta::validate(schema) {
+        problems.push(format!(
+            "{what}: not a valid JSON Schema 2020-12 document: {e} (at {})",
+            e.instance_path()
+        ));
+    }
+    if let Err(e) = jsonschema::draft202012::new(schema) {
+        problems.push(format!("{what}: does not compile: {e}"));
+    }
+    if let Some(uri) = schema.get("$schema") {
+        if uri != "https://json-schema.org/draft/2020-12/schema" {
+            problems.push(format!("{what}: `$schema` is {uri}, not 2020-12"));
+        }
+    }
+    problems
+}
+
+/// An object-root schema: `type: "object"`, `properties` an object of schemas, `required` a list
+/// of names of those properties.
+fn check_object_root(what: &str, schema: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    if schema["type"] != "object" {
+        problems.push(format!(
+            "{what}: `type` must be \"object\", got {}",
+            schema["type"]
+        ));
+    }
+    match schema.get("properties") {
+        Some(Value::Object(props)) => {
+            for (k, v) in props {
+                if !v.is_object() {
+                    problems.push(format!("{what}: property `{k}` is not a schema object"));
+                }
+            }
+            if let Some(required) = schema.get("required") {
+                match required.as_array() {
+                    Some(names) => {
+                        for n in names {
+                            if !n.as_str().is_some_and(|n| props.contains_key(n)) {
+                                problems.push(format!("{what}: required `{n}` is not a property"));
+                            }
+                        }
+                    }
+                    None => problems.push(format!("{what}: `required` is not an array")),
+                }
+            }
+        }
+        Some(other) => problems.push(format!("{what}: `properties` is not an object: {other}")),
+        None => {}
+    }
+    problems
+}
+
+fn check_name(what: &str, name: &Value) -> Vec<String> {
+    let rule = jsonschema::validator_for(&json!({"type": "string", "pattern": NAME_PATTERN}))
+        .expect("the name rule compiles");
+    if rule.is_valid(name) {
+        Vec::new()
+    } else {
+        vec![format!("{what}: name {name} does not match {NAME_PATTERN}")]
+    }
+}
+
+/// Keys outside `allowed`, and `required` keys that are missing.
+fn check_keys(
+    what: &str,
+    def: &Map<String, Value>,
+    required: &[&str],
+    allowed: &[&str],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for r in required {
+        if !def.contains_key(*r) {
+            problems.push(format!("{what}: missing required `{r}`"));
+        }
+    }
+    for k in def.keys() {
+        if !allowed.contains(&k.as_str()) {
+            problems.push(format!("{what}: unexpected key `{k}`"));
+        }
+    }
+    problems
+}
+
+/// MCP 2025-06-18 `Tool`.
+fn check_mcp(def: &Value) -> Vec<String> {
+    let Some(obj) = def.as_object() else {
+        return vec![format!("mcp: not an object: {def}")];
+    };
+    let what = format!("mcp `{}`", def["name"]);
+    let mut p = check_keys(
+        &what,
+        obj,
+        &["name", "inputSchema"],
+        &[
+            "name",
+            "title",
+            "description",
+            "inputSchema",
+            "outputSchema",
+            "annotations",
+            "_meta",
+        ],
+    );
+    if !def["name"].is_string() {
+        p.push(format!("{what}: `name` is not a string"));
+    }
+    for key in ["title", "description"] {
+        if def.get(key).is_some_and(|v| !v.is_string()) {
+            p.push(format!("{what}: `{key}` is not a string"));
+        }
+    }
+    p.extend(check_name(&what, &def["name"]));
+    for key in ["inputSchema", "outputSchema"] {
+        if let Some(schema) = def.get(key) {
+            p.extend(check_object_root(&format!("{what}.{key}"), schema));
+            p.extend(check_schema(&format!("{what}.{key}"), schema));
+        }
+    }
+    if let Some(a) = def.get("annotations") {
+        match a.as_object() {
+            Some(a) => {
+                for (k, v) in a {
+                    match k.as_str() {
+                        "title" if v.is_string() => {}
+                        "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint"
+                            if v.is_boolean() => {}
+                        _ => p.push(format!(
+                            "{what}: annotation `{k}: {v}` is not an MCP ToolAnnotations field"
+                        )),
+                    }
+                }
+            }
+            None => p.push(format!("{what}: `annotations` is not an object")),
+        }
+    }
+    p
+}
+
+/// OpenAI function tool (Responses API).
+fn check_openai(def: &Value) -> Vec<String> {
+    let Some(obj) = def.as_object() else {
+        return vec![format!("openai: not an object: {def}")];
+    };
+    let what = format!("openai `{}`", def["name"]);
+    let mut p = check_keys(
+        &what,
+        obj,
+        &["type", "name", "parameters"],
+        &["type", "name", "description", "parameters", "strict"],
+    );
+    if def["type"] != "function" {
+        p.push(format!(
+            "{what}: `type` must be \"function\", got {}",
+            def["type"]
+        ));
+    }
+    p.extend(check_name(&what, &def["name"]));
+    if def.get("description").is_some_and(|v| !v.is_string()) {
+        p.push(format!("{what}: `description` is not a string"));
+    }
+    if def.get("strict").is_some_and(|v| !v.is_boolean()) {
+        p.push(format!("{what}: `strict` is not a boolean"));
+    }
+    let params = &def["parameters"];
+    p.extend(check_object_root(&format!("{what}.parameters"), params));
+    p.extend(check_schema(&format!("{what}.parameters"), params));
+    if params.get("$schema").is_some() {
+        p.push(format!("{what}.parameters: has `$schema`"));
+    }
+    if def["strict"] == true {
+        // Strict mode: every property required, no additional properties.
+        let props: BTreeSet<&str> = params["properties"]
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let required: BTreeSet<&str> = params["required"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if props != required {
+            p.push(format!(
+                "{what}: strict, but not every property is required"
+            ));
+        }
+        if params["additionalProperties"] != false {
+            p.push(format!(
+                "{what}: strict, but additionalProperties is not false"
+            ));
+        }
+    }
+    p
+}
+
+/// Anthropic tool (Messages API, custom tool).
+fn check_anthropic(def: &Value) -> Vec<String> {
+    let Some(obj) = def.as_object() else {
+        return vec![format!("anthropic: not an object: {def}")];
+    };
+    let what = format!("anthropic `{}`", def["name"]);
+    let mut p = check_keys(
+        &what,
+        obj,
+        &["name", "input_schema"],
+        &[
+            "type",
+            "name",
+            "description",
+            "input_schema",
+            "cache_control",
+        ],
+    );
+    if def.get("type").is_some_and(|t| t != "custom") {
+        p.push(format!("{what}: `type` must be absent or \"custom\""));
+    }
+    p.extend(check_name(&what, &def["name"]));
+    if def.get("description").is_some_and(|v| !v.is_string()) {
+        p.push(format!("{what}: `description` is not a string"));
+    }
+    let schema = &def["input_schema"];
+    p.extend(check_object_root(&format!("{what}.input_schema"), schema));
+    p.extend(check_schema(&format!("{what}.input_schema"), schema));
+    p
+}
+
+fn check_dialect(dialect: Dialect, def: &Value) -> Vec<String> {
+    match dialect {
+        Dialect::Mcp => check_mcp(def),
+        Dialect::OpenAi => check_openai(def),
+        Dialect::Anthropic => check_anthropic(def),
+    }
+}
+
+/// Where the input schema sits in each dialect.
+fn input_schema(dialect: Dialect, def: &Value) -> &Value {
+    match dialect {
+        Dialect::Mcp => &def["inputSchema"],
+        Dialect::OpenAi => &def["parameters"],
+        Dialect::Anthropic => &def["input_schema"],
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn every_builtin_exports_valid_definitions_in_every_dialect() {
+    let tools = toolset();
+    let descriptors: Vec<Arc<ToolDescriptor>> = tools.tools();
+    let names: BTreeSet<&str> = descriptors.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, BTreeSet::from(BUILTINS), "the built-in toolset");
+
+    let mut problems = Vec::new();
+    for dialect in Dialect::ALL {
+        let all = tools
+            .export(dialect)
+            .unwrap_or_else(|e| panic!("export as {dialect}: {e}"));
+        assert_eq!(
+            all.len(),
+            descriptors.len(),
+            "{dialect}: one definition per tool"
+        );
+        for (d, def) in descriptors.iter().zip(&all) {
+            let one = d
+                .export(dialect)
+                .unwrap_or_else(|e| panic!("export `{}` as {dialect}: {e}", d.name));
+            assert_eq!(
+                &one, def,
+                "{dialect}: Toolset::export and ToolDescriptor::export agree"
+            );
+            assert_eq!(def["name"], d.name.as_str(), "{dialect}: {def}");
+            assert_eq!(
+                def["description"],
+                d.description.as_str(),
+                "{dialect}: {def}"
+            );
+            // The exported input schema is the tool's, not some other one.
+            assert_eq!(
+                input_schema(dialect, def)["properties"],
+                d.input_schema["properties"],
+                "{dialect} `{}`",
+                d.name
+            );
+            problems.extend(check_dialect(dialect, def));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "exported definitions break the rules:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn mcp_definitions_carry_output_schemas_and_camel_case_annotations() {
+    let tools = toolset();
+    for d in tools.tools() {
+        let def = d.export(Dialect::Mcp).unwrap();
+        // Every built-in returns a JsonSchema struct, so each has an output schema.
+        assert!(
+            def["outputSchema"].is_object(),
+            "`{}` has no outputSchema: {def}",
+            d.name
+        );
+        // Every built-in is read-only: the hint is exported under MCP's camelCase key.
+        assert_eq!(def["annotations"]["readOnlyHint"], true, "{def}");
+        let keys: Vec<&String> = def["annotations"].as_object().unwrap().keys().collect();
+        assert!(
+            keys.iter().all(|k| !k.contains('_')),
+            "annotation keys must be camelCase: {keys:?}"
+        );
+    }
+}
+
+/// Arguments the CLI tests use (valid), and wrong ones (each must be refused by the schema and
+/// by the tool).
+fn example_arguments() -> Vec<(&'static str, Vec<Value>, Vec<Value>)> {
+    vec![
+        (
+            "fetch",
+            vec![
+                json!({"url": "http://127.0.0.1:8000/hello.txt"}),
+                json!({"url": "http://127.0.0.1:8000/hello.txt", "max_bytes": 5}),
+                json!({"url": "http://127.0.0.1:8000/", "method": "HEAD"}),
+            ],
+            vec![
+                json!({}),
+                json!({"url": 5}),
+                json!({"url": "http://127.0.0.1:8000/", "method": "POST"}),
+                json!({"url": "http://127.0.0.1:8000/", "max_bytes": -1}),
+                json!({"url": "http://127.0.0.1:8000/", "headers": {}}),
+            ],
+        ),
+        (
+            "read_file",
+            vec![
+                json!({"path": "Cargo.toml"}),
+                json!({"path": "README.md", "max_bytes": 1_000_000}),
+            ],
+            vec![
+                json!({"path": "Cargo.toml", "max_bytes": "lots"}),
+                json!({"path": "Cargo.toml", "max_bytes": 1.5}),
+                json!({"file": "Cargo.toml"}),
+                json!({}),
+            ],
+        ),
+        (
+            "list_dir",
+            vec![json!({"path": "examples"}), json!({})],
+            vec![json!({"path": 5}), json!({"path": "examples", "bogus": 1})],
+        ),
+        (
+            "calc",
+            vec![
+                json!({"expression": "2 * (3 + 4) ^ 2"}),
+                json!({"expression": "6 * 7"}),
+            ],
+            vec![
+                json!({"expresion": "1+1"}),
+                json!({"expression": 5}),
+                json!({}),
+            ],
+        ),
+        (
+            "jq",
+            vec![
+                json!({"filter": ".[] | select(.age > 30) | .name",
+                       "input": [{"name": "ada", "age": 36}, {"name": "bob", "age": 25}]}),
+                json!({"filter": ".", "input": null}),
+            ],
+            vec![
+                json!({"filter": 3, "input": 1}),
+                json!({"input": 1}),
+                json!({"filter": "."}),
+            ],
+        ),
+        (
+            "current_time",
+            vec![json!({"time_zone": "Europe/Oslo"}), json!({})],
+            vec![json!({"time_zone": 5}), json!({"tz": "UTC"})],
+        ),
+    ]
+}
+
+#[test]
+fn exported_input_schemas_describe_what_each_tool_accepts() {
+    let tools = toolset();
+    let examples = example_arguments();
+    let covered: BTreeSet<&str> = examples.iter().map(|(n, ..)| *n).collect();
+    assert_eq!(
+        covered,
+        BTreeSet::from(BUILTINS),
+        "every built-in has examples"
+    );
+
+    let mut problems = Vec::new();
+    for (name, good, bad) in &examples {
+        let d = tools.describe(name).unwrap();
+        for dialect in Dialect::ALL {
+            let def = d.export(dialect).unwrap();
+            let schema = input_schema(dialect, &def);
+            let validator = jsonschema::validator_for(schema)
+                .unwrap_or_else(|e| panic!("{dialect} `{name}`: schema does not compile: {e}"));
+            for args in good {
+                let errors: Vec<String> =
+                    validator.iter_errors(args).map(|e| e.to_string()).collect();
+                if !errors.is_empty() {
+                    problems.push(format!(
+                        "{dialect} `{name}`: valid arguments {args} rejected: {errors:?}"
+                    ));
+                }
+            }
+            for args in bad {
+                if validator.is_valid(args) {
+                    problems.push(format!(
+                        "{dialect} `{name}`: wrong arguments {args} accepted by the schema"
+                    ));
+                }
+            }
+        }
+        // The tool itself refuses the wrong arguments the same way (before doing anything).
+        for args in bad {
+            match tools.call_blocking(name, args.clone()) {
+                Err(e) if e.kind() == ErrorKind::InvalidArguments => {}
+                other => problems.push(format!(
+                    "`{name}` called with wrong arguments {args}: expected invalid_arguments, got {other:?}"
+                )),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn structured_results_match_the_exported_output_schemas() {
+    // MCP: "If an output schema is provided, servers MUST provide structured results that conform
+    // to this schema." Every built-in that needs no network is called for real (the working
+    // directory of an integration test is the package root, the default `files.root`).
+    let tools = toolset();
+    let mut checked = 0;
+    for (name, good, _) in example_arguments() {
+        if name == "fetch" {
+            continue; // needs a server: covered by tests/cli.rs
+        }
+        let d = tools.describe(name).unwrap();
+        let mcp = d.export(Dialect::Mcp).unwrap();
+        let validator = jsonschema::validator_for(&mcp["outputSchema"]).unwrap();
+        for args in good {
+            let out = tools
+                .call_blocking(name, args.clone())
+                .unwrap_or_else(|e| panic!("`{name}` {args}: {e}"));
+            let structured = out
+                .structured
+                .unwrap_or_else(|| panic!("`{name}` returned no structuredContent"));
+            let errors: Vec<String> = validator
+                .iter_errors(&structured)
+                .map(|e| format!("{} at {}", e, e.instance_path()))
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "`{name}` {args}: result {structured} breaks its outputSchema: {errors:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} results checked");
+}
+
+#[test]
+fn the_checks_reject_broken_definitions() {
+    // The meta-schema check is not vacuous.
+    assert!(!check_schema("x", &json!({"type": "objekt"})).is_empty());
+    assert!(!check_schema("x", &json!({"properties": {"a": 5}})).is_empty());
+    assert!(!check_schema("x", &json!({"required": "a"})).is_empty());
+    assert!(!check_schema("x", &json!({"$ref": "#/$defs/Missing"})).is_empty());
+    assert!(check_schema("x", &json!({"type": "object"})).is_empty());
+
+    let tools = toolset();
+    let d = tools.describe("calc").unwrap();
+    let broken = |dialect: Dialect, edit: &dyn Fn(&mut Value)| {
+        let mut def = d.export(dialect).unwrap();
+        assert!(
+            check_dialect(dialect, &def).is_empty(),
+            "the original is valid"
+        );
+        edit(&mut def);
+        let problems = check_dialect(dialect, &def);
+        assert!(
+            !problems.is_empty(),
+            "{dialect}: a broken definition passed: {def}"
+        );
+    };
+    for dialect in Dialect::ALL {
+        broken(dialect, &|v| v["name"] = json!("calc.v2"));
+        broken(dialect, &|v| v["name"] = json!("x".repeat(65)));
+        broken(dialect, &|v| v["name"] = json!(""));
+        broken(dialect, &|v| v["unexpected"] = json!(1));
+        let key = match dialect {
+            Dialect::Mcp => "inputSchema",
+            Dialect::OpenAi => "parameters",
+            Dialect::Anthropic => "input_schema",
+        };
+        broken(dialect, &|v| v[key]["type"] = json!("array"));
+        broken(dialect, &|v| {
+            v[key]["properties"]["expression"]["type"] = json!("text")
+        });
+        broken(dialect, &|v| v[key]["required"] = json!(["nope"]));
+        broken(dialect, &|v| {
+            v.as_object_mut().unwrap().remove(key);
+        });
+    }
+    broken(Dialect::Mcp, &|v| {
+        v["annotations"]["read_only_hint"] = json!(true)
+    });
+    broken(Dialect::Mcp, &|v| {
+        v["outputSchema"]["type"] = json!("string")
+    });
+    broken(Dialect::OpenAi, &|v| v["type"] = json!("tool"));
+    broken(Dialect::OpenAi, &|v| {
+        v["parameters"]["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+    });
+    broken(Dialect::OpenAi, &|v| {
+        v["strict"] = json!(true);
+        v["parameters"]["properties"]["extra"] = json!({"type": "string"});
+    });
+    broken(Dialect::Anthropic, &|v| {
+        v["parameters"] = v["input_schema"].clone()
+    });
+}

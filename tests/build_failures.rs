@@ -153,7 +153,9 @@ impl CargoRun {
 
 /// `cargo <subcommand> --offline --quiet` in `dir`, into the shared target folder.
 fn cargo(dir: &Path, subcommand: &str) -> CargoRun {
-    let _one_at_a_time = CARGO.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = CARGO
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let command = format!(
         "cargo {subcommand} --offline --quiet (in {})",

@@ -68,10 +68,10 @@ fn check_schema(what: &str, schema: &Value) -> Vec<String> {
     if let Err(e) = jsonschema::draft202012::new(schema) {
         problems.push(format!("{what}: does not compile: {e}"));
     }
-    if let Some(uri) = schema.get("$schema") {
-        if uri != "https://json-schema.org/draft/2020-12/schema" {
-            problems.push(format!("{what}: `$schema` is {uri}, not 2020-12"));
-        }
+    if let Some(uri) = schema.get("$schema")
+        && uri != "https://json-schema.org/draft/2020-12/schema"
+    {
+        problems.push(format!("{what}: `$schema` is {uri}, not 2020-12"));
     }
     problems
 }

@@ -90,19 +90,35 @@ impl BuiltinSettings {
     /// `base` (the folder of the tools.yaml).
     ///
     /// # Errors
-    /// A message naming the entry (`settings.fetch: unknown field ...`) when one does not fit.
+    /// [`SettingsError`] naming the JSON pointer of the value that does not fit
+    /// (`/settings/fetch/allow_host`), so the caller can point at its tools.yaml line.
     pub fn from_config(
         settings: &BTreeMap<String, serde_json::Value>,
         base: &Path,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SettingsError> {
         fn entry<T: serde::de::DeserializeOwned + Default>(
             settings: &BTreeMap<String, serde_json::Value>,
             key: &str,
-        ) -> Result<T, String> {
-            settings.get(key).map_or_else(
-                || Ok(T::default()),
-                |v| serde_json::from_value(v.clone()).map_err(|e| format!("settings.{key}: {e}")),
-            )
+        ) -> Result<T, SettingsError> {
+            let Some(value) = settings.get(key) else {
+                return Ok(T::default());
+            };
+            serde_path_to_error::deserialize(value).map_err(|e| {
+                let mut pointer = format!("/settings/{key}");
+                for seg in e.path().iter() {
+                    if let serde_path_to_error::Segment::Map { key } = seg {
+                        pointer.push('/');
+                        pointer.push_str(key);
+                    } else if let serde_path_to_error::Segment::Seq { index } = seg {
+                        pointer.push('/');
+                        pointer.push_str(&index.to_string());
+                    }
+                }
+                SettingsError {
+                    pointer,
+                    message: format!("settings.{key}: {}", e.inner()),
+                }
+            })
         }
         let mut out = Self {
             fetch: entry(settings, "fetch")?,
@@ -113,6 +129,16 @@ impl BuiltinSettings {
         }
         Ok(out)
     }
+}
+
+/// A `settings:` entry of tools.yaml that does not fit the built-in tools' settings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SettingsError {
+    /// JSON pointer of the offending value in tools.yaml (`/settings/fetch/max_bytes`).
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
 }
 
 #[cfg(test)]

@@ -148,10 +148,14 @@ fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
     let settings = BuiltinSettings::from_config(&loaded.config.settings, &base).map_err(|e| {
         Failure::new(
             exit::CONFIG,
-            format!("error: {}: {e}", loaded.path.display()),
+            loaded.error_at(&e.pointer, e.message).to_string(),
         )
     })?;
-    toolgate::builtin::toolset(settings)
+    let mut builder = toolgate::builtin::toolset(settings);
+    if let Some(ms) = loaded.config.policy.defaults.timeout_ms {
+        builder = builder.default_timeout(Duration::from_millis(ms));
+    }
+    builder
         .build()
         .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))
 }

@@ -35,6 +35,8 @@
 //! The crate re-exports `serde`, `serde_json` and `schemars`, so code generated for your crate
 //! always uses the same versions toolgate was built with.
 
+#![warn(missing_docs)]
+
 extern crate self as toolgate;
 
 #[cfg(feature = "builtin")]
@@ -51,6 +53,10 @@ pub use toolgate_runtime::{
     ToolContextBuilder, ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset, ToolsetBuilder,
     testing,
 };
+
+/// The cancellation token of a [`ToolContext`] (re-exported from `tokio-util`, so callers can
+/// pass their own to [`ToolContextBuilder::cancellation`] without depending on it).
+pub use toolgate_runtime::CancellationToken;
 
 #[doc(hidden)]
 pub use toolgate_runtime::__private;
@@ -80,8 +86,10 @@ pub use toolgate_runtime::__private;
 ///
 /// Compile errors, with the span of the offending code, for: generic functions, `self`
 /// receivers, borrowed or otherwise undecodable argument types, argument types that are not
-/// `Deserialize + JsonSchema`, duplicate argument names, names outside `^[a-zA-Z0-9_-]{1,64}$`,
-/// malformed versions and timeouts, and `blocking` on an `async fn`.
+/// `Deserialize + JsonSchema`, result types that are not `Serialize`, error types that become no
+/// `ToolError`, duplicate argument names, names outside `^[a-zA-Z0-9_-]{1,64}$`, malformed
+/// versions and timeouts (a quoted timeout needs a unit: `"30s"`, `"500ms"`), and `blocking` on an
+/// `async fn`. The expected messages are pinned in `tests/ui/`.
 pub use toolgate_macros::tool;
 
 /// Includes the toolset `toolgate_codegen::compile` generated from `tools.yaml` into the current

@@ -41,18 +41,22 @@ fn bench(c: &mut Criterion) {
         .expect("runtime");
     let ctx = ToolContext::default();
 
-    for (tool, args, floor) in [
+    type Floor = fn(Value) -> ToolOutput;
+    let cases: [(&str, Value, Floor, Floor); 2] = [
         (
             "greet",
             json!({"name": "ada", "times": 2}),
-            floor_greet as fn(Value) -> ToolOutput,
+            floor_greet,
+            floor_greet_borrowed,
         ),
         (
             "add",
             json!({"a": 40, "b": 2}),
-            floor_add as fn(Value) -> ToolOutput,
+            floor_add,
+            floor_add_borrowed,
         ),
-    ] {
+    ];
+    for (tool, args, floor, floor_borrowed) in cases {
         // Every variant must produce the same result, or the comparison means nothing.
         let expected = floor(args.clone());
         let via_table = table

@@ -20,6 +20,7 @@ pub struct ToolFn {
 }
 
 /// One parameter, by role.
+#[allow(clippy::large_enum_variant)] // a handful per function, built once per expansion
 pub enum Param {
     /// `&ToolContext` (or an owned `ToolContext`).
     Context { by_ref: bool, span: Span },
@@ -39,18 +40,23 @@ pub struct ArgParam {
     /// `#[doc]`, `#[serde]` and `#[schemars]` attributes, moved to the generated field.
     pub field_attrs: Vec<Attribute>,
     pub default: Option<syn::Expr>,
+    /// The parameter's `#[serde(...)]` attributes decode it without `ty: Deserialize`
+    /// (`with`, `deserialize_with`, `skip`, `skip_deserializing`), so that bound is not required.
+    pub custom_deserialize: bool,
     /// Set when the parameter is not a plain identifier pattern.
     pub bad_pattern: Option<Span>,
 }
 
 /// The return type, by shape.
+#[allow(clippy::large_enum_variant)] // one per function
 pub enum Return {
     /// No return type: `()`.
     Unit,
     /// `T`.
     Plain(Type),
-    /// `Result<T, E>` (or a one-argument `Result<T>` alias): `ok` is `T`.
-    Result { ok: Type },
+    /// `Result<T, E>` (or a one-argument `Result<T>` alias): `ok` is `T`, `err` is `E` when
+    /// written.
+    Result { ok: Type, err: Option<Type> },
 }
 
 impl ToolFn {
@@ -84,7 +90,7 @@ impl ToolFn {
         let ret = match &item.sig.output {
             ReturnType::Default => Return::Unit,
             ReturnType::Type(_, ty) => match result_ok_type(ty) {
-                Some(ok) => Return::Result { ok },
+                Some((ok, err)) => Return::Result { ok, err },
                 None => Return::Plain((**ty).clone()),
             },
         };
@@ -167,6 +173,7 @@ impl Param {
                 Some(syn::spanned::Spanned::span(other)),
             ),
         };
+        let custom_deserialize = field_attrs.iter().any(decodes_without_deserialize);
         let (json_name, json_name_span) = match &opts.rename {
             Some(l) => (l.value(), l.span()),
             None => (ident.unraw().to_string(), ident.span()),
@@ -178,9 +185,35 @@ impl Param {
             ty: (*pt.ty).clone(),
             field_attrs,
             default: opts.default,
+            custom_deserialize,
             bad_pattern,
         }))
     }
+}
+
+/// `#[serde(with = ..)]`, `deserialize_with`, `skip` or `skip_deserializing`: serde decodes (or
+/// skips) the field without `Deserialize` on its type.
+fn decodes_without_deserialize(attr: &Attribute) -> bool {
+    if !attr.path().is_ident("serde") {
+        return false;
+    }
+    let mut found = false;
+    // Malformed serde attributes are serde's to report; here they only mean "not found".
+    let _ = attr.parse_nested_meta(|meta| {
+        if ["with", "deserialize_with", "skip", "skip_deserializing"]
+            .iter()
+            .any(|k| meta.path.is_ident(k))
+        {
+            found = true;
+        }
+        if meta.input.peek(syn::Token![=]) {
+            let _: syn::Expr = meta.value()?.parse()?;
+        } else if meta.input.peek(syn::token::Paren) {
+            let _: proc_macro2::Group = meta.input.parse()?;
+        }
+        Ok(())
+    });
+    found
 }
 
 trait Unraw {
@@ -233,10 +266,22 @@ fn first_type_arg(args: &PathArguments) -> Option<Type> {
     }
 }
 
-/// `Result<T, E>` or `xx::Result<T>` → `T`.
-fn result_ok_type(ty: &Type) -> Option<Type> {
+/// `Result<T, E>` → `(T, Some(E))`, `xx::Result<T>` → `(T, None)`.
+fn result_ok_type(ty: &Type) -> Option<(Type, Option<Type>)> {
     let seg = last_segment(ty).filter(|s| s.ident == "Result")?;
-    first_type_arg(&seg.arguments)
+    let ok = first_type_arg(&seg.arguments)?;
+    let err = match &seg.arguments {
+        PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                GenericArgument::Type(t) => Some(t.clone()),
+                _ => None,
+            })
+            .nth(1),
+        _ => None,
+    };
+    Some((ok, err))
 }
 
 fn doc_lines(attrs: &[Attribute]) -> Vec<String> {

@@ -14,8 +14,10 @@ pub struct ToolOptions {
     pub category: Option<LitStr>,
     pub tags: Vec<LitStr>,
     pub version: Option<LitStr>,
-    /// Timeout in milliseconds, with the span of the option.
-    pub timeout_ms: Option<(u64, Span)>,
+    /// `timeout = ...` as written (milliseconds or a string like `"30s"`); checked by `valid`
+    /// (so that a bad timeout is reported together with the other problems), read by `expand`
+    /// through [`ToolOptions::timeout_ms`].
+    pub timeout: Option<Lit>,
     pub dangerous: bool,
     pub requires_auth: bool,
     pub idempotent: bool,
@@ -44,14 +46,7 @@ impl ToolOptions {
             "category" => self.category = Some(meta.value()?.parse()?),
             "version" => self.version = Some(meta.value()?.parse()?),
             "tags" => self.tags = parse_str_list(meta)?,
-            "timeout" | "timeout_ms" => {
-                let span = meta
-                    .path
-                    .get_ident()
-                    .map_or_else(Span::call_site, |i| i.span());
-                let lit: Lit = meta.value()?.parse()?;
-                self.timeout_ms = Some((parse_timeout(&lit)?, span));
-            }
+            "timeout" | "timeout_ms" => self.timeout = Some(meta.value()?.parse()?),
             "dangerous" => self.dangerous = parse_flag(meta)?,
             "requires_auth" => self.requires_auth = parse_flag(meta)?,
             "idempotent" => self.idempotent = parse_flag(meta)?,
@@ -73,6 +68,14 @@ impl ToolOptions {
             }
         }
         Ok(())
+    }
+
+    /// The timeout in milliseconds, if one is set.
+    ///
+    /// # Errors
+    /// A malformed timeout, with the span of its value.
+    pub fn timeout_ms(&self) -> syn::Result<Option<u64>> {
+        self.timeout.as_ref().map(parse_timeout).transpose()
     }
 }
 
@@ -107,8 +110,8 @@ fn parse_str_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
 
 /// `timeout = 5000` (milliseconds) or `timeout = "500ms" | "30s" | "2m" | "1h"`.
 fn parse_timeout(lit: &Lit) -> syn::Result<u64> {
-    match lit {
-        Lit::Int(i) => i.base10_parse::<u64>(),
+    let ms = match lit {
+        Lit::Int(i) => i.base10_parse::<u64>()?,
         Lit::Str(s) => {
             let text = s.value();
             let t = text.trim();
@@ -122,7 +125,15 @@ fn parse_timeout(lit: &Lit) -> syn::Result<u64> {
             })?;
             let factor = match unit.trim() {
                 "ms" => 1,
-                "s" | "" => 1000,
+                "s" => 1000,
+                "" => {
+                    return Err(syn::Error::new(
+                        s.span(),
+                        format!(
+                            "timeout `{text}` has no unit: write e.g. \"{t}s\" or \"{t}ms\" (a bare integer, without quotes, is milliseconds)"
+                        ),
+                    ));
+                }
                 "m" | "min" => 60_000,
                 "h" => 3_600_000,
                 other => {
@@ -133,13 +144,22 @@ fn parse_timeout(lit: &Lit) -> syn::Result<u64> {
                 }
             };
             n.checked_mul(factor)
-                .ok_or_else(|| syn::Error::new(s.span(), "timeout is too large"))
+                .ok_or_else(|| syn::Error::new(s.span(), "timeout is too large"))?
         }
-        other => Err(syn::Error::new_spanned(
-            other,
-            "expected milliseconds or a string like \"30s\"",
-        )),
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                "expected milliseconds or a string like \"30s\"",
+            ));
+        }
+    };
+    if ms == 0 {
+        return Err(syn::Error::new_spanned(
+            lit,
+            "a timeout of 0 would fail every call; give a positive duration, e.g. \"30s\"",
+        ));
     }
+    Ok(ms)
 }
 
 /// Options of `#[tool(...)]` on an argument parameter.

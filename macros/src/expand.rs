@@ -33,9 +33,31 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
         None => args_ty.clone(),
     };
 
+    // One `T: Deserialize` check per argument type, spanned at the type: the one error a user sees
+    // for an argument that cannot be decoded (the args struct's derive defers to it, see
+    // `args_struct`).
+    let arg_checks = tool
+        .args()
+        .filter(|a| !a.custom_deserialize || tool.flat_args().is_some())
+        .map(|a| {
+            let ty = &a.ty;
+            quote_spanned! {ty.span()=>
+                const _: () = ::toolgate::__private::assert_argument::<#ty>();
+            }
+        });
+
     let ok_ty: Type = match &tool.ret {
         Return::Unit => syn::parse_quote!(()),
-        Return::Plain(t) | Return::Result { ok: t } => t.clone(),
+        Return::Plain(t) | Return::Result { ok: t, .. } => t.clone(),
+    };
+
+    // The result type must be `Serialize`: one check, spanned at the type the user wrote (the
+    // conversion itself falls back quietly, see `ViaUnserializable`).
+    let return_check = match &tool.ret {
+        Return::Unit => TokenStream::new(),
+        Return::Plain(t) | Return::Result { ok: t, .. } => quote_spanned! {t.span()=>
+            const _: () = ::toolgate::__private::assert_return::<#t>();
+        },
     };
 
     let description = match &tool.options.description {
@@ -102,21 +124,29 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
     let convert_ok = quote! {
         {
             #[allow(unused_imports)]
-            use #tg::{ViaToolOutput as _, ViaSchema as _, ViaSerialize as _};
-            (&&&#tg::OutTag::<#ok_ty>::new()).to_output()
+            use #tg::{ViaToolOutput as _, ViaSchema as _, ViaSerialize as _, ViaUnserializable as _};
+            (&&&&#tg::OutTag::<#ok_ty>::new()).to_output()
         }
     };
     let convert = match &tool.ret {
-        Return::Result { .. } => quote! {
-            match __ret {
-                ::core::result::Result::Ok(v) => ::core::result::Result::Ok(#convert_ok(v, Self::__wrap())),
-                ::core::result::Result::Err(e) => ::core::result::Result::Err({
-                    #[allow(unused_imports)]
-                    use #tg::{ErrViaInto as _, ErrViaStd as _, ErrViaDisplay as _};
-                    (&&&#tg::ErrTag::of(&e)).to_tool_error()(e)
-                }),
+        Return::Result { err, .. } => {
+            // An error type that converts to nothing fails here; blame the `E` the user wrote.
+            let to_tool_error = syn::Ident::new(
+                "to_tool_error",
+                err.as_ref()
+                    .map_or_else(proc_macro2::Span::call_site, Spanned::span),
+            );
+            quote! {
+                match __ret {
+                    ::core::result::Result::Ok(v) => ::core::result::Result::Ok(#convert_ok(v, Self::__wrap())),
+                    ::core::result::Result::Err(e) => ::core::result::Result::Err({
+                        #[allow(unused_imports)]
+                        use #tg::{ErrViaInto as _, ErrViaStd as _, ErrViaDisplay as _};
+                        (&&&#tg::ErrTag::of(&e)).#to_tool_error()(e)
+                    }),
+                }
             }
-        },
+        }
         _ => quote!(::core::result::Result::Ok(#convert_ok(__ret, Self::__wrap()))),
     };
 
@@ -125,6 +155,8 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
 
         #args_struct
         #default_fns
+        #(#arg_checks)*
+        #return_check
 
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
@@ -148,8 +180,8 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
             #[doc(hidden)]
             fn __output_schema() -> ::core::option::Option<(#tg::serde_json::Value, bool)> {
                 #[allow(unused_imports)]
-                use #tg::{ViaToolOutput as _, ViaSchema as _, ViaSerialize as _};
-                (&&&#tg::OutTag::<#ok_ty>::new()).output_schema()
+                use #tg::{ViaToolOutput as _, ViaSchema as _, ViaSerialize as _, ViaUnserializable as _};
+                (&&&&#tg::OutTag::<#ok_ty>::new()).output_schema()
             }
 
             #[doc(hidden)]
@@ -170,7 +202,11 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
             where
                 S: ::core::marker::Sync #(#state_bounds)*,
             {
-                let __decoded = #tg::decode_args::<#args_ty_spanned>(#name, args);
+                let __decoded = {
+                    #[allow(unused_imports)]
+                    use #tg::{DecodeViaSerde as _, DecodeUnavailable as _};
+                    (&&#tg::DecodeTag::<#args_ty_spanned>::new()).decode(#name, args)
+                };
                 async move {
                     let __args = __decoded?;
                     #(#state_lets)*
@@ -203,8 +239,9 @@ fn descriptor_fields(tool: &ToolFn) -> TokenStream {
     let read_only = opt_true(o.read_only);
     let idempotent = opt_true(o.idempotent || o.read_only);
     let destructive = opt_true(o.dangerous);
-    let timeout = match o.timeout_ms {
-        Some((ms, _)) => {
+    // `valid::check` has reported a malformed timeout already.
+    let timeout = match o.timeout_ms().ok().flatten() {
+        Some(ms) => {
             quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#ms)))
         }
         None => quote!(::core::option::Option::None),
@@ -261,7 +298,7 @@ fn args_struct(tool: &ToolFn, args_ident: &syn::Ident) -> (TokenStream, TokenStr
             });
             attrs.push(quote!(#[serde(default = #fname)]));
         }
-        if *json_name != syn::ext::IdentExt::unraw(ident).to_string() {
+        if syn::ext::IdentExt::unraw(ident) != json_name {
             attrs.push(quote!(#[serde(rename = #json_name)]));
         }
         fields.push(quote_spanned! {ty.span()=>
@@ -269,11 +306,30 @@ fn args_struct(tool: &ToolFn, args_ident: &syn::Ident) -> (TokenStream, TokenStr
             #ident: #ty
         });
     }
+    // The derived `Deserialize` is bounded on every field type (`T: Deserialize<'de>`, not a
+    // global bound, so the derive's body type-checks either way): a type that is not
+    // `Deserialize` is reported once, by the check `expand` puts at the parameter's type, not
+    // three times inside serde's generated code.
+    let bounds = tool
+        .args()
+        .filter(|a| !a.custom_deserialize)
+        .map(|a| {
+            let ty = &a.ty;
+            quote!(#ty: ::toolgate::__private::serde::Deserialize<'de>).to_string()
+        })
+        .collect::<Vec<_>>();
+    let bound_attr = if bounds.is_empty() {
+        TokenStream::new()
+    } else {
+        let bounds = LitStr::new(&bounds.join(", "), proc_macro2::Span::call_site());
+        quote!(#[serde(bound(deserialize = #bounds))])
+    };
     let s = quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
         #[derive(::toolgate::__private::serde::Deserialize, ::toolgate::__private::schemars::JsonSchema)]
         #[serde(crate = "::toolgate::__private::serde", deny_unknown_fields)]
+        #bound_attr
         #[schemars(crate = "::toolgate::__private::schemars")]
         struct #args_ident {
             #(#fields,)*

@@ -5,6 +5,8 @@
 //! [`expand`] writes the generated items. Users reach this through `toolgate::tool`; see its
 //! documentation there.
 
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
 
 mod ast;

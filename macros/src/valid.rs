@@ -36,16 +36,19 @@ pub fn check(tool: &ToolFn) -> syn::Result<()> {
     if let Err(msg) = check_name(&tool.name) {
         errors.add(syn::Error::new(tool.name_span, msg));
     }
-    if let Some(v) = &tool.options.version {
-        if !is_semver(&v.value()) {
-            errors.add(syn::Error::new(
-                v.span(),
-                format!(
-                    "`{}` is not a semantic version (expected MAJOR.MINOR.PATCH, e.g. \"1.2.0\")",
-                    v.value()
-                ),
-            ));
-        }
+    if let Err(e) = tool.options.timeout_ms() {
+        errors.add(e);
+    }
+    if let Some(v) = &tool.options.version
+        && !is_semver(&v.value())
+    {
+        errors.add(syn::Error::new(
+            v.span(),
+            format!(
+                "`{}` is not a semantic version (expected MAJOR.MINOR.PATCH, e.g. \"1.2.0\")",
+                v.value()
+            ),
+        ));
     }
     if let (Some(span), Some(_)) = (tool.options.blocking, &sig.asyncness) {
         errors.add(syn::Error::new(

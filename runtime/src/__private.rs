@@ -25,6 +25,20 @@ pub trait StaticTool {
     fn descriptor() -> ToolDescriptor;
 }
 
+/// The bound every argument type of a `#[tool]` function must meet. The attribute asserts it
+/// once per argument type ([`assert_argument`], spanned at the type), so that a type that cannot
+/// be decoded gets one error, at the parameter, with this message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it does not implement `serde::Deserialize`",
+    label = "tool arguments are decoded from JSON, so this type must implement `serde::Deserialize`",
+    note = "derive it: `#[derive(serde::Deserialize, schemars::JsonSchema)]`; for a type of another crate, take a wrapper of your own or decode it with `#[serde(deserialize_with = \"...\")]`"
+)]
+pub trait ToolArgument {}
+impl<T: DeserializeOwned> ToolArgument for T {}
+
+/// Compiles only when `T` can be a tool argument (see [`ToolArgument`]).
+pub const fn assert_argument<T: ToolArgument>() {}
+
 /// Decodes a tool's arguments; the error names the argument path (as a JSON pointer).
 /// `null` is read as an empty object (a call without arguments).
 pub fn decode_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
@@ -48,7 +62,12 @@ pub fn decode_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, To
     // the argument path (failures are rare and cheap compared to a model round trip).
     T::deserialize(&args).map_err(|_| match serde_path_to_error::deserialize::<_, T>(&args) {
         Err(e) => {
-            let pointer = path_to_pointer(e.path());
+            let mut pointer = path_to_pointer(e.path());
+            // serde reports a missing field at its parent; point at the field itself.
+            if let Some(field) = missing_field(&e.inner().to_string()) {
+                pointer.push('/');
+                pointer.push_str(&field.replace('~', "~0").replace('/', "~1"));
+            }
             let message = e.inner().to_string();
             ToolError::invalid_arguments(tool, vec![ArgumentError { pointer, message }])
         }
@@ -56,6 +75,57 @@ pub fn decode_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, To
             "arguments of tool `{tool}` failed to decode once, then decoded"
         )),
     })
+}
+
+/// Type tag for decoding a tool's arguments type, chosen by autoref specialization like
+/// [`OutTag`]: the generated code calls `(&&DecodeTag::<Args>::new()).decode(name, args)`.
+///
+/// When `Args` is not `Deserialize`, the `#[tool]` expansion has already failed with one error at
+/// the offending parameter ([`assert_argument`]); the fallback only keeps that the single error
+/// (instead of a second one inside the generated code).
+pub struct DecodeTag<T>(PhantomData<T>);
+
+impl<T> DecodeTag<T> {
+    /// The tag.
+    pub const fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<T> Default for DecodeTag<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The real decoder: [`decode_args`].
+pub trait DecodeViaSerde<T> {
+    /// Decodes the arguments.
+    ///
+    /// # Errors
+    /// `invalid_arguments` naming the argument path.
+    fn decode(&self, tool: &str, args: Value) -> Result<T, ToolError>;
+}
+impl<T: DeserializeOwned> DecodeViaSerde<T> for &DecodeTag<T> {
+    fn decode(&self, tool: &str, args: Value) -> Result<T, ToolError> {
+        decode_args(tool, args)
+    }
+}
+
+/// The fallback for a type that is not `Deserialize` (never reached: such a tool does not compile).
+pub trait DecodeUnavailable<T> {
+    /// Fails with `internal`.
+    ///
+    /// # Errors
+    /// Always.
+    fn decode(&self, tool: &str, args: Value) -> Result<T, ToolError>;
+}
+impl<T> DecodeUnavailable<T> for DecodeTag<T> {
+    fn decode(&self, tool: &str, _args: Value) -> Result<T, ToolError> {
+        Err(ToolError::internal(format!(
+            "the arguments of tool `{tool}` cannot be decoded"
+        )))
+    }
 }
 
 fn json_type_name(v: &Value) -> &'static str {
@@ -67,6 +137,11 @@ fn json_type_name(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// The field name of serde's "missing field `x`" message.
+fn missing_field(message: &str) -> Option<&str> {
+    message.strip_prefix("missing field `")?.split('`').next()
 }
 
 fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
@@ -160,7 +235,7 @@ pub fn join_error(tool: &str, e: tokio::task::JoinError) -> ToolError {
 
 // ---------------------------------------------------------------------------------------------
 // Return values → ToolOutput, chosen by type with autoref specialization (the generated code
-// calls `(&&&OutTag::<T>::new()).to_output()` on a concrete `T`).
+// calls `(&&&&OutTag::<T>::new()).to_output()` on a concrete `T`).
 
 /// Type tag for choosing a return-value conversion.
 pub struct OutTag<T>(PhantomData<T>);
@@ -191,27 +266,27 @@ pub trait ViaToolOutput<T> {
         None
     }
 }
-impl ViaToolOutput<ToolOutput> for &&OutTag<ToolOutput> {
+impl ViaToolOutput<ToolOutput> for &&&OutTag<ToolOutput> {
     fn to_output(&self) -> Converter<ToolOutput> {
         |v, _| v
     }
 }
-impl ViaToolOutput<String> for &&OutTag<String> {
+impl ViaToolOutput<String> for &&&OutTag<String> {
     fn to_output(&self) -> Converter<String> {
         |v, _| ToolOutput::text(v)
     }
 }
-impl ViaToolOutput<&'static str> for &&OutTag<&'static str> {
+impl ViaToolOutput<&'static str> for &&&OutTag<&'static str> {
     fn to_output(&self) -> Converter<&'static str> {
         |v, _| ToolOutput::text(v)
     }
 }
-impl ViaToolOutput<()> for &&OutTag<()> {
+impl ViaToolOutput<()> for &&&OutTag<()> {
     fn to_output(&self) -> Converter<()> {
         |(), _| ToolOutput::default()
     }
 }
-impl ViaToolOutput<Vec<crate::Content>> for &&OutTag<Vec<crate::Content>> {
+impl ViaToolOutput<Vec<crate::Content>> for &&&OutTag<Vec<crate::Content>> {
     fn to_output(&self) -> Converter<Vec<crate::Content>> {
         |v, _| ToolOutput::from_content(v)
     }
@@ -224,7 +299,7 @@ pub trait ViaSchema<T> {
     /// The output schema (object root) and whether it wraps `T` as `{"result": T}`.
     fn output_schema(&self) -> Option<(Value, bool)>;
 }
-impl<T: Serialize + schemars::JsonSchema> ViaSchema<T> for &OutTag<T> {
+impl<T: Serialize + schemars::JsonSchema> ViaSchema<T> for &&OutTag<T> {
     fn to_output(&self) -> Converter<T> {
         serialize_output::<T>
     }
@@ -233,7 +308,7 @@ impl<T: Serialize + schemars::JsonSchema> ViaSchema<T> for &OutTag<T> {
     }
 }
 
-/// Lowest priority: any serializable value → structured content, no output schema.
+/// Low priority: any serializable value → structured content, no output schema.
 pub trait ViaSerialize<T> {
     /// The converter.
     fn to_output(&self) -> Converter<T>;
@@ -242,11 +317,41 @@ pub trait ViaSerialize<T> {
         None
     }
 }
-impl<T: Serialize> ViaSerialize<T> for OutTag<T> {
+impl<T: Serialize> ViaSerialize<T> for &OutTag<T> {
     fn to_output(&self) -> Converter<T> {
         serialize_output::<T>
     }
 }
+
+/// Lowest priority: a type that is not `Serialize`. Never reached in a program that compiles: the
+/// `#[tool]` expansion fails with one error at the return type ([`assert_return`]); this fallback
+/// only keeps that error the single one.
+pub trait ViaUnserializable<T> {
+    /// The converter.
+    fn to_output(&self) -> Converter<T>;
+    /// No output schema.
+    fn output_schema(&self) -> Option<(Value, bool)> {
+        None
+    }
+}
+impl<T> ViaUnserializable<T> for OutTag<T> {
+    fn to_output(&self) -> Converter<T> {
+        |_, _| ToolOutput::error_text("the tool's result type cannot be serialized")
+    }
+}
+
+/// The bound a `#[tool]` function's result type (the `T` of `T` or `Result<T, E>`) must meet;
+/// asserted once, spanned at the return type ([`assert_return`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned by a tool: it does not implement `serde::Serialize`",
+    label = "a tool's result is sent back as JSON, so this type must implement `serde::Serialize`",
+    note = "derive it: `#[derive(serde::Serialize, schemars::JsonSchema)]` (with `JsonSchema` the tool also gets an output schema); or return a `String` or a `ToolOutput`"
+)]
+pub trait ToolReturn {}
+impl<T: Serialize> ToolReturn for T {}
+
+/// Compiles only when `T` can be a tool's result (see [`ToolReturn`]).
+pub const fn assert_return<T: ToolReturn>() {}
 
 fn serialize_output<T: Serialize>(value: T, wrap: Option<bool>) -> ToolOutput {
     match serde_json::to_value(&value) {
@@ -339,6 +444,8 @@ mod tests {
         let e =
             decode_args::<Args>("t", json!({"query": "q", "filter": {"year": "x"}})).unwrap_err();
         assert_eq!(e.argument_errors()[0].pointer, "/filter/year");
+        let e = decode_args::<Args>("t", json!({"filter": null})).unwrap_err();
+        assert_eq!(e.argument_errors()[0].pointer, "/query", "{e}");
         let e = decode_args::<Args>("t", json!({"query": "q", "extra": 1})).unwrap_err();
         assert!(e.message().contains("unknown field `extra`"), "{e}");
         let e = decode_args::<Args>("t", json!([1])).unwrap_err();
@@ -357,16 +464,26 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_borrow)] // the borrows choose the conversion (autoref specialization)
     fn conversions_pick_the_most_specific() {
-        let conv = (&&&OutTag::<String>::new()).to_output();
+        let conv = (&&&&OutTag::<String>::new()).to_output();
         assert_eq!(conv("hi".into(), None), ToolOutput::text("hi"));
-        assert!((&&&OutTag::<String>::new()).output_schema().is_none());
-        let conv = (&&&OutTag::<Vec<u8>>::new()).to_output();
+        assert!((&&&&OutTag::<String>::new()).output_schema().is_none());
+        let conv = (&&&&OutTag::<Vec<u8>>::new()).to_output();
         assert_eq!(
             conv(vec![1], Some(true)).structured,
             Some(json!({"result": [1]}))
         );
-        assert!((&&&OutTag::<Vec<u8>>::new()).output_schema().is_some());
+        assert!((&&&&OutTag::<Vec<u8>>::new()).output_schema().is_some());
+        struct NoSchema;
+        impl serde::Serialize for NoSchema {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_u8(7)
+            }
+        }
+        assert!((&&&&OutTag::<NoSchema>::new()).output_schema().is_none());
+        let conv = (&&&&OutTag::<NoSchema>::new()).to_output();
+        assert_eq!(conv(NoSchema, None).structured, Some(json!({"result": 7})));
         let e = (&&&ErrTag::<std::io::Error>::new()).to_tool_error()(std::io::Error::other("x"));
         assert_eq!(e.kind(), crate::ErrorKind::Upstream);
         let e = (&&&ErrTag::<ToolError>::new()).to_tool_error()(ToolError::not_found("z"));

@@ -191,6 +191,11 @@ impl ToolContext {
         }
     }
 
+    /// Replaces the token by a child of it, for one call (see `Toolset::call_with`).
+    pub(crate) fn isolate_cancellation(&mut self) {
+        self.cancel = self.cancel.child_token();
+    }
+
     pub(crate) fn tighten_deadline(&mut self, timeout: Duration) -> Instant {
         let by_timeout = Instant::now() + timeout;
         let deadline = match self.deadline {

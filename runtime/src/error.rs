@@ -167,13 +167,14 @@ impl ToolError {
         Self::new(ErrorKind::NotFound, format!("no tool named `{name}`"))
     }
 
-    /// `timeout`: `tool` did not finish within `after`.
+    /// `timeout`: `tool` did not finish within `after` (shown in milliseconds, rounded up, so
+    /// that 499.9 ms left of a 500 ms deadline reads as 500).
     pub fn timeout(tool: &str, after: Duration) -> Self {
         Self::new(
             ErrorKind::Timeout,
             format!(
                 "tool `{tool}` did not finish within {} ms",
-                after.as_millis()
+                after.as_micros().div_ceil(1000)
             ),
         )
     }

@@ -8,6 +8,8 @@
 //!
 //! Most users reach these types through the `toolgate` facade crate.
 
+#![warn(missing_docs)]
+
 mod context;
 mod descriptor;
 mod error;
@@ -26,5 +28,6 @@ pub use error::{ArgumentError, BuildError, ErrorKind, ToolError};
 pub use output::{Content, ResourceContents, ToolOutput};
 pub use source::{BoxFuture, ToolSource};
 pub use state::{Provides, State, StateMap};
+pub use tokio_util::sync::CancellationToken;
 pub use toolgate_spec::dialect::Dialect;
 pub use toolset::{Toolset, ToolsetBuilder};

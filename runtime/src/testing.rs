@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::{BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource};
 
 type Handler = Arc<dyn Fn(Value) -> Result<ToolOutput, ToolError> + Send + Sync>;
+type Stubs = Arc<Mutex<Vec<(Arc<ToolDescriptor>, Handler)>>>;
 
 /// One recorded call.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +35,7 @@ pub struct RecordedCall {
 #[derive(Clone, Default)]
 pub struct StubSource {
     id: String,
-    tools: Arc<Mutex<Vec<(Arc<ToolDescriptor>, Handler)>>>,
+    tools: Stubs,
     calls: Arc<Mutex<Vec<RecordedCall>>>,
 }
 

@@ -44,9 +44,16 @@ impl Toolset {
         ToolsetBuilder::default()
     }
 
-    /// Every tool of every source, in source order then each source's order.
+    /// Every tool of every source, in source order then each source's order (a tool shadowed by
+    /// an [overlay](ToolsetBuilder::overlay) is listed once, as the overlay's).
     pub fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
-        self.inner.sources.iter().flat_map(|s| s.tools()).collect()
+        let mut seen = std::collections::HashSet::new();
+        self.inner
+            .sources
+            .iter()
+            .flat_map(|s| s.tools())
+            .filter(|d| seen.insert(d.name.clone()))
+            .collect()
     }
 
     /// The tool called `name`, if any source offers it.
@@ -113,11 +120,29 @@ impl Toolset {
         let Some((source, descriptor)) = self.resolve(name) else {
             return Err(ToolError::not_found(name));
         };
+        // A context whose token is already cancelled runs nothing (a sync tool would otherwise
+        // finish on its first poll, before the cancellation below is looked at).
+        if ctx.is_cancelled() {
+            return Err(ToolError::cancelled(name));
+        }
         ctx.attach(self);
-        if let Some(timeout) = descriptor.timeout.or(self.inner.default_timeout) {
+        // The call gets a child of the caller's token: the caller cancelling still cancels the
+        // call, but a timeout below cancels this call only, not the caller's (shared) token.
+        if watch_cancel {
+            ctx.isolate_cancellation();
+        }
+        // What the call is allowed: the tool's timeout, or what is left of the caller's
+        // deadline when that is earlier (measured before tightening, so that a 2 s timeout is
+        // reported as 2000 ms, not 1999).
+        let caller_left = ctx.remaining();
+        let timeout = descriptor.timeout.or(self.inner.default_timeout);
+        if let Some(timeout) = timeout {
             ctx.tighten_deadline(timeout);
         }
-        let allowed = ctx.remaining();
+        let allowed = match (timeout, caller_left) {
+            (Some(t), Some(left)) => Some(t.min(left)),
+            (t, left) => t.or(left),
+        };
         let call = AssertUnwindSafe(source.call(name, args, &ctx)).catch_unwind();
         let cancel = ctx.cancellation();
         let outcome = match ctx.deadline() {
@@ -126,7 +151,9 @@ impl Toolset {
                     biased;
                     r = call => r,
                     () = cancel.cancelled() => return Err(ToolError::cancelled(name)),
-                    () = tokio::time::sleep_until(deadline.into()) => {
+                    // A relative sleep on tokio's clock (not `sleep_until` of the std
+                    // deadline), so that tokio's paused test clock drives timeouts too.
+                    () = tokio::time::sleep(deadline.saturating_duration_since(std::time::Instant::now())) => {
                         cancel.cancel();
                         return Err(ToolError::timeout(name, allowed.unwrap_or_default()));
                     }
@@ -213,6 +240,7 @@ impl fmt::Debug for Toolset {
 #[derive(Default)]
 pub struct ToolsetBuilder {
     static_source: Option<StaticFactory>,
+    overlays: Vec<Arc<dyn ToolSource>>,
     sources: Vec<Arc<dyn ToolSource>>,
     states: StateMap,
     default_timeout: Option<Duration>,
@@ -231,6 +259,14 @@ impl ToolsetBuilder {
     /// Adds a source after the static table (and after sources added earlier).
     pub fn source(mut self, source: impl ToolSource) -> Self {
         self.sources.push(Arc::new(source));
+        self
+    }
+
+    /// Adds a source *in front of* every other: its tools shadow same-named tools of the static
+    /// table and of other sources (no duplicate-name error). For tests — stub the real `fetch`
+    /// with a [`StubSource`](crate::testing::StubSource) — and for wrappers that replace a tool.
+    pub fn overlay(mut self, source: impl ToolSource) -> Self {
+        self.overlays.push(Arc::new(source));
         self
     }
 
@@ -264,16 +300,20 @@ impl ToolsetBuilder {
     /// [`BuildError::MissingState`] when a compiled tool takes a `State<T>` that was not given;
     /// [`BuildError::DuplicateSource`] / [`BuildError::DuplicateTool`] when sources clash.
     pub fn build(self) -> Result<Toolset, BuildError> {
-        let mut sources = Vec::with_capacity(self.sources.len() + 1);
+        let mut sources = self.overlays;
+        let overlays = sources.len();
         if let Some(factory) = self.static_source {
             sources.push(factory(&self.states)?);
         }
         sources.extend(self.sources);
         let mut ids = HashMap::new();
         let mut names: HashMap<String, String> = HashMap::new();
-        for s in &sources {
+        for (i, s) in sources.iter().enumerate() {
             if ids.insert(s.id().to_string(), ()).is_some() {
                 return Err(BuildError::DuplicateSource(s.id().to_string()));
+            }
+            if i < overlays {
+                continue;
             }
             for d in s.tools() {
                 if let Some(first) = names.insert(d.name.clone(), s.id().to_string()) {

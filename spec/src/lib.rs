@@ -4,6 +4,8 @@
 //!
 //! Pure data and functions: no async runtime, no syn.
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod dialect;
 pub mod names;

@@ -16,4 +16,16 @@ pub async fn c() -> String {
     String::new()
 }
 
+/// A quoted number has no unit (a bare integer is milliseconds).
+#[toolgate::tool(timeout = "30")]
+pub fn d() -> String {
+    String::new()
+}
+
+/// A timeout of zero fails every call.
+#[toolgate::tool(timeout = 0)]
+pub fn e() -> String {
+    String::new()
+}
+
 fn main() {}

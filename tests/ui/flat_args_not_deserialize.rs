@@ -1,0 +1,12 @@
+#[derive(schemars::JsonSchema)]
+pub struct Query {
+    pub text: String,
+}
+
+/// A lone `args` parameter is the whole arguments object, so it must be `Deserialize` too.
+#[toolgate::tool]
+pub fn search(args: Query) -> String {
+    args.text
+}
+
+fn main() {}

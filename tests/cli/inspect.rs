@@ -1,0 +1,276 @@
+//! `list`, `describe`, `schema`, `schema-config`.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+// ---------------------------------------------------------------------------------------------
+// list, describe, schema, schema-config
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn list_prints_a_table_of_every_builtin() {
+    let run = toolgate(&["list"]);
+    let out = run.ok();
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let names: BTreeSet<&str> = rows.iter().filter_map(|r| r.first().copied()).collect();
+    for b in BUILTINS {
+        assert!(names.contains(b), "`{b}` missing from the table\n{out}");
+    }
+    // name, category, then the first line of the description.
+    let calc = rows
+        .iter()
+        .find(|r| r.first() == Some(&"calc"))
+        .expect("a calc row");
+    assert_eq!(calc[1], "compute", "{out}");
+    assert!(
+        calc[2..]
+            .join(" ")
+            .starts_with("Evaluate an arithmetic expression"),
+        "{out}"
+    );
+    let read_file = rows
+        .iter()
+        .find(|r| r.first() == Some(&"read_file"))
+        .unwrap();
+    assert_eq!(read_file[1], "files", "{out}");
+}
+
+#[test]
+fn list_json_gives_descriptors_with_object_input_schemas() {
+    let run = toolgate(&["list", "--json"]);
+    run.ok();
+    let v = run.json();
+    let tools = v.as_array().expect("an array of descriptors");
+    let mut names = BTreeSet::new();
+    for t in tools {
+        let name = t["name"].as_str().expect("a name");
+        names.insert(name.to_string());
+        let description = t["description"].as_str().unwrap_or("");
+        assert!(
+            description.len() > 20,
+            "`{name}` needs a real description: {t}"
+        );
+        let schema = &t["input_schema"];
+        assert_eq!(schema["type"], "object", "`{name}` input_schema: {schema}");
+        assert!(
+            schema["properties"].is_object(),
+            "`{name}` has no properties: {schema}"
+        );
+    }
+    for b in BUILTINS {
+        assert!(
+            names.contains(b),
+            "`{b}` missing from list --json: {names:?}"
+        );
+    }
+    // The arguments of a tool are in its schema, with descriptions.
+    let calc = tools.iter().find(|t| t["name"] == "calc").unwrap();
+    assert_eq!(calc["input_schema"]["required"], json!(["expression"]));
+    assert!(calc["input_schema"]["properties"]["expression"]["description"].is_string());
+}
+
+#[test]
+fn list_filters_by_category() {
+    let run = toolgate(&["list", "--category", "files"]);
+    let out = run.ok();
+    let names: BTreeSet<&str> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, BTreeSet::from(["list_dir", "read_file"]), "{out}");
+
+    let run = toolgate(&["list", "--json", "--category", "compute"]);
+    run.ok();
+    let names: BTreeSet<String> = run
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            assert_eq!(t["category"], "compute", "{t}");
+            t["name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(names, BTreeSet::from(["calc".into(), "jq".into()]));
+
+    let run = toolgate(&["list", "--json", "--category", "no-such-category"]);
+    run.ok();
+    assert_eq!(run.json(), json!([]));
+}
+
+#[test]
+fn describe_shows_description_facts_and_schemas() {
+    let run = toolgate(&["describe", "read_file"]);
+    let out = run.ok();
+    assert_eq!(out.lines().next(), Some("read_file"), "{out}");
+    for needle in [
+        "Read a UTF-8 text file inside the configured root directory.",
+        "source: local",
+        "category: files",
+        "read_only",
+        "input schema:",
+        "output schema:",
+        "\"path\"",
+        "\"max_bytes\"",
+    ] {
+        assert!(out.contains(needle), "describe lacks {needle:?}\n{out}");
+    }
+    // The input schema is printed as JSON between its label and the output schema's.
+    let input = out
+        .split("input schema:")
+        .nth(1)
+        .and_then(|s| s.split("output schema:").next())
+        .unwrap();
+    let input: Value = serde_json::from_str(input).expect("the input schema is JSON");
+    assert_eq!(input["required"], json!(["path"]));
+
+    toolgate(&["describe", "no_such_tool"])
+        .code(4)
+        .stderr_has(&["not_found", "no_such_tool"]);
+}
+
+#[test]
+fn schema_of_one_tool_in_each_dialect() {
+    let run = toolgate(&["schema", "calc", "--dialect", "openai"]);
+    run.ok();
+    let v = run.json();
+    assert_eq!(v["type"], "function");
+    assert_eq!(v["name"], "calc");
+    assert_eq!(v["parameters"]["type"], "object");
+    assert!(
+        v["parameters"]["properties"]["expression"].is_object(),
+        "{v}"
+    );
+    assert!(v["parameters"].get("$schema").is_none(), "{v}");
+    assert!(v.get("inputSchema").is_none() && v.get("input_schema").is_none());
+
+    let run = toolgate(&["schema", "calc", "--dialect", "anthropic"]);
+    run.ok();
+    let v = run.json();
+    assert_eq!(v["name"], "calc");
+    assert_eq!(v["input_schema"]["type"], "object");
+    assert!(
+        v["input_schema"]["properties"]["expression"].is_object(),
+        "{v}"
+    );
+    assert!(v["input_schema"].get("$schema").is_none(), "{v}");
+    assert!(
+        v.get("type").is_none() && v.get("parameters").is_none(),
+        "{v}"
+    );
+
+    for args in [
+        &["schema", "calc", "--dialect", "mcp"][..],
+        &["schema", "calc"][..], // mcp is the default
+    ] {
+        let run = toolgate(args);
+        run.ok();
+        let v = run.json();
+        assert_eq!(v["name"], "calc");
+        assert_eq!(v["inputSchema"]["type"], "object");
+        assert_eq!(v["outputSchema"]["type"], "object");
+        assert_eq!(v["annotations"]["readOnlyHint"], true, "{v}");
+    }
+
+    toolgate(&["schema", "calc", "--dialect", "gemini"]).code(2);
+    toolgate(&["schema", "nope"]).code(4);
+}
+
+#[test]
+fn schema_all_in_each_dialect() {
+    for (dialect, schema_key) in [
+        ("mcp", "inputSchema"),
+        ("openai", "parameters"),
+        ("anthropic", "input_schema"),
+    ] {
+        let run = toolgate(&["schema", "--all", "--dialect", dialect]);
+        run.ok();
+        let v = run.json();
+        let all = v.as_array().expect("an array");
+        let names: BTreeSet<&str> = all.iter().filter_map(|t| t["name"].as_str()).collect();
+        for b in BUILTINS {
+            assert!(names.contains(b), "{dialect}: `{b}` missing: {names:?}");
+        }
+        for t in all {
+            assert_eq!(t[schema_key]["type"], "object", "{dialect}: {t}");
+        }
+    }
+}
+
+#[test]
+fn schema_config_prints_the_json_schema_of_tools_yaml() {
+    let run = toolgate(&["schema-config"]);
+    run.ok();
+    let schema = run.json();
+    assert!(
+        schema["$schema"]
+            .as_str()
+            .is_some_and(|s| s.contains("json-schema.org")),
+        "{schema}"
+    );
+    jsonschema::meta::validate(&schema).expect("a valid JSON Schema");
+    for key in ["version", "tools", "policy", "settings"] {
+        assert!(
+            schema["properties"][key].is_object(),
+            "no `{key}` property in the config schema"
+        );
+    }
+    // It describes real configurations: a JSON twin of a small tools.yaml passes, a typo fails.
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let good = json!({
+        "version": 1,
+        "tools": {"local": [{"fn": "crate::tools::forecast", "category": "weather"}]},
+        "policy": {"defaults": {"timeout_ms": 10000}}
+    });
+    let errors: Vec<String> = validator
+        .iter_errors(&good)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "a valid config is rejected: {errors:?}");
+    assert!(!validator.is_valid(&json!({"version": 1, "tols": {}})));
+}
+
+#[test]
+fn closed_stdout_ends_quietly() {
+    // `toolgate list --json | head -1`: the reader goes away; the command must not panic.
+    for args in [
+        &["schema-config"][..],
+        &["list"][..],
+        &["describe", "calc"][..],
+    ] {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader); // every write to stdout now fails with EPIPE
+        let mut child = Command::new(BIN)
+            .args(args)
+            .current_dir(repo_root())
+            .env("RUST_BACKTRACE", "1")
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolgate starts");
+        let mut err = child.stderr.take().unwrap();
+        let err = thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let status = wait_until(&mut child, Instant::now() + COMMAND_TIMEOUT);
+        let stderr = err.join().unwrap_or_default();
+        let status = status.unwrap_or_else(|| panic!("toolgate {args:?} hung"));
+        assert!(
+            !stderr.contains("panicked") && status.code() != Some(101),
+            "toolgate {args:?} with a closed stdout: {status}\n{stderr}"
+        );
+    }
+}

@@ -531,6 +531,38 @@ fn enums_vec_map_nested_structs() {
     assert_eq!(defs["Point"]["required"], json!(["lat", "lon"]));
 }
 
+/// Sort the results (a lone `args` parameter that is not an object: wrapped as `{"args": ...}`).
+#[tool]
+pub fn set_order(args: Order) -> String {
+    format!("{args:?}")
+}
+
+#[tokio::test]
+async fn lone_args_that_is_not_an_object_is_wrapped() {
+    let d = __tool_set_order::descriptor();
+    assert_eq!(d.input_schema["type"], "object", "{}", d.input_schema);
+    assert_eq!(d.input_schema["required"], json!(["args"]));
+    assert_eq!(d.input_schema["additionalProperties"], json!(false));
+    assert!(d.input_schema["properties"]["args"].is_object());
+    for dialect in toolgate::Dialect::ALL {
+        d.export(dialect).expect("exports");
+    }
+    let st = state();
+    let ctx = call_ctx();
+    let out = __tool_set_order::invoke(&st, json!({ "args": "descending" }), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.text_joined(), "Descending");
+    let e = __tool_set_order::invoke(&st, json!("descending"), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArguments);
+    let e = __tool_set_order::invoke(&st, json!({"args": "nope"}), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(e.argument_errors()[0].pointer, "/args", "{e}");
+}
+
 #[test]
 fn lone_args_struct_is_the_arguments_object() {
     let d = __tool_search::descriptor();
@@ -538,7 +570,6 @@ fn lone_args_struct_is_the_arguments_object() {
         d.input_schema,
         json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "description": "Arguments of `search`, taken whole as the lone `args` parameter.",
             "type": "object",
             "properties": {
                 "query": { "description": "What to look for.", "type": "string" },

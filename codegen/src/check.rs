@@ -174,7 +174,8 @@ fn resolve_entries<'s>(c: &Crate<'s>, r: &mut Resolved) -> Vec<Candidate<'s>> {
     for (i, entry) in c.config.tools.local.iter().enumerate() {
         match entry {
             LocalEntry::Function(f) => {
-                let path: String = f.path.split_whitespace().collect();
+                let path =
+                    crate::discover::strip_raw(&f.path.split_whitespace().collect::<String>());
                 let pointer = format!("/tools/local/{i}/fn");
                 if let Some(first) = listed_at.get(&path) {
                     let at = c.config.locate(&format!("/tools/local/{first}/fn"));
@@ -316,9 +317,18 @@ fn check_names(c: &Crate<'_>, r: &mut Resolved) {
     let mut seen: HashMap<&str, &ToolInfo> = HashMap::new();
     for t in &r.tools {
         if let Err(e) = validate_tool_name(&t.name) {
-            let source = match &t.listed {
-                Some(l) if l.name.is_some() => "`name:` in tools.yaml".to_string(),
-                _ => format!("function `{}`", t.function),
+            let (source, hint) = match &t.listed {
+                Some(l) if l.name.is_some() => (
+                    "`name:` in tools.yaml".to_string(),
+                    "set a legal name with `name:` on this `fn:` entry".to_string(),
+                ),
+                _ => (
+                    format!("function `{}`", t.function),
+                    format!(
+                        "rename it with #[tool(name = \"...\")] on `{}` (the #[tool] macro checks its own name too, so `name:` in tools.yaml is not enough)",
+                        t.function
+                    ),
+                ),
             };
             r.errors.push(
                 c.config
@@ -326,7 +336,7 @@ fn check_names(c: &Crate<'_>, r: &mut Resolved) {
                         &t.name_pointer(),
                         format!("invalid tool name (from {source}): {e}"),
                     )
-                    .with_hint("set a legal name with `name:` on a `fn:` entry in tools.yaml"),
+                    .with_hint(hint),
             );
         }
         if let Some(first) = seen.get(t.name.as_str()) {

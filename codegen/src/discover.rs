@@ -147,9 +147,15 @@ fn visit_items(items: &[syn::Item], module: &str, file: &Path, scan: &mut Scan) 
     }
 }
 
+/// A path without raw-identifier prefixes: `crate::r#match::r#type` → `crate::match::type`.
+pub fn strip_raw(path: &str) -> String {
+    path.replace("r#", "")
+}
+
 fn visit_fn(f: &syn::ItemFn, module: &str, file: &Path, scan: &mut Scan) {
-    let ident = f.sig.ident.to_string();
-    let path = format!("{module}::{ident}");
+    // `r#type` is the tool `type` (its items are `__tool_type`); paths are matched without `r#`.
+    let ident = syn::ext::IdentExt::unraw(&f.sig.ident).to_string();
+    let path = format!("{}::{ident}", strip_raw(module));
     let Some(attr) = f.attrs.iter().find(|a| is_tool_attr(a.path())) else {
         scan.other_fns.push(path);
         return;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use toolgate_codegen::{Builder, Report};
 
-const LIB: &str = "pub mod tools;\npub struct AppState;\n";
+const LIB: &str = "pub mod tools;\npub mod kinds;\npub mod long;\npub struct AppState;\n";
 
 const TOOLS: &str = r#"use toolgate::{tool, State};
 
@@ -328,4 +328,29 @@ fn warnings_do_not_fail() {
         "{w:#?}"
     );
     assert!(has("tools.yaml:9:5: policy for `nope`"), "{w:#?}");
+}
+
+#[test]
+fn raw_identifiers_are_tools_without_the_prefix() {
+    let extra = [(
+        "src/kinds.rs",
+        "/// The kind.\n#[toolgate::tool]\npub fn r#type() -> String { String::new() }\n",
+    )];
+    for path in ["crate::kinds::r#type", "crate::kinds::type"] {
+        let yaml = format!("version: 1\ntools:\n  local:\n    - fn: {path}\n");
+        let r = check("raw", &yaml, &extra).unwrap_or_else(|e| panic!("{path}: {e:#?}"));
+        assert_eq!(r.tools[0].name, "type");
+        assert_eq!(r.tools[0].ident, "type");
+    }
+}
+
+#[test]
+fn an_illegal_function_name_is_fixed_in_the_attribute() {
+    let extra = [(
+        "src/long.rs",
+        "/// Long.\n#[toolgate::tool]\npub fn a_function_name_that_is_far_too_long_for_any_provider_to_accept_as_a_tool() {}\n",
+    )];
+    let yaml = "version: 1\ntools:\n  local:\n    - fn: crate::long::a_function_name_that_is_far_too_long_for_any_provider_to_accept_as_a_tool\n";
+    let e = check("long-fn", yaml, &extra).unwrap_err();
+    assert!(e[0].contains("#[tool(name = "), "{e:#?}");
 }

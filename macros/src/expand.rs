@@ -33,6 +33,28 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
         None => args_ty.clone(),
     };
 
+    // A lone `args` parameter whose type is not an object (an enum, a string) is wrapped as
+    // `{"args": T}`, decided once from its schema.
+    let (input_schema, wrapped, flat_fn) = if tool.flat_args().is_some() {
+        (
+            quote!(#tg::flat_input_schema::<#args_ty_spanned>().0),
+            quote!(Self::__flat_wrapped()),
+            quote! {
+                #[doc(hidden)]
+                fn __flat_wrapped() -> bool {
+                    static WRAPPED: ::std::sync::OnceLock<bool> = ::std::sync::OnceLock::new();
+                    *WRAPPED.get_or_init(|| #tg::flat_input_schema::<#args_ty_spanned>().1)
+                }
+            },
+        )
+    } else {
+        (
+            quote!(#tg::input_schema::<#args_ty_spanned>()),
+            quote!(false),
+            TokenStream::new(),
+        )
+    };
+
     // One `T: Deserialize` check per argument type, spanned at the type: the one error a user sees
     // for an argument that cannot be decoded (the args struct's derive defers to it, see
     // `args_struct`).
@@ -168,7 +190,7 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
                 ::toolgate::ToolDescriptor {
                     name: ::std::string::String::from(#name),
                     description: #description,
-                    input_schema: #tg::input_schema::<#args_ty_spanned>(),
+                    input_schema: #input_schema,
                     output_schema: Self::__output_schema().map(|(s, _)| s),
                     #descriptor
                 }
@@ -183,6 +205,8 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
                 use #tg::{ViaToolOutput as _, ViaSchema as _, ViaSerialize as _, ViaUnserializable as _};
                 (&&&&#tg::OutTag::<#ok_ty>::new()).output_schema()
             }
+
+            #flat_fn
 
             #[doc(hidden)]
             fn __wrap() -> ::core::option::Option<bool> {
@@ -205,7 +229,7 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
                 let __decoded = {
                     #[allow(unused_imports)]
                     use #tg::{DecodeViaSerde as _, DecodeUnavailable as _};
-                    (&&#tg::DecodeTag::<#args_ty_spanned>::new()).decode(#name, args)
+                    (&&#tg::DecodeTag::<#args_ty_spanned>::new()).decode(#name, args, #wrapped)
                 };
                 async move {
                     let __args = __decoded?;

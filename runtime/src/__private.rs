@@ -104,11 +104,16 @@ pub trait DecodeViaSerde<T> {
     ///
     /// # Errors
     /// `invalid_arguments` naming the argument path.
-    fn decode(&self, tool: &str, args: Value) -> Result<T, ToolError>;
+    /// `wrapped`: the arguments object wraps the value as `{"args": T}` ([`flat_input_schema`]).
+    fn decode(&self, tool: &str, args: Value, wrapped: bool) -> Result<T, ToolError>;
 }
 impl<T: DeserializeOwned> DecodeViaSerde<T> for &DecodeTag<T> {
-    fn decode(&self, tool: &str, args: Value) -> Result<T, ToolError> {
-        decode_args(tool, args)
+    fn decode(&self, tool: &str, args: Value, wrapped: bool) -> Result<T, ToolError> {
+        if wrapped {
+            decode_wrapped(tool, args)
+        } else {
+            decode_args(tool, args)
+        }
     }
 }
 
@@ -118,10 +123,10 @@ pub trait DecodeUnavailable<T> {
     ///
     /// # Errors
     /// Always.
-    fn decode(&self, tool: &str, args: Value) -> Result<T, ToolError>;
+    fn decode(&self, tool: &str, args: Value, wrapped: bool) -> Result<T, ToolError>;
 }
 impl<T> DecodeUnavailable<T> for DecodeTag<T> {
-    fn decode(&self, tool: &str, _args: Value) -> Result<T, ToolError> {
+    fn decode(&self, tool: &str, _args: Value, _wrapped: bool) -> Result<T, ToolError> {
         Err(ToolError::internal(format!(
             "the arguments of tool `{tool}` cannot be decoded"
         )))
@@ -172,7 +177,10 @@ fn generator() -> schemars::SchemaGenerator {
 pub fn input_schema<T: schemars::JsonSchema>() -> Value {
     let mut v = generator().into_root_schema_for::<T>().to_value();
     if let Value::Object(map) = &mut v {
+        // The tool's description says what the arguments are for; a Rust type's name or doc
+        // (`title`, `description` of the root) would only repeat or contradict it.
         map.remove("title");
+        map.remove("description");
         let is_object = map.get("type").and_then(Value::as_str) == Some("object");
         if is_object && !map.contains_key("properties") {
             map.insert("properties".into(), Value::Object(serde_json::Map::new()));
@@ -185,26 +193,61 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
 /// `{"result": T}` (MCP requires `structuredContent` and `outputSchema` to be objects).
 pub fn output_schema_of<T: schemars::JsonSchema>() -> (Value, bool) {
     let mut v = generator().into_root_schema_for::<T>().to_value();
-    let Value::Object(map) = &mut v else {
-        return (v, false);
-    };
-    map.remove("title");
-    if map.get("type").and_then(Value::as_str) == Some("object") {
-        return (v, false);
+    if let Value::Object(map) = &mut v {
+        map.remove("title");
     }
-    let schema_uri = map.remove("$schema");
-    let defs = map.remove("$defs");
+    if is_object_schema(&v) {
+        (v, false)
+    } else {
+        (wrap_schema(v, "result", false), true)
+    }
+}
+
+fn is_object_schema(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// `{"type": "object", "properties": {key: schema}, "required": [key]}`, with `$schema` and
+/// `$defs` hoisted to the new root so every `$ref` still resolves.
+fn wrap_schema(mut inner: Value, key: &str, closed: bool) -> Value {
     let mut root = serde_json::Map::new();
-    if let Some(s) = schema_uri {
-        root.insert("$schema".into(), s);
+    if let Value::Object(map) = &mut inner {
+        if let Some(s) = map.remove("$schema") {
+            root.insert("$schema".into(), s);
+        }
+        if let Some(d) = map.remove("$defs") {
+            root.insert("$defs".into(), d);
+        }
     }
     root.insert("type".into(), "object".into());
-    root.insert("properties".into(), serde_json::json!({ "result": v }));
-    root.insert("required".into(), serde_json::json!(["result"]));
-    if let Some(d) = defs {
-        root.insert("$defs".into(), d);
+    root.insert("properties".into(), serde_json::json!({ key: inner }));
+    root.insert("required".into(), serde_json::json!([key]));
+    if closed {
+        root.insert("additionalProperties".into(), false.into());
     }
-    (Value::Object(root), true)
+    Value::Object(root)
+}
+
+/// The input schema of a tool taking its arguments as one parameter named `args` of type `T`.
+/// When `T` is not an object (an enum, a string...), the arguments object wraps it as
+/// `{"args": T}` (a root must be an object for every provider); the `bool` says so.
+pub fn flat_input_schema<T: schemars::JsonSchema>() -> (Value, bool) {
+    let v = input_schema::<T>();
+    if is_object_schema(&v) {
+        (v, false)
+    } else {
+        (wrap_schema(v, "args", true), true)
+    }
+}
+
+/// Decodes arguments that [`flat_input_schema`] wrapped as `{"args": T}`.
+fn decode_wrapped<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Wrapped<T> {
+        args: T,
+    }
+    decode_args::<Wrapped<T>>(tool, args).map(|w| w.args)
 }
 
 /// Joins doc-comment lines the way rustdoc shows them: one leading space dropped per line,

@@ -272,8 +272,12 @@ impl ToolError {
         let mut out = self.to_string();
         let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(self);
         while let Some(e) = next {
-            out.push_str("\n  caused by: ");
-            out.push_str(&e.to_string());
+            let text = e.to_string();
+            // An error converted with its own message as ours adds nothing the first time.
+            if text != self.message {
+                out.push_str("\n  caused by: ");
+                out.push_str(&text);
+            }
             next = e.source();
         }
         out

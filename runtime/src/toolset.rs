@@ -143,7 +143,13 @@ impl Toolset {
             (Some(t), Some(left)) => Some(t.min(left)),
             (t, left) => t.or(left),
         };
-        let call = AssertUnwindSafe(source.call(name, args, &ctx)).catch_unwind();
+        // A source may panic while building the future (decoding arguments happens there) or
+        // while it runs: both become `internal` errors, never a crashed caller.
+        let call =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| source.call(name, args, &ctx))) {
+                Ok(future) => AssertUnwindSafe(future).catch_unwind(),
+                Err(panic) => return Err(panic_error(name, panic.as_ref())),
+            };
         let cancel = ctx.cancellation();
         let outcome = match ctx.deadline() {
             Some(deadline) => {

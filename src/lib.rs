@@ -79,6 +79,10 @@ pub use toolgate_runtime::__private;
 ///   (text), `ToolOutput`, `()`, or `Result<_, E>` where `E` becomes a [`ToolError`]:
 ///   `ToolError`/`Into<ToolError>` as is, other errors as kind `upstream` with their message.
 ///
+/// A sync function runs inline on the calling task, so a `timeout` cannot interrupt it; mark
+/// long-running sync functions `blocking` (or make them `async`) so that timeouts and
+/// cancellation take effect on time.
+///
 /// Options: `name = "..."`, `description = "..."`, `title = "..."`, `category = "..."`,
 /// `tags = ["a", "b"]`, `version = "1.2.0"` (semver), `timeout = "30s"` (or milliseconds),
 /// `dangerous`, `requires_auth`, `idempotent`, `read_only` (MCP annotations), `blocking` (run a

@@ -127,12 +127,35 @@ pub struct ToolError {
     source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
+/// Cuts `message` to [`ToolError::MAX_MESSAGE_BYTES`] on a character boundary.
+fn bounded(mut message: String) -> String {
+    let max = ToolError::MAX_MESSAGE_BYTES;
+    if message.len() <= max {
+        return message;
+    }
+    let mut cut = max;
+    while !message.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let left_out = message.len() - cut;
+    message.truncate(cut);
+    message.push_str(&format!(" … [{left_out} more bytes not shown]"));
+    message
+}
+
 impl ToolError {
+    /// The longest message kept, in bytes (4 KiB); longer ones are cut with a note.
+    pub const MAX_MESSAGE_BYTES: usize = 4096;
+
     /// A new error of `kind` with a model-facing `message`; `retryable` defaults from the kind.
+    ///
+    /// Messages longer than [`ToolError::MAX_MESSAGE_BYTES`] are cut (on a character boundary)
+    /// with a note saying how much was left out: an error echoing a huge value must not flood a
+    /// model's context.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
-            message: message.into(),
+            message: bounded(message.into()),
             retryable: kind.default_retryable(),
             retry_after: None,
             details: None,
@@ -229,7 +252,7 @@ impl ToolError {
 
     /// Prefixes the message with context, e.g. the tool name.
     pub fn with_context(mut self, context: impl fmt::Display) -> Self {
-        self.message = format!("{context}: {}", self.message);
+        self.message = bounded(format!("{context}: {}", self.message));
         self
     }
 
@@ -433,6 +456,17 @@ mod tests {
         let back: ToolError = serde_json::from_value(v).unwrap();
         assert_eq!(back, e);
         assert!(e.report().contains("caused by: secret-bearing detail"));
+    }
+
+    #[test]
+    fn long_messages_are_cut_on_a_char_boundary() {
+        let e = ToolError::upstream("é".repeat(10_000));
+        assert!(e.message().len() < ToolError::MAX_MESSAGE_BYTES + 64);
+        assert!(
+            e.message().ends_with("[15904 more bytes not shown]"),
+            "{}",
+            &e.message()[4000..]
+        );
     }
 
     #[test]

@@ -192,6 +192,12 @@ fn check_shape(expression: &str) -> Result<(), CalcError> {
     if expression.trim().is_empty() {
         return reject("the expression is empty".into());
     }
+    // evalexpr reads `//` and `/* */` as comments: `7 // 2` would silently be `7`.
+    if expression.contains("//") || expression.contains("/*") {
+        return reject(
+            "`//` and `/*` are not operators here (they would start a comment); use `/` for division and `floor(a / b)` for integer division".into(),
+        );
+    }
     let chars = expression.chars().count();
     if chars > MAX_EXPRESSION_CHARS {
         return reject(format!(
@@ -331,6 +337,15 @@ mod tests {
         assert!(matches!(
             eval("10 ^ 400"),
             Err(CalcError::NotANumber { .. })
+        ));
+    }
+
+    #[test]
+    fn comments_are_refused_not_silently_dropped() {
+        assert!(matches!(eval("7 // 2"), Err(CalcError::Rejected { .. })));
+        assert!(matches!(
+            eval("1 /* c */ + 2"),
+            Err(CalcError::Rejected { .. })
         ));
     }
 

@@ -5,7 +5,7 @@
 //! - only hosts in [`FetchSettings::allow_hosts`]; an empty list refuses everything. The
 //!   check happens before any connection and again on every redirect (at most
 //!   [`MAX_REDIRECTS`]); a refused redirect fails the call rather than returning the 3xx.
-//!   (A redirect to another scheme, e.g. `file:`, is not followed: the 3xx is returned.)
+//!   (A redirect to another scheme, e.g. `file:`, is not followed: it is refused as `NotAllowed`.)
 //! - a host named exactly in the allowlist (`intranet.local`, `127.0.0.1`) may resolve to any
 //!   address: the operator named it. A host matched by a wildcard (`*.example.com`, `*`) must
 //!   resolve only to public addresses (no loopback, private, link-local, CGNAT, ...), unless
@@ -205,6 +205,24 @@ pub async fn fetch(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    if status.is_redirection() {
+        // reqwest hands back a redirect it would not follow (to `file:`, `ftp:`...): refuse it
+        // rather than report an empty success.
+        let location = response
+            .headers()
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect::<String>();
+        return Err(FetchError::NotAllowed {
+            host: response.url().host_str().unwrap_or_default().to_owned(),
+            reason: format!(
+                "redirect to `{location}` was not followed (only http and https URLs may be fetched)"
+            ),
+        });
+    }
     if status.is_client_error() || status.is_server_error() {
         let (body, _) = read_body(&mut response, EXCERPT_BYTES)
             .await

@@ -127,6 +127,25 @@ impl BuiltinSettings {
         if out.files.root.is_relative() {
             out.files.root = base.join(&out.files.root);
         }
+        if !out.files.root.is_dir() {
+            return Err(SettingsError {
+                pointer: "/settings/files/root".into(),
+                message: format!(
+                    "settings.files.root: `{}` is not a directory",
+                    out.files.root.display()
+                ),
+            });
+        }
+        for (i, host) in out.fetch.allow_hosts.iter().enumerate() {
+            if host.contains("://") || host.contains('/') || host.trim().is_empty() {
+                return Err(SettingsError {
+                    pointer: format!("/settings/fetch/allow_hosts/{i}"),
+                    message: format!(
+                        "settings.fetch.allow_hosts: `{host}` is not a host name; write the host alone (`example.com`, `*.example.com`, `127.0.0.1`), without scheme or path"
+                    ),
+                });
+            }
+        }
         Ok(out)
     }
 }
@@ -144,6 +163,40 @@ pub struct SettingsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_errors_point_at_the_value() {
+        let base = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let settings = |v: serde_json::Value| -> BTreeMap<String, serde_json::Value> {
+            serde_json::from_value(v).unwrap()
+        };
+        let e = BuiltinSettings::from_config(
+            &settings(
+                serde_json::json!({"fetch": {"allow_hosts": ["ok.example", "http://x.example"]}}),
+            ),
+            base,
+        )
+        .unwrap_err();
+        assert_eq!(e.pointer, "/settings/fetch/allow_hosts/1");
+        let e = BuiltinSettings::from_config(
+            &settings(serde_json::json!({"files": {"root": "no/such/dir"}})),
+            base,
+        )
+        .unwrap_err();
+        assert_eq!(e.pointer, "/settings/files/root");
+        let e = BuiltinSettings::from_config(
+            &settings(serde_json::json!({"fetch": {"max_bytes": "big"}})),
+            base,
+        )
+        .unwrap_err();
+        assert_eq!(e.pointer, "/settings/fetch/max_bytes");
+        let ok = BuiltinSettings::from_config(
+            &settings(serde_json::json!({"files": {"root": "src"}})),
+            base,
+        )
+        .unwrap();
+        assert_eq!(ok.files.root, base.join("src"));
+    }
 
     #[test]
     fn settings_defaults_and_unknown_fields() {

@@ -48,10 +48,11 @@ pub fn list_dir(
     files::list_dir(&builtins.settings.files, args)
 }
 
-/// Evaluate an arithmetic expression exactly as a calculator would.
+/// Evaluate an arithmetic expression.
 ///
 /// Supports + - * / % ^, parentheses, comparisons and functions such as sqrt, min, max, abs,
-/// floor, ceil, round. Example: `2 * (3 + 4) ^ 2`.
+/// floor, ceil, round. Example: `2 * (3 + 4) ^ 2`. Integer operands give integer division
+/// (`7 / 2` is 3; write `7.0 / 2` for 3.5) and `^` groups left to right (`2 ^ 3 ^ 2` is 64).
 #[tool(read_only, category = "compute", tags = ["math"])]
 pub fn calc(args: CalcArgs) -> Result<CalcResult, CalcError> {
     calc::calc(args)
@@ -97,6 +98,15 @@ impl From<FilesError> for ToolError {
             | FilesError::TooLarge { .. }
             | FilesError::NotAFile { .. }
             | FilesError::NotADirectory { .. } => ErrorKind::InvalidArguments,
+            // A path the OS refuses (a NUL byte, a symlink loop) is the caller's to fix.
+            FilesError::Io { source, .. }
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidFilename
+                ) || source.raw_os_error() == Some(40) =>
+            {
+                ErrorKind::InvalidArguments
+            }
             FilesError::Io { .. } => ErrorKind::Internal,
         };
         let message = e.to_string();
@@ -119,8 +129,12 @@ impl From<ClockError> for ToolError {
 impl From<JqError> for ToolError {
     fn from(e: JqError) -> Self {
         let kind = match &e {
-            JqError::Rejected { .. } | JqError::Parse { .. } => ErrorKind::InvalidArguments,
-            JqError::Runtime { .. } | JqError::OutputTooLarge { .. } => ErrorKind::Upstream,
+            // A filter that fails at run time (`.a` on an array, `error("x")`) or produces too
+            // much is the caller's to fix, like a filter that does not parse.
+            JqError::Rejected { .. }
+            | JqError::Parse { .. }
+            | JqError::Runtime { .. }
+            | JqError::OutputTooLarge { .. } => ErrorKind::InvalidArguments,
             JqError::Timeout { .. } => ErrorKind::Timeout,
             JqError::Busy => ErrorKind::RateLimited,
         };

@@ -50,7 +50,7 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            eprintln!("{}", f.message);
+            output::write_err(&f.message);
             ExitCode::from(f.code)
         }
     }
@@ -151,6 +151,7 @@ fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
             loaded.error_at(&e.pointer, e.message).to_string(),
         )
     })?;
+    warn_uncompiled_tools(&loaded);
     let mut builder = toolgate::builtin::toolset(settings);
     if let Some(ms) = loaded.config.policy.defaults.timeout_ms {
         builder = builder.default_timeout(Duration::from_millis(ms));
@@ -158,6 +159,34 @@ fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
     builder
         .build()
         .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))
+}
+
+/// The binary's tools are compiled from the tools.yaml it was built with; a `--config` that
+/// lists other local tools gets a warning instead of silent disagreement.
+fn warn_uncompiled_tools(loaded: &LoadedConfig) {
+    let compiled = toolgate::builtin::toolset::Tool::ALL;
+    for (i, entry) in loaded.config.tools.local.iter().enumerate() {
+        let Some(f) = entry.as_function() else {
+            continue;
+        };
+        let name = f
+            .name
+            .clone()
+            .unwrap_or_else(|| f.path.rsplit("::").next().unwrap_or_default().to_string());
+        if !compiled.iter().any(|t| t.name() == name) {
+            output::write_err(
+                &loaded
+                    .warning_at(
+                        &format!("/tools/local/{i}/fn"),
+                        format!(
+                            "`{}` is not compiled into this binary and is ignored; the binary's local tools come from the tools.yaml it was built with (see `toolgate list`)",
+                            f.path
+                        ),
+                    )
+                    .to_string(),
+            );
+        }
+    }
 }
 
 /// `ARGS`: JSON text, `@file`, or `-` (stdin).
@@ -188,6 +217,16 @@ fn read_args(raw: &str) -> Result<Value, Failure> {
             format!("error: ARGS from {origin} is not valid JSON: {e} (expected an object such as '{{\"path\": \"README.md\"}}')"),
         )
     })
+    .and_then(|v: Value| match v {
+        Value::Object(_) | Value::Null => Ok(v),
+        other => Err(Failure::new(
+            exit::USAGE,
+            format!(
+                "error: ARGS from {origin} must be a JSON object of named arguments, got `{}`",
+                other.to_string().chars().take(80).collect::<String>()
+            ),
+        )),
+    })
 }
 
 fn call(
@@ -211,6 +250,9 @@ fn call(
         ctx = ctx.timeout(Duration::from_millis(ms));
     }
     let result = runtime.block_on(tools.call_with(name, args, ctx.build()));
+    // A tool that timed out may leave a blocking thread running (a sync function cannot be
+    // interrupted): do not wait for it before exiting.
+    runtime.shutdown_background();
     match result {
         Ok(out) => {
             output::call_output(&out, json);

@@ -25,7 +25,7 @@ fn write_line(args: std::fmt::Arguments<'_>) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
-        eprintln!("error: cannot write to stdout: {e}");
+        write_err(&format!("error: cannot write to stdout: {e}"));
         std::process::exit(1);
     }
 }
@@ -34,7 +34,7 @@ fn write_line(args: std::fmt::Arguments<'_>) {
 pub fn print_json<T: Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
         Ok(s) => outln!("{s}"),
-        Err(e) => eprintln!("error: internal: cannot print JSON: {e}"),
+        Err(e) => write_err(&format!("error: internal: cannot print JSON: {e}")),
     }
 }
 
@@ -134,7 +134,7 @@ pub fn call_output(out: &ToolOutput, json: bool) {
         }
     }
     if out.is_error {
-        eprintln!("error: the tool reported a failure (isError: true)");
+        write_err("error: the tool reported a failure (isError: true)");
     }
 }
 
@@ -181,4 +181,10 @@ pub fn check_report(report: &toolgate_codegen::Report) {
     for w in &report.warnings {
         outln!("{w}");
     }
+}
+
+/// One line on stderr; a closed stderr is ignored (never a panic).
+pub fn write_err(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }

@@ -1,6 +1,7 @@
 //! ARGS, exit codes, `--config`, `check`.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolgate::{Content, ToolOutput};
@@ -72,9 +73,36 @@ fn bad_arguments_name_the_argument_path() {
     toolgate(&["call", "calc", "{}"])
         .code(1)
         .stderr_has(&["invalid_arguments", "expression"]);
-    toolgate(&["call", "calc", "[1, 2]"])
+    toolgate(&["call", "calc", "{}"])
         .code(1)
-        .stderr_has(&["invalid_arguments", "object"]);
+        .stderr_has(&["invalid_arguments", "/expression"]);
+    // ARGS that is JSON but not an object is bad usage (exit 2), as `--help` says.
+    for not_an_object in ["[1, 2]", "\"x\"", "42"] {
+        toolgate(&["call", "calc", not_an_object])
+            .code(2)
+            .stderr_has(&["must be a JSON object"]);
+    }
+}
+
+#[test]
+fn a_timed_out_blocking_tool_does_not_hold_the_exit() {
+    // jq runs on the blocking pool and cannot be interrupted; the CLI must still exit when the
+    // timeout fires, not when the filter gives up on its own (2 s later).
+    let started = Instant::now();
+    toolgate(&[
+        "call",
+        "--timeout-ms",
+        "200",
+        "jq",
+        r#"{"filter": "until(false; .)", "input": 1}"#,
+    ])
+    .code(1)
+    .stderr_has(&["timeout", "200 ms"]);
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "took {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]

@@ -89,6 +89,9 @@ impl Rules {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(blocked("only http and https URLs may be fetched"));
         }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(blocked("credentials in URLs are not supported"));
+        }
         match self.matches(host) {
             None => Err(blocked("host is not in the fetch allowlist")),
             Some(Match::Exact) => Ok(()),

@@ -229,9 +229,12 @@ async fn redirects_are_rechecked() {
     );
     let err = get(&s, &srv.url("/to-evil")).await.unwrap_err();
     assert!(matches!(&err, FetchError::NotAllowed { host, .. } if host == "evil.invalid"));
-    // reqwest does not follow redirects to other schemes: the 3xx itself is the answer.
-    let r = get(&s, &srv.url("/to-file")).await.unwrap();
-    assert_eq!((r.status, r.url), (302, srv.url("/to-file")));
+    // reqwest does not follow redirects to other schemes; the unfollowed 3xx is refused.
+    let err = get(&s, &srv.url("/to-file")).await.unwrap_err();
+    assert!(
+        matches!(&err, FetchError::NotAllowed { reason, .. } if reason.contains("file:///etc/passwd")),
+        "{err:?}"
+    );
     // Allowed by exact name, redirected to an IP literal that is not listed.
     let only_name = settings(&["localhost"]);
     let start = format!("http://localhost:{}/to-ip", srv.addr.port());

@@ -33,6 +33,8 @@ pub struct FoundTool {
     pub states: Vec<StateParam>,
     /// Whether it has any `pub` visibility (the generated table lives in another module).
     pub is_pub: bool,
+    /// Whether the function has a doc comment or a `description = "..."` option.
+    pub has_description: bool,
     /// The file it is in.
     pub file: PathBuf,
     /// Where its `fn` is.
@@ -181,6 +183,8 @@ fn visit_fn(f: &syn::ItemFn, module: &str, file: &Path, scan: &mut Scan) {
         attr_name,
         states,
         is_pub: !matches!(f.vis, syn::Visibility::Inherited),
+        has_description: f.attrs.iter().any(|a| a.path().is_ident("doc"))
+            || matches!(&attr.meta, syn::Meta::List(l) if l.tokens.to_string().contains("description")),
         file: file.to_path_buf(),
         location: Location::new(start.line, start.column + 1),
     });

@@ -4,7 +4,7 @@ use toolgate_spec::Diagnostic;
 
 use super::{Crate, Resolved};
 
-/// Unused state types, private tool functions, policies for tools that do not exist.
+/// Unused state types, private or undescribed tool functions, policies for tools that do not exist.
 pub(super) fn warn(c: &Crate<'_>, r: &mut Resolved) {
     for (i, s) in r.states.iter().enumerate() {
         if s.tools.is_empty() {
@@ -29,6 +29,23 @@ pub(super) fn warn(c: &Crate<'_>, r: &mut Resolved) {
                 c.config
                     .warning_at(&t.entry_pointer(), format!("tool function `{}` is private", t.function))
                     .with_hint("the generated toolset calls it from another module: make it `pub(crate)` or `pub`"),
+            );
+        }
+    }
+    for t in &r.tools {
+        let described = t.listed.as_ref().is_some_and(|l| l.description.is_some())
+            || c.scan
+                .tools
+                .iter()
+                .any(|f| f.path == t.function && f.has_description);
+        if !described {
+            r.warnings.push(
+                c.config
+                    .warning_at(&t.entry_pointer(), format!("tool `{}` has no description", t.name))
+                    .with_hint(format!(
+                        "models choose tools by their description: add a doc comment to `{}` (or `description:` here)",
+                        t.function
+                    )),
             );
         }
     }

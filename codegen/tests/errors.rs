@@ -315,7 +315,10 @@ fn warnings_do_not_fail() {
     let w: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(w.len(), 5, "{w:#?}");
     let has = |s: &str| w.iter().any(|m| m.contains(s));
-    assert!(has("tools.yaml:5:7: tool `hidden` has no description"), "{w:#?}");
+    assert!(
+        has("tools.yaml:5:7: tool `hidden` has no description"),
+        "{w:#?}"
+    );
     assert!(
         has("tools.yaml:2:26: no compiled tool takes `State<Unused>`"),
         "{w:#?}"

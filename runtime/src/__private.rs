@@ -264,13 +264,7 @@ pub fn doc_text(lines: &[&str]) -> String {
 /// Turns a panic in a blocking tool into a [`ToolError`].
 pub fn join_error(tool: &str, e: tokio::task::JoinError) -> ToolError {
     if e.is_panic() {
-        let p = e.into_panic();
-        let what = p
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a non-string panic payload".into());
-        ToolError::internal(format!("tool `{tool}` panicked: {what}"))
+        crate::toolset::panic_error(tool, e.into_panic().as_ref())
     } else {
         ToolError::cancelled(tool)
     }

@@ -213,7 +213,8 @@ impl Toolset {
     }
 }
 
-fn panic_error(tool: &str, panic: &(dyn Any + Send)) -> ToolError {
+/// `internal: tool `x` panicked: <the panic message>`.
+pub(crate) fn panic_error(tool: &str, panic: &(dyn Any + Send)) -> ToolError {
     let what = panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())

@@ -284,11 +284,58 @@ fn check_anthropic(def: &Value) -> Vec<String> {
     p
 }
 
+/// Gemini `FunctionDeclaration` (Gemini API reference, "Function calling": `name`,
+/// `description`, `parameters` in the OpenAPI 3.0 `Schema` subset): the name rule, and no JSON
+/// Schema keyword Gemini rejects (`$ref`, `$defs`, `additionalProperties`, `const`, `$schema`).
+fn check_gemini(def: &Value) -> Vec<String> {
+    let Some(obj) = def.as_object() else {
+        return vec![format!("gemini: not an object: {def}")];
+    };
+    let what = format!("gemini `{}`", def["name"]);
+    let mut p = check_keys(
+        &what,
+        obj,
+        &["name", "description"],
+        &["name", "description", "parameters"],
+    );
+    p.extend(check_name(&what, &def["name"]));
+    if let Some(params) = def.get("parameters") {
+        p.extend(check_object_root(&format!("{what}.parameters"), params));
+        fn walk(what: &str, v: &Value, p: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => {
+                    for bad in ["$ref", "$defs", "additionalProperties", "const", "$schema"] {
+                        if m.contains_key(bad) {
+                            p.push(format!("{what}: `{bad}` is not in Gemini's schema subset"));
+                        }
+                    }
+                    if m.get("type").is_some_and(Value::is_array) {
+                        p.push(format!("{what}: `type` must be a single string"));
+                    }
+                    const TYPES: [&str; 6] =
+                        ["string", "number", "integer", "boolean", "array", "object"];
+                    if let Some(t) = m.get("type").and_then(Value::as_str)
+                        && !TYPES.contains(&t.to_ascii_lowercase().as_str())
+                    {
+                        p.push(format!("{what}: `type: {t}` is not a Gemini type"));
+                    }
+                    m.values().for_each(|c| walk(what, c, p));
+                }
+                Value::Array(a) => a.iter().for_each(|c| walk(what, c, p)),
+                _ => {}
+            }
+        }
+        walk(&what, params, &mut p);
+    }
+    p
+}
+
 fn check_dialect(dialect: Dialect, def: &Value) -> Vec<String> {
     match dialect {
         Dialect::Mcp => check_mcp(def),
-        Dialect::OpenAi => check_openai(def),
+        Dialect::OpenAi | Dialect::OpenAiStrict => check_openai(def),
         Dialect::Anthropic => check_anthropic(def),
+        Dialect::Gemini => check_gemini(def),
     }
 }
 
@@ -296,7 +343,7 @@ fn check_dialect(dialect: Dialect, def: &Value) -> Vec<String> {
 fn input_schema(dialect: Dialect, def: &Value) -> &Value {
     match dialect {
         Dialect::Mcp => &def["inputSchema"],
-        Dialect::OpenAi => &def["parameters"],
+        Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::Gemini => &def["parameters"],
         Dialect::Anthropic => &def["input_schema"],
     }
 }
@@ -336,10 +383,16 @@ fn every_builtin_exports_valid_definitions_in_every_dialect() {
                 d.description.as_str(),
                 "{dialect}: {def}"
             );
-            // The exported input schema is the tool's, not some other one.
+            // The exported input schema is the tool's, not some other one (dialects lower the
+            // property schemas, but never add or drop an argument).
+            let keys = |v: &Value| -> BTreeSet<String> {
+                v.as_object()
+                    .map(|m| m.keys().cloned().collect())
+                    .unwrap_or_default()
+            };
             assert_eq!(
-                input_schema(dialect, def)["properties"],
-                d.input_schema["properties"],
+                keys(&input_schema(dialect, def)["properties"]),
+                keys(&d.input_schema["properties"]),
                 "{dialect} `{}`",
                 d.name
             );
@@ -464,6 +517,24 @@ fn exported_input_schemas_describe_what_each_tool_accepts() {
             let validator = jsonschema::validator_for(schema)
                 .unwrap_or_else(|e| panic!("{dialect} `{name}`: schema does not compile: {e}"));
             for args in good {
+                // Strict mode makes every argument required and nullable: a model sends `null`
+                // for what it leaves out.
+                let args = &if dialect == Dialect::OpenAiStrict {
+                    let mut full = args.clone();
+                    for k in schema["properties"]
+                        .as_object()
+                        .into_iter()
+                        .flat_map(|m| m.keys())
+                    {
+                        full.as_object_mut()
+                            .unwrap()
+                            .entry(k.clone())
+                            .or_insert(Value::Null);
+                    }
+                    full
+                } else {
+                    args.clone()
+                };
                 let errors: Vec<String> =
                     validator.iter_errors(args).map(|e| e.to_string()).collect();
                 if !errors.is_empty() {
@@ -473,6 +544,19 @@ fn exported_input_schemas_describe_what_each_tool_accepts() {
                 }
             }
             for args in bad {
+                // Gemini's subset has no `additionalProperties`, so it cannot refuse extra keys
+                // (the export notes say so; the gateway's own validator still refuses them).
+                if dialect == Dialect::Gemini
+                    && args.as_object().is_some_and(|m| {
+                        m.keys().any(|k| {
+                            !schema["properties"]
+                                .as_object()
+                                .is_some_and(|p| p.contains_key(k))
+                        })
+                    })
+                {
+                    continue;
+                }
                 if validator.is_valid(args) {
                     problems.push(format!(
                         "{dialect} `{name}`: wrong arguments {args} accepted by the schema"
@@ -559,7 +643,7 @@ fn the_checks_reject_broken_definitions() {
         broken(dialect, &|v| v["unexpected"] = json!(1));
         let key = match dialect {
             Dialect::Mcp => "inputSchema",
-            Dialect::OpenAi => "parameters",
+            Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::Gemini => "parameters",
             Dialect::Anthropic => "input_schema",
         };
         broken(dialect, &|v| v[key]["type"] = json!("array"));
@@ -567,9 +651,12 @@ fn the_checks_reject_broken_definitions() {
             v[key]["properties"]["expression"]["type"] = json!("text")
         });
         broken(dialect, &|v| v[key]["required"] = json!(["nope"]));
-        broken(dialect, &|v| {
-            v.as_object_mut().unwrap().remove(key);
-        });
+        // (Gemini declarations without arguments have no `parameters`: removing it is legal.)
+        if dialect != Dialect::Gemini {
+            broken(dialect, &|v| {
+                v.as_object_mut().unwrap().remove(key);
+            });
+        }
     }
     broken(Dialect::Mcp, &|v| {
         v["annotations"]["read_only_hint"] = json!(true)

@@ -18,6 +18,7 @@ mod source;
 mod state;
 pub mod testing;
 mod toolset;
+mod validate;
 
 #[doc(hidden)]
 pub mod __private;
@@ -31,3 +32,4 @@ pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use toolgate_spec::dialect::Dialect;
 pub use toolset::{Toolset, ToolsetBuilder};
+pub use validate::{ArgumentValidator, Coercion, Validated, ValidationMode, ValidatorCache};

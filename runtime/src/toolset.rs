@@ -11,7 +11,10 @@ use futures::FutureExt;
 use serde_json::Value;
 use toolgate_spec::dialect::{Dialect, ExportError};
 
-use crate::{BuildError, StateMap, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource};
+use crate::{
+    BuildError, StateMap, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource,
+    Validated, ValidationMode, ValidatorCache,
+};
 
 type StaticFactory = Box<dyn FnOnce(&StateMap) -> Result<Arc<dyn ToolSource>, BuildError> + Send>;
 
@@ -36,6 +39,16 @@ struct Inner {
     states: StateMap,
     default_timeout: Option<Duration>,
     blocking_runtime: OnceLock<Result<tokio::runtime::Runtime, String>>,
+    /// `Some` when arguments are validated against the input schema before a call.
+    validation: Option<Validation>,
+    /// The compiled argument validators, one per tool, compiled on first use.
+    validators: ValidatorCache,
+}
+
+/// When argument validation is on: the mode of each tool.
+struct Validation {
+    mode: ValidationMode,
+    per_tool: HashMap<String, ValidationMode>,
 }
 
 impl Toolset {
@@ -83,6 +96,26 @@ impl Toolset {
             .find_map(|s| s.descriptor(name).map(|d| (s, d)))
     }
 
+    /// Checks `args` against tool `name`'s input schema in `mode`, without calling it (whether or
+    /// not the builder turned validation on for calls): the arguments as they would be forwarded
+    /// and, in lenient mode, every coercion applied (for logs and result metadata). Uses the same
+    /// compiled validators as calls.
+    ///
+    /// # Errors
+    /// `not_found` for an unknown name; `invalid_arguments` listing every violation with its JSON
+    /// pointer; `internal` when the tool's schema cannot be compiled.
+    pub fn check_arguments(
+        &self,
+        name: &str,
+        args: Value,
+        mode: ValidationMode,
+    ) -> Result<Validated, ToolError> {
+        let descriptor = self
+            .describe(name)
+            .ok_or_else(|| ToolError::not_found(name))?;
+        self.inner.validators.check(&descriptor, args, mode)
+    }
+
     /// Calls tool `name` with `args` (a JSON object, or `null` for none) under a default context
     /// (no identity, no deadline beyond the tool's timeout).
     ///
@@ -125,6 +158,15 @@ impl Toolset {
         if ctx.is_cancelled() {
             return Err(ToolError::cancelled(name));
         }
+        // Opt-in: the arguments are checked against the tool's input schema (a validator
+        // compiled once per tool) and, in lenient mode, the coerced copy is what is forwarded.
+        let args = match &self.inner.validation {
+            Some(v) => {
+                let mode = v.per_tool.get(&descriptor.name).copied().unwrap_or(v.mode);
+                self.inner.validators.check(&descriptor, args, mode)?.args
+            }
+            None => args,
+        };
         ctx.attach(self);
         // The call gets a child of the caller's token: the caller cancelling still cancels the
         // call, but a timeout below cancels this call only, not the caller's (shared) token.
@@ -251,6 +293,9 @@ pub struct ToolsetBuilder {
     sources: Vec<Arc<dyn ToolSource>>,
     states: StateMap,
     default_timeout: Option<Duration>,
+    validate_arguments: bool,
+    validation_mode: ValidationMode,
+    validation_modes: HashMap<String, ValidationMode>,
 }
 
 impl ToolsetBuilder {
@@ -301,6 +346,30 @@ impl ToolsetBuilder {
         self
     }
 
+    /// Whether every call's arguments are validated against the tool's input schema (JSON
+    /// Schema 2020-12, a validator compiled once per tool) before the tool runs; a mismatch is
+    /// `invalid_arguments` listing every violation. Off by default (for now).
+    pub fn validate_arguments(mut self, validate: bool) -> Self {
+        self.validate_arguments = validate;
+        self
+    }
+
+    /// How [`validate_arguments`](Self::validate_arguments) checks: [`ValidationMode::Strict`]
+    /// (the default) or [`ValidationMode::Lenient`], which first coerces unambiguous mistakes
+    /// (numbers and booleans sent as strings, ...) on a copy and forwards the copy. Has no
+    /// effect unless validation is on.
+    pub fn validation_mode(mut self, mode: ValidationMode) -> Self {
+        self.validation_mode = mode;
+        self
+    }
+
+    /// The [validation mode](Self::validation_mode) of tool `tool` only, overriding the
+    /// toolset's. Has no effect unless validation is on.
+    pub fn validation_mode_for(mut self, tool: impl Into<String>, mode: ValidationMode) -> Self {
+        self.validation_modes.insert(tool.into(), mode);
+        self
+    }
+
     /// Builds the toolset.
     ///
     /// # Errors
@@ -338,6 +407,11 @@ impl ToolsetBuilder {
                 states: self.states,
                 default_timeout: self.default_timeout,
                 blocking_runtime: OnceLock::new(),
+                validation: self.validate_arguments.then_some(Validation {
+                    mode: self.validation_mode,
+                    per_tool: self.validation_modes,
+                }),
+                validators: ValidatorCache::new(),
             }),
         })
     }

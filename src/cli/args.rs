@@ -98,8 +98,12 @@ pub enum DialectArg {
     Mcp,
     /// OpenAI function tools.
     Openai,
+    /// OpenAI function tools with `"strict": true` (structured outputs rules).
+    OpenaiStrict,
     /// Anthropic tools.
     Anthropic,
+    /// Gemini function declarations (OpenAPI 3.0 subset).
+    Gemini,
 }
 
 impl From<DialectArg> for toolgate::Dialect {
@@ -107,7 +111,9 @@ impl From<DialectArg> for toolgate::Dialect {
         match d {
             DialectArg::Mcp => toolgate::Dialect::Mcp,
             DialectArg::Openai => toolgate::Dialect::OpenAi,
+            DialectArg::OpenaiStrict => toolgate::Dialect::OpenAiStrict,
             DialectArg::Anthropic => toolgate::Dialect::Anthropic,
+            DialectArg::Gemini => toolgate::Dialect::Gemini,
         }
     }
 }

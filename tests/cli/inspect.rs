@@ -182,7 +182,17 @@ fn schema_of_one_tool_in_each_dialect() {
         assert_eq!(v["annotations"]["readOnlyHint"], true, "{v}");
     }
 
-    toolgate(&["schema", "calc", "--dialect", "gemini"]).code(2);
+    let run = toolgate(&["schema", "calc", "--dialect", "openai-strict"]);
+    run.ok();
+    let v = run.json();
+    assert_eq!(v["strict"], true, "{v}");
+    assert_eq!(v["parameters"]["additionalProperties"], false, "{v}");
+    let run = toolgate(&["schema", "calc", "--dialect", "gemini"]);
+    run.ok();
+    let v = run.json();
+    assert_eq!(v["parameters"]["type"], "object", "{v}");
+    assert!(v["parameters"].get("additionalProperties").is_none(), "{v}");
+    toolgate(&["schema", "calc", "--dialect", "klingon"]).code(2);
     toolgate(&["schema", "nope"]).code(4);
 }
 
@@ -191,6 +201,7 @@ fn schema_all_in_each_dialect() {
     for (dialect, schema_key) in [
         ("mcp", "inputSchema"),
         ("openai", "parameters"),
+        ("openai-strict", "parameters"),
         ("anthropic", "input_schema"),
     ] {
         let run = toolgate(&["schema", "--all", "--dialect", dialect]);

@@ -7,12 +7,43 @@
 //! | --- | --- | --- |
 //! | [`Dialect::Mcp`] | MCP `Tool`: `name`, `description`, `inputSchema`, `outputSchema`, `annotations` | MCP specification 2025-06-18, "Tools" |
 //! | [`Dialect::OpenAi`] | OpenAI function tool (Responses API): `{"type":"function","name","description","parameters","strict":false}` | OpenAI API reference, "Function calling" |
+//! | [`Dialect::OpenAiStrict`] | the same with `"strict": true` (or `false` with a note when the schema cannot be strict) | OpenAI "Structured Outputs" → "Supported schemas" ([`openai_strict`]) |
 //! | [`Dialect::Anthropic`] | Anthropic tool: `name`, `description`, `input_schema` | Anthropic API reference, "Tool use" |
+//! | [`Dialect::Gemini`] | one `functionDeclarations` entry: `name`, `description`, `parameters` | Gemini API reference, "Function calling", `Schema` (OpenAPI 3.0 subset) ([`gemini`]) |
 //!
-//! Rules applied by all three: the tool name must match `^[a-zA-Z0-9_-]{1,64}$` (the OpenAI and
-//! Anthropic limit; MCP is laxer but a name exported to MCP may be forwarded to either), and the
-//! root schema is an object with `properties` (MCP requires `type: object`; OpenAI and Anthropic
-//! reject other roots). OpenAI and Anthropic do not get the `$schema` keyword.
+//! Rules applied by all of them: the tool name must match `^[a-zA-Z0-9_-]{1,64}$` (the OpenAI,
+//! Anthropic and Gemini limit; MCP is laxer but a name exported to MCP may be forwarded to any),
+//! the root schema is an object with `properties` (MCP requires `type: object`; the providers
+//! reject other roots), and the shared rules of [`normalize`]: numeric widths as
+//! `minimum`/`maximum` instead of schemars' `format`s (C02), acyclic `$ref`s inlined with the
+//! use-site description winning (C04, C08; JSON Schema 2020-12 §8.2.3.1 allows siblings of
+//! `$ref`, but draft-07 consumers and several clients ignore them or cannot follow references),
+//! documented unit enums as `enum` (C06). Only MCP keeps the `$schema` keyword.
+//!
+//! MCP and Anthropic inline acyclic references too: cases.md C04 lists Anthropic and MCP ("compat
+//! mode") among the inline profiles and C08's expected MCP `inputSchema` is inlined; inlining
+//! keeps every 2020-12 keyword, so nothing is lost.
+//!
+//! Recursive types keep `$ref` into `$defs` in every dialect except Gemini (an export error
+//! there); a keyword beside such a `$ref` is moved into `{"allOf": [{"$ref": ...}]}` (`anyOf` for
+//! OpenAI strict), so no `description` is ever a sibling of `$ref`.
+//!
+//! Dialect-specific rules:
+//! - `mcp` (MCP 2025-06-18, "Tools": `inputSchema` is a JSON Schema object): an optional
+//!   property's `type: [T, "null"]` / `anyOf: [X, {type: null}]` becomes plain `T` / `X` (C03):
+//!   an absent key already means `None`, and clients that require a single `type` string accept
+//!   it. Not in `outputSchema`, where serde writes `None` as `null`. Everything else is JSON
+//!   Schema 2020-12 kept as is.
+//! - `openai`, `anthropic`: the shared rules only.
+//!
+//! Every transformation that changes what a schema accepts (a removed constraint or keyword, a
+//! strict→non-strict fallback) is returned by [`export_with_notes`]; the argument validator still
+//! enforces the original schema.
+
+pub mod gemini;
+pub mod normalize;
+pub mod openai_strict;
+pub mod refs;
 
 use std::fmt;
 use std::str::FromStr;
@@ -20,6 +51,7 @@ use std::str::FromStr;
 use serde_json::{Map, Value};
 
 use crate::names::validate_tool_name;
+use normalize::{Notes, Recursion};
 
 /// A target format for tool definitions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -30,20 +62,33 @@ pub enum Dialect {
     /// OpenAI function tools (non-strict).
     #[serde(rename = "openai")]
     OpenAi,
+    /// OpenAI function tools with `strict: true` (structured outputs rules).
+    #[serde(rename = "openai-strict")]
+    OpenAiStrict,
     /// Anthropic tools.
     Anthropic,
+    /// Gemini `functionDeclarations` entries.
+    Gemini,
 }
 
 impl Dialect {
     /// Every dialect.
-    pub const ALL: [Dialect; 3] = [Self::Mcp, Self::OpenAi, Self::Anthropic];
+    pub const ALL: [Dialect; 5] = [
+        Self::Mcp,
+        Self::OpenAi,
+        Self::OpenAiStrict,
+        Self::Anthropic,
+        Self::Gemini,
+    ];
 
     /// The dialect's name on the command line and in URLs.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Mcp => "mcp",
             Self::OpenAi => "openai",
+            Self::OpenAiStrict => "openai-strict",
             Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
         }
     }
 }
@@ -61,7 +106,11 @@ impl FromStr for Dialect {
             .into_iter()
             .find(|d| d.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown dialect `{s}` (expected one of: mcp, openai, anthropic)")
+                let all: Vec<&str> = Self::ALL.iter().map(|d| d.as_str()).collect();
+                format!(
+                    "unknown dialect `{s}` (expected one of: {})",
+                    all.join(", ")
+                )
             })
     }
 }
@@ -93,55 +142,125 @@ pub struct ExportError {
     pub message: String,
 }
 
-/// Exports one tool in `dialect`.
+/// Exports one tool in `dialect` (the value of [`export_with_notes`]).
 ///
 /// # Errors
-/// [`ExportError`] when the name breaks `^[a-zA-Z0-9_-]{1,64}$` or the input schema's root is not
-/// an object schema.
+/// As [`export_with_notes`].
 pub fn export(dialect: Dialect, tool: &ToolSchema<'_>) -> Result<Value, ExportError> {
+    export_with_notes(dialect, tool).map(|(v, _)| v)
+}
+
+/// Exports one tool in `dialect`, with the notes on every transformation that changed what the
+/// exported schema accepts: each `"<JSON pointer into the exported schema>: <what and why>"`, or
+/// a sentence about the whole tool, such as the fallback to `"strict": false`.
+///
+/// # Errors
+/// [`ExportError`] when the name breaks `^[a-zA-Z0-9_-]{1,64}$`, the input schema's root is not
+/// an object schema, a `$ref` is dangling or not local, or a recursive type is exported to a
+/// dialect without references (Gemini).
+pub fn export_with_notes(
+    dialect: Dialect,
+    tool: &ToolSchema<'_>,
+) -> Result<(Value, Vec<String>), ExportError> {
     let fail = |message: String| ExportError {
         tool: tool.name.to_string(),
         dialect,
         message,
     };
     validate_tool_name(tool.name).map_err(|e| fail(e.to_string()))?;
-    let input = object_root(tool.input_schema).map_err(fail)?;
+    let input = Value::Object(object_root(tool.input_schema).map_err(fail)?);
+    let mut notes = Notes::default();
     let mut out = Map::new();
+    let keep = Recursion::Keep("allOf");
     match dialect {
         Dialect::Mcp => {
             out.insert("name".into(), tool.name.into());
             out.insert("description".into(), tool.description.into());
-            out.insert("inputSchema".into(), Value::Object(input));
+            out.insert("inputSchema".into(), mcp_schema(input).map_err(fail)?);
             if let Some(o) = tool.output_schema {
-                out.insert(
-                    "outputSchema".into(),
-                    Value::Object(object_root(o).map_err(fail)?),
-                );
+                let o = Value::Object(object_root(o).map_err(fail)?);
+                // Output keeps its `null`s: serde writes `None` as `null` in `structuredContent`.
+                let o = normalize::common(o, keep).map_err(fail)?;
+                out.insert("outputSchema".into(), o);
             }
             if let Some(a) = &tool.annotations {
                 out.insert("annotations".into(), a.clone());
             }
         }
-        Dialect::OpenAi => {
+        Dialect::OpenAi | Dialect::OpenAiStrict => {
             out.insert("type".into(), "function".into());
             out.insert("name".into(), tool.name.into());
             out.insert("description".into(), tool.description.into());
-            out.insert(
-                "parameters".into(),
-                Value::Object(without_schema_uri(input)),
-            );
-            out.insert("strict".into(), false.into());
+            let loose = || normalize::common(input.clone(), keep).map(without_schema_uri);
+            let (params, strict) = if dialect == Dialect::OpenAi {
+                (loose().map_err(fail)?, false)
+            } else {
+                let strict =
+                    normalize::common(input.clone(), Recursion::Keep("anyOf")).map_err(fail)?;
+                let mut local = Notes::default();
+                match openai_strict::lower(strict, &mut local) {
+                    Ok(p) => {
+                        notes.list.extend(local.list);
+                        (p, true)
+                    }
+                    Err(why) => {
+                        notes.push_whole(format!(
+                            "cannot be strict ({why}): exported with \"strict\": false"
+                        ));
+                        (loose().map_err(fail)?, false)
+                    }
+                }
+            };
+            out.insert("parameters".into(), params);
+            out.insert("strict".into(), strict.into());
         }
         Dialect::Anthropic => {
             out.insert("name".into(), tool.name.into());
             out.insert("description".into(), tool.description.into());
-            out.insert(
-                "input_schema".into(),
-                Value::Object(without_schema_uri(input)),
-            );
+            let schema = normalize::common(input, keep).map_err(fail)?;
+            out.insert("input_schema".into(), without_schema_uri(schema));
+        }
+        Dialect::Gemini => {
+            out.insert("name".into(), tool.name.into());
+            out.insert("description".into(), tool.description.into());
+            let schema = normalize::common(input, Recursion::Forbid).map_err(fail)?;
+            let params = gemini::lower(schema, &mut notes).map_err(fail)?;
+            let empty = params
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_none_or(Map::is_empty);
+            if !empty {
+                out.insert("parameters".into(), params);
+            }
         }
     }
-    Ok(Value::Object(out))
+    Ok((Value::Object(out), notes.list))
+}
+
+/// MCP input schemas: the shared rules, then optional properties lose their `null` alternative
+/// (C03).
+fn mcp_schema(schema: Value) -> Result<Value, String> {
+    let mut schema = normalize::common(schema, Recursion::Keep("allOf"))?;
+    normalize::walk(&mut schema, "", &mut |m, _| {
+        let required: Vec<Value> = match m.get("required") {
+            Some(Value::Array(r)) => r.clone(),
+            _ => Vec::new(),
+        };
+        if let Some(Value::Object(props)) = m.get_mut("properties") {
+            for (name, p) in props.iter_mut() {
+                if let Value::Object(p) = p
+                    && !required.iter().any(|r| r == name)
+                {
+                    // `default: null` would now contradict the type; absent means the same.
+                    if normalize::strip_null(p) && p.get("default") == Some(&Value::Null) {
+                        p.remove("default");
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(schema)
 }
 
 /// The schema as an object root with `type: object` and `properties`.
@@ -168,10 +287,17 @@ fn object_root(schema: &Value) -> Result<Map<String, Value>, String> {
     Ok(map)
 }
 
-fn without_schema_uri(mut map: Map<String, Value>) -> Map<String, Value> {
-    map.remove("$schema");
-    map
+fn without_schema_uri(mut schema: Value) -> Value {
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+    }
+    schema
 }
+
+#[cfg(test)]
+mod cases;
+#[cfg(test)]
+mod rules;
 
 #[cfg(test)]
 mod tests {
@@ -195,8 +321,13 @@ mod tests {
             let v = export(d, &tool("ping", &input)).unwrap();
             let schema = match d {
                 Dialect::Mcp => &v["inputSchema"],
-                Dialect::OpenAi => &v["parameters"],
+                Dialect::OpenAi | Dialect::OpenAiStrict => &v["parameters"],
                 Dialect::Anthropic => &v["input_schema"],
+                Dialect::Gemini => {
+                    // Gemini rejects an empty `properties`: no-arg tools have no `parameters`.
+                    assert!(v.get("parameters").is_none(), "{v}");
+                    continue;
+                }
             };
             assert_eq!(schema["type"], "object", "{d}");
             assert_eq!(schema["properties"], json!({}), "{d}");
@@ -218,6 +349,15 @@ mod tests {
         for d in Dialect::ALL {
             assert_eq!(d.as_str().parse::<Dialect>().unwrap(), d);
         }
-        assert!("gemini".parse::<Dialect>().is_err());
+        assert_eq!(
+            "openai-strict".parse::<Dialect>(),
+            Ok(Dialect::OpenAiStrict)
+        );
+        assert_eq!(
+            serde_json::to_value(Dialect::OpenAiStrict).unwrap(),
+            "openai-strict"
+        );
+        let e = "gpt".parse::<Dialect>().unwrap_err();
+        assert!(e.contains("openai-strict, anthropic, gemini"), "{e}");
     }
 }

@@ -1,0 +1,828 @@
+//! Argument validation: a tool's arguments checked against its input schema (JSON Schema 2020-12)
+//! with a validator compiled once per tool, before the tool runs.
+//!
+//! - [`ArgumentValidator`] compiles one tool's `input_schema` with the `jsonschema` crate and
+//!   reports **every** violation as an [`ArgumentError`] (JSON pointer + a short reason written for
+//!   a model) inside one `invalid_arguments` [`ToolError`].
+//! - Unknown keys (where the schema says `additionalProperties: false` or
+//!   `unevaluatedProperties: false`) are reported as one combined message naming the allowed keys
+//!   (`unknown argument(s) 'force', 'id' for tool archive; allowed: name, reason`).
+//! - Known `format`s (`date-time`, `email`, `uuid`, ...) are asserted; unknown ones (`uint64`,
+//!   `double`, ...) are annotations and never an error, nor a compile error.
+//! - [`ValidationMode::Lenient`] first coerces, on a copy, what models commonly get wrong (numbers
+//!   and booleans sent as strings, JSON sent as a string where an object or array is expected,
+//!   `null` for an optional field) and reports each [`Coercion`]; ambiguous cases (the string
+//!   `"null"`, a union that admits strings) are left alone.
+//! - [`ValidatorCache`] keeps one compiled validator per tool.
+//!
+//! No `$ref` is ever resolved over the network or the file system: the crate is built without
+//! those features, so a schema referring outside itself fails to compile (an `internal` error
+//! naming the tool).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+
+use jsonschema::ValidationError;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{ArgumentError, ToolDescriptor, ToolError};
+
+/// How arguments are checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValidationMode {
+    /// Arguments must match the schema as sent.
+    #[default]
+    Strict,
+    /// Unambiguous mistakes are coerced first (on a copy), then the copy is validated.
+    Lenient,
+}
+
+/// One change lenient mode made to the arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coercion {
+    /// JSON pointer of the changed value in the arguments object.
+    pub pointer: String,
+    /// The value as sent.
+    pub from: Value,
+    /// The value forwarded instead; `None` when the key was removed (a `null` sent for an
+    /// optional argument that does not admit `null`).
+    pub to: Option<Value>,
+}
+
+/// The arguments that passed validation, as forwarded to the tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated {
+    /// The arguments to forward (the coerced copy in lenient mode).
+    pub args: Value,
+    /// Every coercion applied (always empty in strict mode).
+    pub coercions: Vec<Coercion>,
+}
+
+/// One tool's compiled input-schema validator. Cheap to share behind an [`Arc`]; immutable.
+pub struct ArgumentValidator {
+    schema: Value,
+    validator: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for ArgumentValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgumentValidator")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ArgumentValidator {
+    /// Compiles `schema` (the input schema of tool `tool`).
+    ///
+    /// The draft is the schema's `$schema`, 2020-12 when absent. Known formats are asserted,
+    /// unknown ones ignored.
+    ///
+    /// # Errors
+    /// `internal`, naming the tool, when the schema is not a valid JSON Schema or refers to a
+    /// resource outside itself.
+    pub fn compile(tool: &str, schema: &Value) -> Result<Self, ToolError> {
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .should_ignore_unknown_formats(true)
+            .build(schema)
+            .map_err(|e| {
+                ToolError::internal(format!(
+                    "the input schema of tool `{tool}` cannot be compiled: {}",
+                    cut(&e.to_string(), 300)
+                ))
+            })?;
+        Ok(Self {
+            schema: schema.clone(),
+            validator,
+        })
+    }
+
+    /// The schema this validator was compiled from.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Whether `args` are valid (the fast path: no error is built).
+    pub fn is_valid(&self, args: &Value) -> bool {
+        match args {
+            Value::Null => self.validator.is_valid(&Value::Object(Map::new())),
+            other => self.validator.is_valid(other),
+        }
+    }
+
+    /// Checks `args` (a JSON object; `null` reads as `{}`, as when decoding) as sent.
+    ///
+    /// Violations are listed ordered by pointer, each once.
+    ///
+    /// # Errors
+    /// `invalid_arguments` for `tool`, listing every violation with its JSON pointer.
+    pub fn validate(&self, tool: &str, args: &Value) -> Result<(), ToolError> {
+        let empty;
+        let args = if args.is_null() {
+            empty = Value::Object(Map::new());
+            &empty
+        } else {
+            args
+        };
+        if self.validator.is_valid(args) {
+            return Ok(());
+        }
+        let errors = self.describe_all(tool, args);
+        Err(ToolError::invalid_arguments(tool, errors))
+    }
+
+    /// The lenient coercions for `args`, applied to a copy: the copy and what was changed. Does
+    /// not validate.
+    pub fn coerce(&self, args: &Value) -> (Value, Vec<Coercion>) {
+        let mut copy = if args.is_null() {
+            Value::Object(Map::new())
+        } else {
+            args.clone()
+        };
+        let mut coercer = Coercer {
+            root: &self.schema,
+            out: Vec::new(),
+        };
+        coercer.coerce(&mut copy, &self.schema, &mut String::new(), 0);
+        (copy, coercer.out)
+    }
+
+    /// Checks `args` in `mode`: strict validates them as sent; lenient [coerces](Self::coerce) a
+    /// copy and validates the copy, so an error names the real violation (`"0"` for a
+    /// `minimum: 1` integer reads `0 is less than minimum 1`, not a type error).
+    ///
+    /// # Errors
+    /// `invalid_arguments` for `tool`, listing every violation with its JSON pointer.
+    pub fn check(
+        &self,
+        tool: &str,
+        args: Value,
+        mode: ValidationMode,
+    ) -> Result<Validated, ToolError> {
+        match mode {
+            ValidationMode::Strict => {
+                self.validate(tool, &args)?;
+                Ok(Validated {
+                    args,
+                    coercions: Vec::new(),
+                })
+            }
+            ValidationMode::Lenient => {
+                let (args, coercions) = self.coerce(&args);
+                self.validate(tool, &args)?;
+                Ok(Validated { args, coercions })
+            }
+        }
+    }
+
+    /// Every violation, ordered by pointer (the object's own problems first).
+    fn describe_all(&self, tool: &str, args: &Value) -> Vec<ArgumentError> {
+        let mut errors: Vec<ArgumentError> = self
+            .validator
+            .iter_errors(args)
+            .flat_map(|e| self.describe(Some(tool), &e))
+            .collect();
+        errors.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+        errors.dedup();
+        errors
+    }
+
+    /// The model-facing violations one `jsonschema` error stands for (a `required` error
+    /// points at the missing key itself).
+    fn describe(&self, tool: Option<&str>, e: &ValidationError<'_>) -> Vec<ArgumentError> {
+        let at = e.instance_path().as_str().to_string();
+        let instance: &Value = e.instance();
+        let one = |message: String| {
+            vec![ArgumentError {
+                pointer: at.clone(),
+                message,
+            }]
+        };
+        match e.kind() {
+            ValidationErrorKind::Type { kind } => {
+                let expected = match kind {
+                    TypeKind::Single(t) => t.to_string(),
+                    TypeKind::Multiple(set) => set
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                };
+                one(format!("expected {expected}, got {}", got(instance)))
+            }
+            ValidationErrorKind::Required { property } => {
+                let name = property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_string);
+                vec![ArgumentError {
+                    pointer: format!("{at}/{}", escape(&name)),
+                    message: "required but missing".to_string(),
+                }]
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                let listed = unexpected
+                    .iter()
+                    .map(|k| format!("'{k}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let mut message = match tool {
+                    Some(tool) if at.is_empty() => {
+                        format!("unknown argument(s) {listed} for tool {tool}")
+                    }
+                    _ => format!("unknown key(s) {listed}"),
+                };
+                if let Some(allowed) = self.allowed_keys(e.schema_path().as_str()) {
+                    let allowed = if allowed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        allowed.join(", ")
+                    };
+                    let _ = write!(message, "; allowed: {allowed}");
+                }
+                one(message)
+            }
+            ValidationErrorKind::Minimum { limit } => {
+                one(format!("{} is less than minimum {limit}", short(instance)))
+            }
+            ValidationErrorKind::Maximum { limit } => one(format!(
+                "{} is greater than maximum {limit}",
+                short(instance)
+            )),
+            ValidationErrorKind::ExclusiveMinimum { limit } => {
+                one(format!("{} must be greater than {limit}", short(instance)))
+            }
+            ValidationErrorKind::ExclusiveMaximum { limit } => {
+                one(format!("{} must be less than {limit}", short(instance)))
+            }
+            ValidationErrorKind::Enum { options } => {
+                let options = match options.as_ref() {
+                    Value::Array(items) => items.iter().map(short).collect::<Vec<_>>().join(", "),
+                    other => short(other),
+                };
+                one(format!("{} is not one of {options}", short(instance)))
+            }
+            ValidationErrorKind::Constant { expected_value } => one(format!(
+                "expected {}, got {}",
+                short(expected_value),
+                short(instance)
+            )),
+            ValidationErrorKind::Format { format } => {
+                one(format!("{} is not a valid {format}", short(instance)))
+            }
+            ValidationErrorKind::Pattern { pattern } => one(format!(
+                "{} does not match the pattern {pattern}",
+                short(instance)
+            )),
+            ValidationErrorKind::MinLength { limit } => one(format!(
+                "{} is shorter than {limit} character(s)",
+                short(instance)
+            )),
+            ValidationErrorKind::MaxLength { limit } => one(format!(
+                "{} is longer than {limit} character(s)",
+                short(instance)
+            )),
+            ValidationErrorKind::MinItems { limit } => one(format!(
+                "has {} item(s), fewer than the minimum of {limit}",
+                instance.as_array().map_or(0, Vec::len)
+            )),
+            ValidationErrorKind::MaxItems { limit } => one(format!(
+                "has {} item(s), more than the maximum of {limit}",
+                instance.as_array().map_or(0, Vec::len)
+            )),
+            ValidationErrorKind::AnyOf { context }
+            | ValidationErrorKind::OneOfNotValid { context } => {
+                // `Option<T>` (`anyOf: [T, {type: null}]`) sent a non-null value: the model meant
+                // `T`, so report `T`'s violations as they are.
+                if !instance.is_null()
+                    && context.len() == 2
+                    && let [only] = context
+                        .iter()
+                        .filter(|branch| !is_null_mismatch(branch))
+                        .collect::<Vec<_>>()[..]
+                {
+                    return only.iter().flat_map(|b| self.describe(tool, b)).collect();
+                }
+                // An enum written as one `const` per option (schemars' documented enums).
+                let constants: Option<Vec<String>> = context
+                    .iter()
+                    .map(|branch| match &branch[..] {
+                        [b] => match b.kind() {
+                            ValidationErrorKind::Constant { expected_value } => {
+                                Some(short(expected_value))
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(constants) = constants {
+                    return one(format!(
+                        "{} is not one of {}",
+                        short(instance),
+                        constants.join(", ")
+                    ));
+                }
+                let options = context
+                    .iter()
+                    .enumerate()
+                    .map(|(i, branch)| {
+                        let reasons = branch
+                            .iter()
+                            .flat_map(|b| self.describe(None, b))
+                            .map(|a| {
+                                if a.pointer == at {
+                                    a.message
+                                } else {
+                                    format!("{}: {}", a.pointer, a.message)
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        format!("option {}: {reasons}", i + 1)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                one(cut(
+                    &format!(
+                        "{} matches none of the allowed forms ({options})",
+                        short(instance)
+                    ),
+                    600,
+                ))
+            }
+            _ => one(cut(&e.to_string(), 300)),
+        }
+    }
+
+    /// The property names the schema object holding the failing `additionalProperties` /
+    /// `unevaluatedProperties` keyword declares (with its `$ref` and `allOf` parts).
+    fn allowed_keys(&self, schema_path: &str) -> Option<Vec<String>> {
+        let parent = &schema_path[..schema_path.rfind('/')?];
+        let object = self.schema.pointer(parent)?;
+        let mut names = Vec::new();
+        for view in views(&self.schema, object, 0) {
+            if let Some(Value::Object(props)) = view.get("properties") {
+                for k in props.keys() {
+                    if !names.contains(k) {
+                        names.push(k.clone());
+                    }
+                }
+            }
+        }
+        Some(names)
+    }
+}
+
+/// One compiled [`ArgumentValidator`] per tool, compiled on first use and reused.
+///
+/// Keyed by tool name; an entry is reused while the tool's descriptor is the same `Arc` (or an
+/// equal input schema), and recompiled when a source replaced the tool with a different schema.
+/// A schema that fails to compile is remembered too (its `internal` error is returned again,
+/// not recompiled on every call).
+#[derive(Default)]
+pub struct ValidatorCache {
+    entries: RwLock<HashMap<String, Entry>>,
+    compilations: AtomicUsize,
+}
+
+type Compiled = Result<Arc<ArgumentValidator>, ToolError>;
+
+struct Entry {
+    descriptor: Arc<ToolDescriptor>,
+    compiled: Compiled,
+}
+
+impl Entry {
+    fn serves(&self, descriptor: &Arc<ToolDescriptor>) -> bool {
+        Arc::ptr_eq(&self.descriptor, descriptor)
+            || self.descriptor.input_schema == descriptor.input_schema
+    }
+}
+
+impl std::fmt::Debug for ValidatorCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ValidatorCache")
+            .field("tools", &self.len())
+            .field("compilations", &self.compilations())
+            .finish()
+    }
+}
+
+impl ValidatorCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The validator of `descriptor`'s tool, compiled on first use.
+    ///
+    /// # Errors
+    /// `internal`, naming the tool, when its input schema cannot be compiled.
+    pub fn get(
+        &self,
+        descriptor: &Arc<ToolDescriptor>,
+    ) -> Result<Arc<ArgumentValidator>, ToolError> {
+        {
+            let entries = self.entries.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(entry) = entries.get(&descriptor.name)
+                && entry.serves(descriptor)
+            {
+                return entry.compiled.clone();
+            }
+        }
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        // Another caller may have compiled it while this one waited for the lock.
+        if let Some(entry) = entries.get(&descriptor.name)
+            && entry.serves(descriptor)
+        {
+            return entry.compiled.clone();
+        }
+        self.compilations.fetch_add(1, Ordering::Relaxed);
+        let compiled =
+            ArgumentValidator::compile(&descriptor.name, &descriptor.input_schema).map(Arc::new);
+        entries.insert(
+            descriptor.name.clone(),
+            Entry {
+                descriptor: Arc::clone(descriptor),
+                compiled: compiled.clone(),
+            },
+        );
+        compiled
+    }
+
+    /// Checks `args` for `descriptor`'s tool in `mode` (see [`ArgumentValidator::check`]).
+    ///
+    /// # Errors
+    /// `invalid_arguments` listing every violation; `internal` when the schema cannot be
+    /// compiled.
+    pub fn check(
+        &self,
+        descriptor: &Arc<ToolDescriptor>,
+        args: Value,
+        mode: ValidationMode,
+    ) -> Result<Validated, ToolError> {
+        self.get(descriptor)?.check(&descriptor.name, args, mode)
+    }
+
+    /// How many schemas were compiled so far (a recompiled tool counts again).
+    pub fn compilations(&self) -> usize {
+        self.compilations.load(Ordering::Relaxed)
+    }
+
+    /// How many tools have an entry.
+    pub fn len(&self) -> usize {
+        self.entries.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether no tool has an entry yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Message helpers
+
+/// `value` as compact JSON, cut to a length fit for a message.
+fn short(value: &Value) -> String {
+    cut(&value.to_string(), 80)
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// `string "5.5"`, `number 3`, `object`: what was sent, for a type error.
+fn got(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {n}"),
+        Value::String(_) => format!("string {}", short(value)),
+        Value::Array(_) => "array".to_string(),
+        Value::Object(_) => "object".to_string(),
+    }
+}
+
+/// The errors of an `anyOf` branch that is `{"type": "null"}` and got something else.
+fn is_null_mismatch(branch: &[ValidationError<'_>]) -> bool {
+    matches!(
+        branch,
+        [e] if matches!(e.kind(), ValidationErrorKind::Type { kind: TypeKind::Single(jsonschema::JsonType::Null) })
+    )
+}
+
+/// One JSON pointer segment (RFC 6901).
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lenient coercion
+
+const MAX_DEPTH: usize = 48;
+
+/// The JSON types a schema admits, as bit flags (`NUMBER` admits integers too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Types(u8);
+
+impl Types {
+    const NULL: u8 = 1;
+    const BOOLEAN: u8 = 2;
+    const INTEGER: u8 = 4;
+    const NUMBER: u8 = 8;
+    const STRING: u8 = 16;
+    const ARRAY: u8 = 32;
+    const OBJECT: u8 = 64;
+    const ALL: u8 = 127;
+
+    fn named(name: &str) -> u8 {
+        match name {
+            "null" => Self::NULL,
+            "boolean" => Self::BOOLEAN,
+            "integer" => Self::INTEGER,
+            "number" => Self::NUMBER,
+            "string" => Self::STRING,
+            "array" => Self::ARRAY,
+            "object" => Self::OBJECT,
+            _ => Self::ALL,
+        }
+    }
+
+    fn of(value: &Value) -> u8 {
+        match value {
+            Value::Null => Self::NULL,
+            Value::Bool(_) => Self::BOOLEAN,
+            Value::Number(n) if n.is_i64() || n.is_u64() => Self::INTEGER,
+            Value::Number(_) => Self::NUMBER,
+            Value::String(_) => Self::STRING,
+            Value::Array(_) => Self::ARRAY,
+            Value::Object(_) => Self::OBJECT,
+        }
+    }
+
+    fn has(self, flag: u8) -> bool {
+        self.0 & flag != 0
+    }
+
+    fn integers(self) -> bool {
+        self.has(Self::INTEGER | Self::NUMBER)
+    }
+
+    /// Both admit it (an integer is admitted by `integer` and by `number`).
+    fn and(self, other: Types) -> Types {
+        let mut bits = self.0 & other.0;
+        if self.integers() && other.integers() {
+            bits |= Self::INTEGER;
+        }
+        Types(bits)
+    }
+}
+
+/// The types `schema` admits; `None` when it does not constrain them.
+fn types(root: &Value, schema: &Value, depth: usize) -> Option<Types> {
+    let Value::Object(s) = schema else {
+        return None;
+    };
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let mut known: Option<Types> = None;
+    let mut and = |t: Types| {
+        known = Some(known.map_or(t, |k| k.and(t)));
+    };
+    match s.get("type") {
+        Some(Value::String(t)) => and(Types(Types::named(t))),
+        Some(Value::Array(ts)) => and(Types(
+            ts.iter()
+                .map(|t| t.as_str().map_or(Types::ALL, Types::named))
+                .fold(0, |a, b| a | b),
+        )),
+        _ => {}
+    }
+    if let Some(c) = s.get("const") {
+        and(Types(Types::of(c)));
+    }
+    if let Some(Value::Array(options)) = s.get("enum") {
+        and(Types(options.iter().map(Types::of).fold(0, |a, b| a | b)));
+    }
+    if let Some(target) = s.get("$ref").and_then(|r| resolve(root, r))
+        && let Some(t) = types(root, target, depth + 1)
+    {
+        and(t);
+    }
+    if let Some(Value::Array(all)) = s.get("allOf") {
+        for branch in all {
+            if let Some(t) = types(root, branch, depth + 1) {
+                and(t);
+            }
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = s.get(key) {
+            let mut union = 0;
+            let mut constrained = true;
+            for branch in branches {
+                match types(root, branch, depth + 1) {
+                    Some(t) => union |= t.0,
+                    None => constrained = false,
+                }
+            }
+            if constrained {
+                and(Types(union));
+            }
+        }
+    }
+    known
+}
+
+/// A local `$ref` (`#`, `#/$defs/x`); anything else is not followed.
+fn resolve<'s>(root: &'s Value, reference: &Value) -> Option<&'s Value> {
+    let fragment = reference.as_str()?.strip_prefix('#')?;
+    root.pointer(fragment)
+}
+
+/// The schema objects that together describe the same instance as `schema`: itself, its `$ref`
+/// target, its `allOf` members, and the one branch of an `anyOf` / `oneOf` that is not plain
+/// `null` when there is exactly one (the shape of `Option<Struct>`).
+fn views<'s>(root: &'s Value, schema: &'s Value, depth: usize) -> Vec<&'s Value> {
+    let mut out = Vec::new();
+    collect_views(root, schema, depth, &mut out);
+    out
+}
+
+fn collect_views<'s>(root: &'s Value, schema: &'s Value, depth: usize, out: &mut Vec<&'s Value>) {
+    let Value::Object(s) = schema else {
+        return;
+    };
+    if depth > MAX_DEPTH || out.iter().any(|v| std::ptr::eq(*v, schema)) {
+        return;
+    }
+    out.push(schema);
+    if let Some(target) = s.get("$ref").and_then(|r| resolve(root, r)) {
+        collect_views(root, target, depth + 1, out);
+    }
+    if let Some(Value::Array(all)) = s.get("allOf") {
+        for branch in all {
+            collect_views(root, branch, depth + 1, out);
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = s.get(key) {
+            let mut not_null = branches
+                .iter()
+                .filter(|b| types(root, b, depth + 1) != Some(Types(Types::NULL)));
+            if let (Some(only), None) = (not_null.next(), not_null.next()) {
+                collect_views(root, only, depth + 1, out);
+            }
+        }
+    }
+}
+
+struct Coercer<'s> {
+    root: &'s Value,
+    out: Vec<Coercion>,
+}
+
+impl<'s> Coercer<'s> {
+    fn coerce(&mut self, value: &mut Value, schema: &'s Value, pointer: &mut String, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        if let Value::String(text) = value
+            && let Some(admitted) = types(self.root, schema, 0)
+            && let Some(new) = coerce_string(text, admitted)
+        {
+            self.out.push(Coercion {
+                pointer: pointer.clone(),
+                from: value.clone(),
+                to: Some(new.clone()),
+            });
+            *value = new;
+        }
+        let views = views(self.root, schema, 0);
+        match value {
+            Value::Object(map) => {
+                let required: Vec<&str> = views
+                    .iter()
+                    .filter_map(|v| v.get("required").and_then(Value::as_array))
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let keys: Vec<String> = map.keys().cloned().collect();
+                for key in keys {
+                    let Some(sub) = property_schema(&views, &key) else {
+                        continue;
+                    };
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&escape(&key));
+                    let is_null = map.get(&key).is_some_and(Value::is_null);
+                    if is_null {
+                        let optional = !required.contains(&key.as_str());
+                        let admits_null =
+                            types(self.root, sub, 0).is_none_or(|t| t.has(Types::NULL));
+                        if optional && !admits_null {
+                            map.remove(&key);
+                            self.out.push(Coercion {
+                                pointer: pointer.clone(),
+                                from: Value::Null,
+                                to: None,
+                            });
+                        }
+                    } else if let Some(v) = map.get_mut(&key) {
+                        self.coerce(v, sub, pointer, depth + 1);
+                    }
+                    pointer.truncate(len);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    let Some(sub) = item_schema(&views, i) else {
+                        continue;
+                    };
+                    let len = pointer.len();
+                    let _ = write!(pointer, "/{i}");
+                    self.coerce(item, sub, pointer, depth + 1);
+                    pointer.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The schema of property `key`: the first view's `properties[key]`, else an
+/// `additionalProperties` schema.
+fn property_schema<'s>(views: &[&'s Value], key: &str) -> Option<&'s Value> {
+    views
+        .iter()
+        .find_map(|v| v.get("properties").and_then(|p| p.get(key)))
+        .or_else(|| {
+            views
+                .iter()
+                .find_map(|v| v.get("additionalProperties").filter(|a| a.is_object()))
+        })
+}
+
+/// The schema of item `i`: `prefixItems[i]`, else `items`.
+fn item_schema<'s>(views: &[&'s Value], i: usize) -> Option<&'s Value> {
+    views
+        .iter()
+        .find_map(|v| v.get("prefixItems").and_then(|p| p.get(i)))
+        .or_else(|| {
+            views
+                .iter()
+                .find_map(|v| v.get("items").filter(|a| a.is_object()))
+        })
+}
+
+/// What `text` becomes where the schema admits `admitted` (never a string), if unambiguous.
+fn coerce_string(text: &str, admitted: Types) -> Option<Value> {
+    if admitted.has(Types::STRING) || admitted.0 == 0 || admitted.0 == Types::ALL || text == "null"
+    {
+        return None;
+    }
+    if admitted.integers()
+        && text.trim() == text
+        && let Ok(Value::Number(n)) = serde_json::from_str::<Value>(text)
+    {
+        let integral = n.is_i64() || n.is_u64();
+        return (integral || admitted.has(Types::NUMBER)).then_some(Value::Number(n));
+    }
+    if admitted.has(Types::BOOLEAN) {
+        match text {
+            "true" => return Some(Value::Bool(true)),
+            "false" => return Some(Value::Bool(false)),
+            _ => {}
+        }
+    }
+    if admitted.has(Types::OBJECT | Types::ARRAY) {
+        let t = text.trim_start();
+        if t.starts_with('{') || t.starts_with('[') {
+            match serde_json::from_str::<Value>(text) {
+                Ok(v @ Value::Object(_)) if admitted.has(Types::OBJECT) => return Some(v),
+                Ok(v @ Value::Array(_)) if admitted.has(Types::ARRAY) => return Some(v),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;

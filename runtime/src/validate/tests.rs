@@ -1,0 +1,551 @@
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::ErrorKind;
+
+fn c34_schema() -> Value {
+    json!({"type": "object",
+           "properties": {"limit": {"type": "integer", "minimum": 1},
+                          "exact": {"type": "boolean"},
+                          "ratio": {"type": "number"}},
+           "required": ["limit"], "additionalProperties": false})
+}
+
+fn archive_schema() -> Value {
+    json!({"type": "object",
+           "properties": {"name": {"type": "string"}, "reason": {"type": "string"}},
+           "required": ["name", "reason"], "additionalProperties": false})
+}
+
+fn pointers(e: &ToolError) -> Vec<(String, String)> {
+    e.argument_errors()
+        .into_iter()
+        .map(|a| (a.pointer, a.message))
+        .collect()
+}
+
+fn descriptor(name: &str, schema: Value) -> Arc<ToolDescriptor> {
+    Arc::new(ToolDescriptor {
+        name: name.to_string(),
+        input_schema: schema,
+        source: "test".to_string(),
+        ..ToolDescriptor::default()
+    })
+}
+
+#[test]
+fn valid_arguments_pass() {
+    let v = ArgumentValidator::compile("search", &c34_schema()).unwrap();
+    v.validate("search", &json!({"limit": 5, "exact": true, "ratio": 0.5}))
+        .unwrap();
+    assert!(v.is_valid(&json!({"limit": 1})));
+}
+
+#[test]
+fn every_violation_is_listed_with_its_pointer() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+            "query": {"type": "string", "minLength": 2},
+            "mode": {"enum": ["fast", "exact"]},
+            "filter": {"type": "object",
+                       "properties": {"year": {"type": "integer"}},
+                       "required": ["year"]},
+            "tags": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["query", "limit"]
+    });
+    let v = ArgumentValidator::compile("search", &schema).unwrap();
+    let err = v
+        .validate(
+            "search",
+            &json!({"limit": 0, "query": "a", "mode": "slow",
+                    "filter": {"year": "2020"}, "tags": ["ok", 3]}),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArguments);
+    let got = pointers(&err);
+    assert_eq!(
+        got,
+        vec![
+            (
+                "/filter/year".into(),
+                "expected integer, got string \"2020\"".into()
+            ),
+            ("/limit".into(), "0 is less than minimum 1".into()),
+            (
+                "/mode".into(),
+                "\"slow\" is not one of \"fast\", \"exact\"".into()
+            ),
+            (
+                "/query".into(),
+                "\"a\" is shorter than 2 character(s)".into()
+            ),
+            ("/tags/1".into(), "expected string, got number 3".into()),
+        ]
+    );
+    // The message lists each one too, with its pointer.
+    for (pointer, message) in &got {
+        assert!(
+            err.message().contains(&format!("{pointer}: {message}")),
+            "{}",
+            err.message()
+        );
+    }
+}
+
+#[test]
+fn missing_required_points_at_the_key() {
+    let v = ArgumentValidator::compile("search", &c34_schema()).unwrap();
+    let err = v.validate("search", &json!({})).unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![("/limit".to_string(), "required but missing".to_string())]
+    );
+    // `null` reads as no arguments.
+    let err = v.validate("search", &Value::Null).unwrap_err();
+    assert_eq!(pointers(&err)[0].0, "/limit");
+}
+
+#[test]
+fn details_carry_the_pointers() {
+    let v = ArgumentValidator::compile("search", &c34_schema()).unwrap();
+    let err = v.validate("search", &json!({"limit": 0})).unwrap_err();
+    let details = err.details().unwrap();
+    assert_eq!(details["tool"], "search");
+    assert_eq!(
+        details["errors"],
+        json!([{"pointer": "/limit", "message": "0 is less than minimum 1"}])
+    );
+    let wire = serde_json::to_value(&err).unwrap();
+    assert_eq!(wire["kind"], "invalid_arguments");
+    assert_eq!(wire["details"]["errors"][0]["pointer"], "/limit");
+}
+
+/// C37: one combined message naming the unknown and the allowed keys, at the object's pointer.
+#[test]
+fn c37_unknown_arguments() {
+    let v = ArgumentValidator::compile("archive", &archive_schema()).unwrap();
+    let err = v
+        .validate(
+            "archive",
+            &json!({"name": "n1", "reason": "old", "id": "n1", "force": true}),
+        )
+        .unwrap_err();
+    // serde_json (without `preserve_order`) keeps object keys sorted, so the unknown keys are
+    // listed in key order, not in the order the model sent them.
+    assert_eq!(
+        pointers(&err),
+        vec![(
+            String::new(),
+            "unknown argument(s) 'force', 'id' for tool archive; allowed: name, reason".to_string()
+        )]
+    );
+    assert_eq!(
+        err.message(),
+        "invalid arguments for tool `archive`: unknown argument(s) 'force', 'id' for tool archive; allowed: name, reason"
+    );
+}
+
+#[test]
+fn unknown_keys_in_nested_objects_and_through_refs() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"filter": {"$ref": "#/$defs/Filter"}},
+        "$defs": {"Filter": {"type": "object",
+                             "properties": {"year": {"type": "integer"}},
+                             "additionalProperties": false}},
+        "additionalProperties": false
+    });
+    let v = ArgumentValidator::compile("search", &schema).unwrap();
+    let err = v
+        .validate("search", &json!({"filter": {"year": 1, "month": 2}}))
+        .unwrap_err();
+    let got = pointers(&err);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].0, "/filter");
+    assert!(got[0].1.starts_with("unknown key(s) 'month'"), "{got:?}");
+}
+
+#[test]
+fn schema_allowing_extra_keys_accepts_them() {
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let v = ArgumentValidator::compile("t", &schema).unwrap();
+    v.validate("t", &json!({"name": "x", "other": 1})).unwrap();
+}
+
+/// C02: an unknown `format` is an annotation: it neither fails compilation nor validation.
+#[test]
+fn unknown_format_is_an_annotation() {
+    let schema = json!({"type": "object",
+                        "properties": {"id": {"type": "integer", "format": "uint64"},
+                                       "w": {"type": "number", "format": "double"},
+                                       "at": {"type": "string", "format": "date-time"}}});
+    let v = ArgumentValidator::compile("remote.tool", &schema).unwrap();
+    v.validate("remote.tool", &json!({"id": 5, "w": 0.5}))
+        .unwrap();
+    // Known formats are still checked.
+    let err = v
+        .validate("remote.tool", &json!({"at": "yesterday"}))
+        .unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![(
+            "/at".to_string(),
+            "\"yesterday\" is not a valid date-time".to_string()
+        )]
+    );
+    v.validate("remote.tool", &json!({"at": "2026-01-02T03:04:05Z"}))
+        .unwrap();
+}
+
+#[test]
+fn invalid_schema_is_an_internal_error_naming_the_tool() {
+    let err = ArgumentValidator::compile("broken", &json!({"type": "dict"})).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Internal);
+    assert!(err.message().contains("`broken`"), "{}", err.message());
+    // Nothing is fetched from outside the schema.
+    let err = ArgumentValidator::compile(
+        "remote",
+        &json!({"$ref": "https://example.invalid/schema.json"}),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Internal);
+}
+
+#[test]
+fn option_struct_errors_name_the_inner_violation() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"page": {"anyOf": [{"$ref": "#/$defs/Page"}, {"type": "null"}]}},
+        "$defs": {"Page": {"type": "object",
+                           "properties": {"size": {"type": "integer", "minimum": 1}},
+                           "required": ["size"]}}
+    });
+    let v = ArgumentValidator::compile("list", &schema).unwrap();
+    v.validate("list", &json!({"page": null})).unwrap();
+    let err = v
+        .validate("list", &json!({"page": {"size": 0}}))
+        .unwrap_err();
+    // The model meant the object: its own violations are reported, not "none of the forms".
+    assert_eq!(
+        pointers(&err),
+        vec![(
+            "/page/size".to_string(),
+            "0 is less than minimum 1".to_string()
+        )]
+    );
+    // A real union lists what each option wanted.
+    let schema = json!({"type": "object",
+                        "properties": {"when": {"anyOf": [{"type": "integer", "minimum": 0},
+                                                          {"type": "string", "format": "date"}]}}});
+    let v = ArgumentValidator::compile("t", &schema).unwrap();
+    let err = v.validate("t", &json!({"when": true})).unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![(
+            "/when".to_string(),
+            "true matches none of the allowed forms (option 1: expected integer, got boolean true \
+             | option 2: expected string, got boolean true)"
+                .to_string()
+        )]
+    );
+}
+
+// ---- C34: lenient coercion ----------------------------------------------------------------
+
+#[test]
+fn c34_strings_are_coerced_in_lenient_mode() {
+    let v = ArgumentValidator::compile("search", &c34_schema()).unwrap();
+    let sent = json!({"limit": "5", "exact": "true", "ratio": "0.5"});
+    let ok = v
+        .check("search", sent.clone(), ValidationMode::Lenient)
+        .unwrap();
+    assert_eq!(ok.args, json!({"limit": 5, "exact": true, "ratio": 0.5}));
+    assert_eq!(
+        ok.coercions,
+        vec![
+            Coercion {
+                pointer: "/exact".into(),
+                from: json!("true"),
+                to: Some(json!(true))
+            },
+            Coercion {
+                pointer: "/limit".into(),
+                from: json!("5"),
+                to: Some(json!(5))
+            },
+            Coercion {
+                pointer: "/ratio".into(),
+                from: json!("0.5"),
+                to: Some(json!(0.5))
+            },
+        ]
+    );
+    // Strict mode (the default) rejects the same call, each string named.
+    let err = v
+        .check("search", sent, ValidationMode::default())
+        .unwrap_err();
+    assert_eq!(err.argument_errors().len(), 3);
+}
+
+#[test]
+fn c34_coercion_works_on_a_copy() {
+    let v = ArgumentValidator::compile("search", &c34_schema()).unwrap();
+    let sent = json!({"limit": "5"});
+    let (copy, coercions) = v.coerce(&sent);
+    assert_eq!(sent, json!({"limit": "5"}));
+    assert_eq!(copy, json!({"limit": 5}));
+    assert_eq!(coercions.len(), 1);
+}
+
+#[test]
+fn c34_non_integer_string_is_not_coerced() {
+    let v = ArgumentValidator::compile("search", &c34_schema()).unwrap();
+    let err = v
+        .check("search", json!({"limit": "5.5"}), ValidationMode::Lenient)
+        .unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![(
+            "/limit".to_string(),
+            "expected integer, got string \"5.5\"".to_string()
+        )]
+    );
+    assert!(
+        err.message()
+            .ends_with("/limit: expected integer, got string \"5.5\""),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn c34_coerced_value_reports_the_real_violation() {
+    let v = ArgumentValidator::compile("search", &c34_schema()).unwrap();
+    let err = v
+        .check("search", json!({"limit": "0"}), ValidationMode::Lenient)
+        .unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![("/limit".to_string(), "0 is less than minimum 1".to_string())]
+    );
+    assert!(err.message().ends_with("/limit: 0 is less than minimum 1"));
+}
+
+#[test]
+fn c34_ambiguous_cases_are_not_coerced() {
+    let schema = json!({"type": "object",
+                        "properties": {"n": {"type": ["integer", "null"]},
+                                       "id": {"type": ["integer", "string"]},
+                                       "u": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                                       "free": {}}});
+    let v = ArgumentValidator::compile("t", &schema).unwrap();
+    // The string "null" stays a string (and is then a type error).
+    let (copy, coercions) = v.coerce(&json!({"n": "null"}));
+    assert_eq!(copy, json!({"n": "null"}));
+    assert!(coercions.is_empty());
+    // Unions that admit a string, and unconstrained values, are left alone (and valid).
+    let sent = json!({"id": "5", "u": "7", "free": "1"});
+    let ok = v.check("t", sent.clone(), ValidationMode::Lenient).unwrap();
+    assert_eq!(ok.args, sent);
+    assert!(ok.coercions.is_empty());
+    // A nullable integer still takes a quoted number.
+    let ok = v
+        .check("t", json!({"n": "3"}), ValidationMode::Lenient)
+        .unwrap();
+    assert_eq!(ok.args, json!({"n": 3}));
+}
+
+#[test]
+fn lenient_json_strings_and_null_optionals() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "filter": {"$ref": "#/$defs/Filter"},
+            "ids": {"type": "array", "items": {"type": "integer"}},
+            "note": {"type": "string"},
+            "name": {"type": "string"}
+        },
+        "required": ["name"],
+        "additionalProperties": false,
+        "$defs": {"Filter": {"type": "object",
+                             "properties": {"year": {"type": "integer"}},
+                             "additionalProperties": false}}
+    });
+    let v = ArgumentValidator::compile("t", &schema).unwrap();
+    let ok = v
+        .check(
+            "t",
+            json!({"filter": "{\"year\": \"2020\"}", "ids": "[1, \"2\"]",
+                   "note": null, "name": "x"}),
+            ValidationMode::Lenient,
+        )
+        .unwrap();
+    assert_eq!(
+        ok.args,
+        json!({"filter": {"year": 2020}, "ids": [1, 2], "name": "x"})
+    );
+    let changed: Vec<(&str, Option<&Value>)> = ok
+        .coercions
+        .iter()
+        .map(|c| (c.pointer.as_str(), c.to.as_ref()))
+        .collect();
+    assert_eq!(
+        changed,
+        vec![
+            ("/filter", Some(&json!({"year": "2020"}))),
+            ("/filter/year", Some(&json!(2020))),
+            ("/ids", Some(&json!([1, "2"]))),
+            ("/ids/1", Some(&json!(2))),
+            ("/note", None),
+        ]
+    );
+    // `null` for a *required* field is not removed: it is reported.
+    let err = v
+        .check("t", json!({"name": null}), ValidationMode::Lenient)
+        .unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![("/name".to_string(), "expected string, got null".to_string())]
+    );
+}
+
+#[test]
+fn lenient_coerces_inside_option_struct_and_enums() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "page": {"anyOf": [{"$ref": "#/$defs/Page"}, {"type": "null"}]},
+            "level": {"enum": [1, 2, 3]}
+        },
+        "$defs": {"Page": {"type": "object", "properties": {"size": {"type": "integer"}}}}
+    });
+    let v = ArgumentValidator::compile("t", &schema).unwrap();
+    let ok = v
+        .check(
+            "t",
+            json!({"page": {"size": "10"}, "level": "2"}),
+            ValidationMode::Lenient,
+        )
+        .unwrap();
+    assert_eq!(ok.args, json!({"page": {"size": 10}, "level": 2}));
+}
+
+// ---- the cache ----------------------------------------------------------------------------
+
+#[test]
+fn cache_compiles_once_per_tool() {
+    let cache = ValidatorCache::new();
+    let search = descriptor("search", c34_schema());
+    let archive = descriptor("archive", archive_schema());
+    for _ in 0..5 {
+        cache
+            .check(&search, json!({"limit": 2}), ValidationMode::Strict)
+            .unwrap();
+        cache
+            .check(
+                &archive,
+                json!({"name": "a", "reason": "b"}),
+                ValidationMode::Strict,
+            )
+            .unwrap();
+    }
+    assert_eq!(cache.compilations(), 2);
+    assert_eq!(cache.len(), 2);
+    let a = cache.get(&search).unwrap();
+    let b = cache.get(&search).unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    // A new descriptor Arc with the same schema reuses the entry ...
+    cache.get(&descriptor("search", c34_schema())).unwrap();
+    assert_eq!(cache.compilations(), 2);
+    // ... a changed schema is compiled again.
+    cache.get(&descriptor("search", archive_schema())).unwrap();
+    assert_eq!(cache.compilations(), 3);
+}
+
+#[test]
+fn cache_remembers_compile_errors() {
+    let cache = ValidatorCache::new();
+    let broken = descriptor("broken", json!({"type": 12}));
+    for _ in 0..3 {
+        let err = cache
+            .check(&broken, json!({}), ValidationMode::Strict)
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Internal);
+        assert!(err.message().contains("`broken`"));
+    }
+    assert_eq!(cache.compilations(), 1);
+}
+
+#[test]
+fn cache_is_shared_across_threads() {
+    let cache = Arc::new(ValidatorCache::new());
+    let search = descriptor("search", c34_schema());
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let cache = Arc::clone(&cache);
+            let search = Arc::clone(&search);
+            std::thread::spawn(move || {
+                cache
+                    .check(&search, json!({"limit": 3}), ValidationMode::Strict)
+                    .unwrap();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(cache.compilations(), 1);
+}
+
+#[test]
+fn const_per_option_enums_read_as_enums() {
+    let schema = json!({"type": "object",
+                        "properties": {"unit": {"oneOf": [
+                            {"const": "celsius", "type": "string", "description": "C"},
+                            {"const": "fahrenheit", "type": "string", "description": "F"}]}}});
+    let v = ArgumentValidator::compile("weather", &schema).unwrap();
+    let err = v
+        .validate("weather", &json!({"unit": "kelvin"}))
+        .unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![(
+            "/unit".to_string(),
+            "\"kelvin\" is not one of \"celsius\", \"fahrenheit\"".to_string()
+        )]
+    );
+}
+
+/// Remote tools declare other drafts and ids; their bundled meta-schemas need no network.
+#[test]
+fn other_drafts_and_ids_compile_offline() {
+    for schema in [
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+               "properties": {"n": {"type": "integer", "format": "uint64"}},
+               "additionalProperties": false}),
+        json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+               "$id": "https://example.invalid/tools/search", "type": "object",
+               "properties": {"n": {"$ref": "#/$defs/N"}}, "$defs": {"N": {"type": "integer"}},
+               "additionalProperties": false}),
+    ] {
+        let v = ArgumentValidator::compile("remote.search", &schema).unwrap();
+        v.validate("remote.search", &json!({"n": 5})).unwrap();
+        let err = v
+            .validate("remote.search", &json!({"n": "x", "m": 1}))
+            .unwrap_err();
+        let got = pointers(&err);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(
+            got[0]
+                .1
+                .starts_with("unknown argument(s) 'm' for tool remote.search"),
+            "{got:?}"
+        );
+        assert_eq!(got[1].0, "/n");
+    }
+}

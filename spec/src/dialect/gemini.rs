@@ -1,0 +1,175 @@
+//! The `gemini` dialect: one entry of Gemini's `functionDeclarations`,
+//! `{"name", "description", "parameters"}`.
+//!
+//! Source: Gemini API reference, "Function calling" and the `Schema` object ("a select subset of
+//! an OpenAPI 3.0 schema object"). Applied after the shared rules of [`super::normalize`], with
+//! recursion forbidden (the `Schema` object has no `$ref` / `$defs`, so every `$ref` is inlined
+//! and a recursive type is an export error naming the tool):
+//!
+//! - a single `type` plus `nullable: true` (OpenAPI 3.0): `type: [T, "null"]`, an `anyOf` /
+//!   `oneOf` branch `{type: null}` and `null` in `enum` become `nullable: true` (C03); a `type`
+//!   array with several non-null types becomes an `anyOf` of single-type schemas;
+//! - no `const`: a string `const` becomes a one-value `enum` (C06); `enum` only for strings
+//!   (`type: string`), so a non-string `enum` / `const` is removed (noted);
+//! - `oneOf` becomes `anyOf` (noted), `allOf` of objects is merged into one object (noted);
+//! - kept keywords: `type`, `format`, `title`, `description`, `nullable`, `enum`, `maxItems`,
+//!   `minItems`, `properties`, `required`, `minProperties`, `maxProperties`, `minLength`,
+//!   `maxLength`, `pattern`, `example`, `anyOf`, `propertyOrdering`, `default`, `items`,
+//!   `minimum`, `maximum`; `format` only `date-time` for strings (the formats the reference lists
+//!   as supported). Every other keyword is removed, noted unless it is an annotation;
+//!   `additionalProperties: true` is the OpenAPI default and is removed silently;
+//! - a tool without arguments has no `parameters` key: Gemini rejects an `OBJECT` whose
+//!   `properties` is empty (`parameters.properties: should be non-empty for OBJECT type`, reported
+//!   in pipecat-ai/pipecat-flows#110, agno-agi/agno#2112), and `additionalProperties` anywhere is
+//!   a 400 (`Unknown name "additionalProperties"`, nanbingxyz/5ire#42).
+
+use serde_json::{Map, Value, json};
+
+use super::normalize::{Notes, json_type, strip_null, walk};
+
+const KEPT: [&str; 22] = [
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
+];
+const ANNOTATIONS: [&str; 9] = [
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentEncoding",
+    "contentMediaType",
+    "$id",
+    "$schema",
+];
+
+/// Lowers `root` (already through the shared rules, no `$ref` left) to Gemini's subset.
+pub(crate) fn lower(mut root: Value, notes: &mut Notes) -> Result<Value, String> {
+    walk(&mut root, "", &mut |m, p| {
+        node(m, p, notes);
+        Ok(())
+    })?;
+    Ok(root)
+}
+
+fn node(m: &mut Map<String, Value>, ptr: &str, notes: &mut Notes) {
+    // First, so that a merged-in branch goes through the rules below.
+    if strip_null(m) {
+        m.insert("nullable".into(), true.into());
+    }
+    if let Some(Value::Array(parts)) = m.remove("allOf") {
+        notes.push(
+            ptr,
+            "`allOf` merged into one schema (Gemini has no `allOf`)",
+        );
+        for part in parts {
+            let Value::Object(part) = part else { continue };
+            for (k, v) in part {
+                match (k.as_str(), m.get_mut(&k), v) {
+                    ("properties", Some(Value::Object(mine)), Value::Object(theirs)) => {
+                        mine.extend(theirs);
+                    }
+                    ("required", Some(Value::Array(mine)), Value::Array(theirs)) => {
+                        mine.extend(
+                            theirs
+                                .into_iter()
+                                .filter(|r| !mine.contains(r))
+                                .collect::<Vec<_>>(),
+                        );
+                    }
+                    (_, Some(_), _) => {}
+                    (_, None, v) => {
+                        m.insert(k, v);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(one_of) = m.remove("oneOf") {
+        notes.push(ptr, "`oneOf` exported as `anyOf` (Gemini has no `oneOf`)");
+        m.insert("anyOf".into(), one_of);
+    }
+    if let Some(c) = m.remove("const") {
+        m.insert("enum".into(), json!([c]));
+    }
+    if let Some(Value::Array(types)) = m.get("type") {
+        let types = types.clone();
+        m.remove("type");
+        let rest = std::mem::take(m);
+        let branches = types
+            .into_iter()
+            .map(|t| {
+                let mut b = rest.clone();
+                b.remove("description");
+                b.remove("nullable");
+                b.insert("type".into(), t);
+                Value::Object(b)
+            })
+            .collect();
+        for k in ["description", "nullable"] {
+            if let Some(v) = rest.get(k) {
+                m.insert(k.into(), v.clone());
+            }
+        }
+        m.insert("anyOf".into(), Value::Array(branches));
+        // The branches are visited next by `walk`, and they have one type each.
+        return;
+    }
+    if let Some(Value::Array(e)) = m.get("enum") {
+        if e.iter().all(Value::is_string) {
+            m.insert("type".into(), "string".into());
+        } else {
+            let e = m.remove("enum").unwrap_or_default();
+            if m.get("type").is_none()
+                && let Some(t) = e.as_array().and_then(|a| a.first())
+            {
+                m.insert("type".into(), json_type(t).into());
+            }
+            notes.push(
+                ptr,
+                format!("removed `enum: {e}` (Gemini supports string enums only)"),
+            );
+        }
+    }
+    if let Some(Value::String(f)) = m.get("format")
+        && f != "date-time"
+    {
+        notes.push(
+            ptr,
+            format!("removed `format: {f}` (not supported by Gemini)"),
+        );
+        m.remove("format");
+    }
+    let keys: Vec<String> = m.keys().cloned().collect();
+    for k in keys {
+        if KEPT.contains(&k.as_str()) {
+            continue;
+        }
+        let v = m.remove(&k).unwrap_or_default();
+        let silent = ANNOTATIONS.contains(&k.as_str())
+            || (k == "additionalProperties" && v == Value::Bool(true));
+        if !silent {
+            notes.push(ptr, format!("removed `{k}: {v}` (not supported by Gemini)"));
+        }
+    }
+}

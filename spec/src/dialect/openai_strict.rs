@@ -1,0 +1,290 @@
+//! The `openai-strict` dialect: OpenAI function tools with `"strict": true`.
+//!
+//! Source of every rule: OpenAI platform docs, "Structured Outputs" → "Supported schemas"
+//! (which function calling with `strict: true` shares). Applied after the shared rules of
+//! [`super::normalize`] (acyclic `$ref`s inlined; recursion kept through `$defs`/`$ref`, which the
+//! document allows, with a description beside a `$ref` moved into a one-branch `anyOf`, since
+//! `allOf` is not supported):
+//!
+//! - every object has `additionalProperties: false` and lists **all** its properties in
+//!   `required` ("All fields must be required" / "additionalProperties: false must always be
+//!   set"); a property that was optional is made nullable (`type: [T, "null"]`, `null` added to
+//!   `enum`, or an `anyOf` with `{type: null}`), and its `default` is removed and stated in the
+//!   description (`Defaults to 10 when null.`); the gateway maps `null` back to the default;
+//! - `oneOf` becomes `anyOf` (only `anyOf` is supported; noted), `const` becomes a one-value
+//!   `enum`; `default` elsewhere is removed (noted);
+//! - kept keywords: `type`, `properties`, `required`, `additionalProperties`, `items`, `enum`,
+//!   `anyOf`, `$ref`, `$defs`, `description`, `title`; strings `pattern` and `format` (only
+//!   `date-time`, `time`, `date`, `duration`, `email`, `hostname`, `ipv4`, `ipv6`, `uuid`); numbers
+//!   `multipleOf`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`; arrays
+//!   `minItems`, `maxItems`. Other constraints (`minLength`, `maxLength`, `uniqueItems`,
+//!   `minProperties`, other formats, ...) are removed and noted; annotations (`examples`,
+//!   `$comment`, `deprecated`, ...) are removed silently;
+//! - not expressible, so the tool falls back to `"strict": false` with the non-strict parameters
+//!   (C01; noted): a map (`additionalProperties` other than `false`, `patternProperties`), a
+//!   schema with no `type` / `enum` / `anyOf` / `$ref` (any JSON value), `allOf`, `not`,
+//!   `if`/`then`/`else`, tuples (`prefixItems`, `items` arrays), a root `anyOf`, more than 10
+//!   levels of nesting or 5000 properties, an `enum` over 1000 values.
+
+use serde_json::{Map, Value, json};
+
+use super::normalize::{Notes, sentence, walk};
+
+const FORMATS: [&str; 9] = [
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+const KEPT: [&str; 21] = [
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "description",
+    "title",
+    "pattern",
+    "format",
+    "multipleOf",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "$schema",
+];
+const ANNOTATIONS: [&str; 9] = [
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentEncoding",
+    "contentMediaType",
+    "$id",
+    "$anchor",
+];
+const FATAL: [&str; 9] = [
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "prefixItems",
+    "patternProperties",
+    "dependentSchemas",
+    "unevaluatedItems",
+];
+
+/// Lowers `root` (already through the shared rules) to a strict schema, or explains why it
+/// cannot be strict.
+pub(crate) fn lower(mut root: Value, notes: &mut Notes) -> Result<Value, String> {
+    if let Some(k) = ["anyOf", "oneOf"].iter().find(|k| root.get(**k).is_some()) {
+        return Err(format!(
+            "the root is an `{k}` (the root must be a plain object)"
+        ));
+    }
+    let mut local = Notes::default();
+    let mut props = 0usize;
+    walk(&mut root, "", &mut |m, p| {
+        node(m, p, &mut local, &mut props)
+    })?;
+    if props > 5000 {
+        return Err(format!("{props} properties (the limit is 5000)"));
+    }
+    let depth = depth(&root);
+    if depth > 10 {
+        return Err(format!(
+            "{depth} levels of object nesting (the limit is 10)"
+        ));
+    }
+    if let Value::Object(m) = &mut root {
+        m.remove("$schema");
+    }
+    notes.list.extend(local.list);
+    Ok(root)
+}
+
+fn depth(v: &Value) -> usize {
+    let own = usize::from(v.get("properties").is_some());
+    let inner = match v {
+        Value::Object(m) => m.values().map(depth).max().unwrap_or(0),
+        Value::Array(a) => a.iter().map(depth).max().unwrap_or(0),
+        _ => 0,
+    };
+    own + inner
+}
+
+fn is_object(m: &Map<String, Value>) -> bool {
+    m.contains_key("properties")
+        || match m.get("type") {
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(a)) => a.iter().any(|t| t == "object"),
+            _ => false,
+        }
+}
+
+fn node(
+    m: &mut Map<String, Value>,
+    ptr: &str,
+    notes: &mut Notes,
+    props: &mut usize,
+) -> Result<(), String> {
+    if let Some(k) = FATAL.iter().find(|k| m.contains_key(**k)) {
+        return Err(format!("`{k}` at {} is not supported", at(ptr)));
+    }
+    if m.get("items").is_some_and(Value::is_array) {
+        return Err(format!(
+            "the tuple (`items` array) at {} is not supported",
+            at(ptr)
+        ));
+    }
+    if let Some(one_of) = m.remove("oneOf") {
+        notes.push(
+            ptr,
+            "`oneOf` exported as `anyOf` (strict mode supports only `anyOf`)",
+        );
+        m.insert("anyOf".into(), one_of);
+    }
+    if let Some(c) = m.remove("const") {
+        m.insert("enum".into(), json!([c]));
+    }
+    if m.get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|e| e.len() > 1000)
+    {
+        return Err(format!("`enum` at {} has more than 1000 values", at(ptr)));
+    }
+    if !["type", "enum", "anyOf", "$ref"]
+        .iter()
+        .any(|k| m.contains_key(*k))
+    {
+        return Err(format!(
+            "the schema at {} accepts any value (no `type`)",
+            at(ptr)
+        ));
+    }
+    if let Some(Value::String(f)) = m.get("format")
+        && !FORMATS.contains(&f.as_str())
+    {
+        notes.push(
+            ptr,
+            format!("removed `format: {f}` (not supported in strict mode)"),
+        );
+        m.remove("format");
+    }
+    if is_object(m) {
+        match m.get("additionalProperties") {
+            None | Some(Value::Bool(false)) => {}
+            Some(other) => {
+                return Err(format!(
+                    "the object at {} has `additionalProperties: {other}` (a map)",
+                    at(ptr)
+                ));
+            }
+        }
+        m.insert("additionalProperties".into(), false.into());
+        let mut required: Vec<Value> = match m.get("required") {
+            Some(Value::Array(r)) => r.clone(),
+            _ => Vec::new(),
+        };
+        let props_map = m.entry("properties").or_insert_with(|| json!({}));
+        if let Value::Object(ps) = props_map {
+            *props += ps.len();
+            for (name, p) in ps.iter_mut() {
+                if required.iter().any(|r| r == name) {
+                    continue;
+                }
+                required.push(name.clone().into());
+                make_optional_nullable(p);
+            }
+        }
+        m.insert("required".into(), Value::Array(required));
+    }
+    if m.remove("default").is_some() {
+        notes.push(ptr, "removed `default` (not supported in strict mode)");
+    }
+    let keys: Vec<String> = m.keys().cloned().collect();
+    for k in keys {
+        if KEPT.contains(&k.as_str()) {
+            continue;
+        }
+        let v = m.remove(&k);
+        if !ANNOTATIONS.contains(&k.as_str()) {
+            let v = v.unwrap_or_default();
+            notes.push(
+                ptr,
+                format!("removed `{k}: {v}` (not supported in strict mode)"),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn at(ptr: &str) -> &str {
+    if ptr.is_empty() { "the root" } else { ptr }
+}
+
+/// An optional property of a strict object: made nullable, its `default` moved into the
+/// description.
+fn make_optional_nullable(p: &mut Value) {
+    let Value::Object(m) = p else { return };
+    if let Some(d) = m.remove("default")
+        && !d.is_null()
+    {
+        let text = format!("Defaults to {d} when null.");
+        let desc = match m.get("description").and_then(Value::as_str) {
+            Some(s) if !s.is_empty() => format!("{} {text}", sentence(s)),
+            _ => text,
+        };
+        m.insert("description".into(), desc.into());
+    }
+    if accepts_null(m) {
+        return;
+    }
+    if let Some(t) = m.get_mut("type") {
+        match t {
+            Value::String(s) => *t = json!([s.clone(), "null"]),
+            Value::Array(a) => a.push("null".into()),
+            _ => {}
+        }
+        if let Some(Value::Array(e)) = m.get_mut("enum") {
+            e.push(Value::Null);
+        }
+    } else if let Some(Value::Array(e)) = m.get_mut("enum") {
+        e.push(Value::Null);
+    } else if let Some(Value::Array(b)) = m.get_mut("anyOf") {
+        b.push(json!({"type": "null"}));
+    } else {
+        let desc = m.remove("description");
+        let inner = std::mem::take(m);
+        m.insert("anyOf".into(), json!([inner, {"type": "null"}]));
+        if let Some(d) = desc {
+            m.insert("description".into(), d);
+        }
+    }
+}
+
+fn accepts_null(m: &Map<String, Value>) -> bool {
+    let by_type = match m.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(a)) => a.iter().any(|t| t == "null"),
+        _ => false,
+    };
+    let by_any = m
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .is_some_and(|b| b.iter().any(|x| x.get("type").is_some_and(|t| t == "null")));
+    by_type || by_any
+}

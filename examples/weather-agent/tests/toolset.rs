@@ -329,7 +329,16 @@ async fn the_callers_deadline_wins_when_it_is_earlier() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
-    assert!(e.message().contains("within 500 ms"), "{e}");
+    // What was left of the caller's 500 ms when the call started (real time passes between
+    // building the context and the call, more on a loaded machine), not the tool's 2 s.
+    let ms: u64 = e
+        .message()
+        .split("within ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no duration in {e}"));
+    assert!((300..=500).contains(&ms), "{e}");
 }
 
 #[tokio::test(start_paused = true)]

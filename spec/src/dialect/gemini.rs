@@ -25,7 +25,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::normalize::{Notes, json_type, strip_null, walk};
+use super::normalize::{ANNOTATIONS, Notes, json_type, strip_null, walk};
 
 const KEPT: [&str; 22] = [
     "type",
@@ -50,17 +50,6 @@ const KEPT: [&str; 22] = [
     "items",
     "minimum",
     "maximum",
-];
-const ANNOTATIONS: [&str; 9] = [
-    "examples",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "contentEncoding",
-    "contentMediaType",
-    "$id",
-    "$schema",
 ];
 
 /// Lowers `root` (already through the shared rules, no `$ref` left) to Gemini's subset.
@@ -166,7 +155,7 @@ fn node(m: &mut Map<String, Value>, ptr: &str, notes: &mut Notes) {
             continue;
         }
         let v = m.remove(&k).unwrap_or_default();
-        let silent = ANNOTATIONS.contains(&k.as_str())
+        let silent = (ANNOTATIONS.contains(&k.as_str()) || k == "$schema")
             || (k == "additionalProperties" && v == Value::Bool(true));
         if !silent {
             notes.push(ptr, format!("removed `{k}: {v}` (not supported by Gemini)"));

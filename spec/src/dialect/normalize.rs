@@ -19,6 +19,20 @@
 //!    [description]}` is the same set of values as an `enum` (JSON Schema 2020-12 §6.1.2–6.1.3);
 //!    it becomes `{type, enum, description: "A: doc. B: doc."}`.
 
+/// Keywords that only annotate a schema (JSON Schema 2020-12 §9 meta-data and content
+/// vocabularies, plus identifiers): a dialect that does not support one drops it without a note,
+/// since no constraint is lost.
+pub(super) const ANNOTATIONS: [&str; 8] = [
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentEncoding",
+    "contentMediaType",
+    "$id",
+];
+
 use std::collections::HashSet;
 
 use serde_json::{Map, Number, Value};

@@ -28,7 +28,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::normalize::{Notes, sentence, walk};
+use super::normalize::{ANNOTATIONS, Notes, sentence, walk};
 
 const FORMATS: [&str; 9] = [
     "date-time",
@@ -63,17 +63,6 @@ const KEPT: [&str; 21] = [
     "minItems",
     "maxItems",
     "$schema",
-];
-const ANNOTATIONS: [&str; 9] = [
-    "examples",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "contentEncoding",
-    "contentMediaType",
-    "$id",
-    "$anchor",
 ];
 const FATAL: [&str; 9] = [
     "allOf",
@@ -221,7 +210,7 @@ fn node(
             continue;
         }
         let v = m.remove(&k);
-        if !ANNOTATIONS.contains(&k.as_str()) {
+        if !(ANNOTATIONS.contains(&k.as_str()) || k == "$anchor") {
             let v = v.unwrap_or_default();
             notes.push(
                 ptr,

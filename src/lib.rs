@@ -48,10 +48,11 @@ pub use serde_json;
 pub use toolgate_spec as spec;
 
 pub use toolgate_runtime::{
-    ArgumentError, BoxFuture, BuildError, Content, Dialect, ErrorKind, Identity, Progress,
+    ArgumentError, ArgumentPolicy, ArgumentValidator, BoxFuture, BuildError, COERCIONS_META_KEY,
+    Coercion, CoercionKind, Content, Dialect, ErrorKind, ExtraArguments, Identity, Progress,
     ProgressReporter, Provides, ResourceContents, State, StateMap, ToolAnnotations, ToolContext,
     ToolContextBuilder, ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset, ToolsetBuilder,
-    testing,
+    Validated, ValidationMode, ValidatorCache, testing,
 };
 
 /// The cancellation token of a [`ToolContext`] (re-exported from `tokio-util`, so callers can
@@ -86,7 +87,13 @@ pub use toolgate_runtime::__private;
 /// Options: `name = "..."`, `description = "..."`, `title = "..."`, `category = "..."`,
 /// `tags = ["a", "b"]`, `version = "1.2.0"` (semver), `timeout = "30s"` (or milliseconds),
 /// `dangerous`, `requires_auth`, `idempotent`, `read_only` (MCP annotations), `blocking` (run a
-/// sync function on tokio's blocking pool).
+/// sync function on tokio's blocking pool), `extra = "strip"` (unknown argument keys are removed
+/// before the call, with a warning in the log and the result's `_meta`, instead of being an
+/// `invalid_arguments` error; the advertised schema still says `additionalProperties: false`).
+///
+/// Every call's arguments are checked against the input schema before the function runs (see
+/// [`ToolsetBuilder::validate_arguments`]), and a `null` sent for an optional argument (what the
+/// OpenAI strict dialect sends for "omitted") becomes its default or `None`.
 ///
 /// Compile errors, with the span of the offending code, for: generic functions, `self`
 /// receivers, borrowed or otherwise undecodable argument types, argument types that are not

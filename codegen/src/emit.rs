@@ -11,7 +11,7 @@ use crate::check::{StateInfo, ToolInfo};
 pub(crate) struct Input<'a> {
     pub tools: &'a [ToolInfo],
     pub states: &'a [StateInfo],
-    pub default_timeout_ms: Option<u64>,
+    pub policy: &'a toolgate_spec::config::PolicyConfig,
     pub config_name: &'a str,
     pub config_text: &'a str,
 }
@@ -57,16 +57,18 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
     let state = state_items(input.states)?;
     let tool_enum = tool_enum(input.tools)?;
     let source = static_tools(input.tools)?;
-    let timeout = input.default_timeout_ms.map(|ms| {
+    let timeout = input.policy.defaults.timeout_ms.map(|ms| {
         let ms = Literal::u64_unsuffixed(ms);
         quote!(.default_timeout(::core::time::Duration::from_millis(#ms)))
     });
+    let arguments = argument_policy(input.policy);
     let yaml = input.config_text;
     Ok(quote! {
         #state
         #tool_enum
         #source
-        /// The toolset builder preloaded with this crate's compiled tools and tools.yaml's default timeout.
+        /// The toolset builder preloaded with this crate's compiled tools and tools.yaml's
+        /// default timeout and argument policies.
         pub fn toolset() -> ::toolgate::ToolsetBuilder {
             ::toolgate::Toolset::builder()
                 .static_source(|states| {
@@ -75,10 +77,61 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
                     )
                 })
                 #timeout
+                #(#arguments)*
         }
         /// tools.yaml as it was at build time (no secrets are resolved in it).
         pub const TOOLS_YAML: &str = #yaml;
     })
+}
+
+/// tools.yaml's `validation` and `extra_arguments` policies as builder calls, level by level.
+fn argument_policy(policy: &toolgate_spec::config::PolicyConfig) -> Vec<TokenStream> {
+    use toolgate_spec::config::{ExtraArguments, ToolPolicy, ValidationMode};
+    let mode = |m: ValidationMode| match m {
+        ValidationMode::Strict => quote!(::toolgate::ValidationMode::Strict),
+        ValidationMode::Lenient => quote!(::toolgate::ValidationMode::Lenient),
+    };
+    let extra = |e: ExtraArguments| match e {
+        ExtraArguments::Reject => quote!(::toolgate::ExtraArguments::Reject),
+        ExtraArguments::Strip => quote!(::toolgate::ExtraArguments::Strip),
+    };
+    let mut calls = Vec::new();
+    let mut level = |p: &ToolPolicy, scope: Option<(&str, bool)>| {
+        let (m_fn, e_fn, key) = match scope {
+            None => (
+                format_ident!("validation_mode"),
+                format_ident!("extra_arguments"),
+                None,
+            ),
+            Some((key, true)) => (
+                format_ident!("validation_mode_for"),
+                format_ident!("extra_arguments_for"),
+                Some(key),
+            ),
+            Some((key, false)) => (
+                format_ident!("validation_mode_for_source"),
+                format_ident!("extra_arguments_for_source"),
+                Some(key),
+            ),
+        };
+        let key = key.map(|k| quote!(#k,));
+        if let Some(m) = p.validation {
+            let m = mode(m);
+            calls.push(quote!(.#m_fn(#key #m)));
+        }
+        if let Some(e) = p.extra_arguments {
+            let e = extra(e);
+            calls.push(quote!(.#e_fn(#key #e)));
+        }
+    };
+    level(&policy.defaults, None);
+    for (id, p) in &policy.sources {
+        level(p, Some((id, false)));
+    }
+    for (name, p) in &policy.tools {
+        level(p, Some((name, true)));
+    }
+    calls
 }
 
 fn state_items(states: &[StateInfo]) -> Result<TokenStream, String> {

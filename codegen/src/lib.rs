@@ -217,7 +217,7 @@ impl Builder {
         let code = emit::render(&emit::Input {
             tools: &report.tools,
             states: &report.states,
-            default_timeout_ms: report.config.policy.defaults.timeout_ms,
+            policy: &report.config.policy,
             config_name: &config_name,
             config_text: &report.config.source,
         })

@@ -23,6 +23,8 @@ pub struct ToolOptions {
     pub idempotent: bool,
     pub read_only: bool,
     pub blocking: Option<Span>,
+    /// `extra = "reject" | "strip"`: checked by `valid`.
+    pub extra: Option<LitStr>,
 }
 
 impl ToolOptions {
@@ -46,6 +48,7 @@ impl ToolOptions {
             "category" => self.category = Some(meta.value()?.parse()?),
             "version" => self.version = Some(meta.value()?.parse()?),
             "tags" => self.tags = parse_str_list(meta)?,
+            "extra" => self.extra = Some(meta.value()?.parse()?),
             "timeout" | "timeout_ms" => self.timeout = Some(meta.value()?.parse()?),
             "dangerous" => self.dangerous = parse_flag(meta)?,
             "requires_auth" => self.requires_auth = parse_flag(meta)?,
@@ -62,12 +65,17 @@ impl ToolOptions {
             }
             _ => {
                 return Err(meta.error(format!(
-                    "unknown #[tool] option `{}`; expected one of: name, description, title, category, tags, version, timeout, dangerous, requires_auth, idempotent, read_only, blocking",
+                    "unknown #[tool] option `{}`; expected one of: name, description, title, category, tags, version, timeout, dangerous, requires_auth, idempotent, read_only, blocking, extra",
                     quote::ToTokens::to_token_stream(&meta.path)
                 )));
             }
         }
         Ok(())
+    }
+
+    /// `extra = "strip"`: unknown argument keys are removed instead of refused.
+    pub fn strips_extra(&self) -> bool {
+        self.extra.as_ref().is_some_and(|e| e.value() == "strip")
     }
 
     /// The timeout in milliseconds, if one is set.

@@ -273,6 +273,11 @@ fn descriptor_fields(tool: &ToolFn) -> TokenStream {
     let dangerous = o.dangerous;
     let requires_auth = o.requires_auth;
     let blocking = o.blocking.is_some();
+    let extra = if o.strips_extra() {
+        quote!(::toolgate::ExtraArguments::Strip)
+    } else {
+        quote!(::toolgate::ExtraArguments::Reject)
+    };
     quote! {
         annotations: ::toolgate::ToolAnnotations {
             title: #title,
@@ -289,6 +294,7 @@ fn descriptor_fields(tool: &ToolFn) -> TokenStream {
         dangerous: #dangerous,
         requires_auth: #requires_auth,
         blocking: #blocking,
+        extra_arguments: #extra,
     }
 }
 

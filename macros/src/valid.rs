@@ -39,6 +39,17 @@ pub fn check(tool: &ToolFn) -> syn::Result<()> {
     if let Err(e) = tool.options.timeout_ms() {
         errors.add(e);
     }
+    if let Some(e) = &tool.options.extra
+        && !matches!(e.value().as_str(), "reject" | "strip")
+    {
+        errors.add(syn::Error::new(
+            e.span(),
+            format!(
+                "`extra = \"{}\"` is not an option: expected \"reject\" (the default: unknown argument keys are an error) or \"strip\" (they are removed, with a warning)",
+                e.value()
+            ),
+        ));
+    }
     if let Some(v) = &tool.options.version
         && !is_semver(&v.value())
     {

@@ -231,9 +231,30 @@ fn wrap_schema(mut inner: Value, key: &str, closed: bool) -> Value {
 /// The input schema of a tool taking its arguments as one parameter named `args` of type `T`.
 /// When `T` is not an object (an enum, a string...), the arguments object wraps it as
 /// `{"args": T}` (a root must be an object for every provider); the `bool` says so.
+///
+/// An object root that says nothing about undeclared keys gets `additionalProperties: false`
+/// (cases.md C37): the argument validator then refuses invented keys before the call, even
+/// where serde would silently ignore them (a struct without `deny_unknown_fields`), and the
+/// advertised schema says so. A root that decides for itself (`additionalProperties`,
+/// `unevaluatedProperties`, `patternProperties`, e.g. a flattened map) or is composed
+/// (`allOf`/`anyOf`/`oneOf`/`$ref`, e.g. a flattened enum) is left alone.
 pub fn flat_input_schema<T: schemars::JsonSchema>() -> (Value, bool) {
-    let v = input_schema::<T>();
+    let mut v = input_schema::<T>();
     if is_object_schema(&v) {
+        if let Value::Object(map) = &mut v {
+            const OPEN: [&str; 7] = [
+                "additionalProperties",
+                "unevaluatedProperties",
+                "patternProperties",
+                "allOf",
+                "anyOf",
+                "oneOf",
+                "$ref",
+            ];
+            if !OPEN.iter().any(|k| map.contains_key(*k)) {
+                map.insert("additionalProperties".into(), false.into());
+            }
+        }
         (v, false)
     } else {
         (wrap_schema(v, "args", true), true)

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toolgate_spec::config::ExtraArguments;
 use toolgate_spec::dialect::{self, Dialect, ExportError, ToolSchema};
 
 /// MCP tool annotations (MCP 2025-06-18, `ToolAnnotations`): hints for clients, never trusted for
@@ -84,6 +85,10 @@ pub struct ToolDescriptor {
     /// The function runs on tokio's blocking thread pool.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub blocking: bool,
+    /// What happens to argument keys the input schema refuses, as the tool declares it
+    /// (`#[tool(extra = "strip")]`); the toolset's per-tool policy overrides it.
+    #[serde(default, skip_serializing_if = "ExtraArguments::is_reject")]
+    pub extra_arguments: ExtraArguments,
 }
 
 impl ToolDescriptor {

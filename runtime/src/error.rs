@@ -290,6 +290,24 @@ impl ToolError {
             .unwrap_or_default()
     }
 
+    /// The error as a tool result a model can read and act on (MCP's "tool execution error":
+    /// `isError: true`, as MCP 2025-06-18 "Error Handling" asks for invalid arguments and other
+    /// failures of the call itself): one text part with `<kind>: <message>`, and the error as
+    /// JSON (`{"kind", "message", "retryable", ...}`) under `_meta["toolgate/error"]`.
+    pub fn into_output(self) -> crate::ToolOutput {
+        let mut out = crate::ToolOutput::error_text(self.to_string());
+        if let Ok(json) = serde_json::to_value(&self) {
+            out.meta = Some(serde_json::Map::from_iter([(
+                Self::META_KEY.to_string(),
+                json,
+            )]));
+        }
+        out
+    }
+
+    /// The `_meta` key under which [`into_output`](Self::into_output) puts the error as JSON.
+    pub const META_KEY: &'static str = "toolgate/error";
+
     /// The error and its whole source chain, one per line, for logs.
     pub fn report(&self) -> String {
         let mut out = self.to_string();

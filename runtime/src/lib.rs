@@ -31,5 +31,8 @@ pub use source::{BoxFuture, ToolSource};
 pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use toolgate_spec::dialect::Dialect;
-pub use toolset::{Toolset, ToolsetBuilder};
-pub use validate::{ArgumentValidator, Coercion, Validated, ValidationMode, ValidatorCache};
+pub use toolset::{COERCIONS_META_KEY, Toolset, ToolsetBuilder};
+pub use validate::{
+    ArgumentPolicy, ArgumentValidator, Coercion, CoercionKind, ExtraArguments, Validated,
+    ValidationMode, ValidatorCache,
+};

@@ -116,6 +116,10 @@ pub struct ToolOutput {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub is_error: bool,
+    /// Metadata about the call (MCP `_meta`), not meant for the model: e.g. the changes made to
+    /// the arguments before the call, under [`COERCIONS_META_KEY`](crate::COERCIONS_META_KEY).
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Map<String, Value>>,
 }
 
 impl ToolOutput {
@@ -163,6 +167,7 @@ impl ToolOutput {
             content: vec![Content::Text { text }],
             structured: Some(value),
             is_error: false,
+            meta: None,
         }
     }
 
@@ -172,6 +177,7 @@ impl ToolOutput {
             content: vec![Content::text(text)],
             structured: None,
             is_error: true,
+            meta: None,
         }
     }
 

@@ -11,10 +11,16 @@ use futures::FutureExt;
 use serde_json::Value;
 use toolgate_spec::dialect::{Dialect, ExportError};
 
+use toolgate_spec::config::PolicyConfig;
+
+use crate::validate::{ArgumentPolicy, Coercion, ExtraArguments};
 use crate::{
     BuildError, StateMap, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource,
     Validated, ValidationMode, ValidatorCache,
 };
+
+/// The `_meta` key of a result under which the changes made to the arguments are listed.
+pub const COERCIONS_META_KEY: &str = "toolgate/coercions";
 
 type StaticFactory = Box<dyn FnOnce(&StateMap) -> Result<Arc<dyn ToolSource>, BuildError> + Send>;
 
@@ -45,10 +51,51 @@ struct Inner {
     validators: ValidatorCache,
 }
 
-/// When argument validation is on: the mode of each tool.
+/// When argument validation is on: how each tool's arguments are checked.
+#[derive(Default)]
 struct Validation {
-    mode: ValidationMode,
-    per_tool: HashMap<String, ValidationMode>,
+    defaults: Overrides,
+    per_tool: HashMap<String, Overrides>,
+    per_source: HashMap<String, Overrides>,
+}
+
+/// The argument settings of one level (tool, source, defaults); `None` falls through.
+#[derive(Debug, Clone, Copy, Default)]
+struct Overrides {
+    mode: Option<ValidationMode>,
+    extra: Option<ExtraArguments>,
+}
+
+impl Validation {
+    /// Tool's entry, else the descriptor's own declaration (`#[tool(extra = "strip")]`, extra
+    /// keys only), else its source's entry, else the defaults.
+    fn policy(&self, descriptor: &ToolDescriptor) -> ArgumentPolicy {
+        let tool = self
+            .per_tool
+            .get(&descriptor.name)
+            .copied()
+            .unwrap_or_default();
+        let source = self
+            .per_source
+            .get(&descriptor.source)
+            .copied()
+            .unwrap_or_default();
+        let declared =
+            (!descriptor.extra_arguments.is_reject()).then_some(descriptor.extra_arguments);
+        ArgumentPolicy {
+            mode: tool
+                .mode
+                .or(source.mode)
+                .or(self.defaults.mode)
+                .unwrap_or_default(),
+            extra: tool
+                .extra
+                .or(declared)
+                .or(source.extra)
+                .or(self.defaults.extra)
+                .unwrap_or_default(),
+        }
+    }
 }
 
 impl Toolset {
@@ -96,10 +143,10 @@ impl Toolset {
             .find_map(|s| s.descriptor(name).map(|d| (s, d)))
     }
 
-    /// Checks `args` against tool `name`'s input schema in `mode`, without calling it (whether or
-    /// not the builder turned validation on for calls): the arguments as they would be forwarded
-    /// and, in lenient mode, every coercion applied (for logs and result metadata). Uses the same
-    /// compiled validators as calls.
+    /// Checks `args` against tool `name`'s input schema under `policy` (a [`ValidationMode`]
+    /// converts into one), without calling it and whether or not the builder turned validation
+    /// on for calls: the arguments as they would be forwarded and every change made to them.
+    /// Uses the same compiled validators as calls.
     ///
     /// # Errors
     /// `not_found` for an unknown name; `invalid_arguments` listing every violation with its JSON
@@ -108,16 +155,29 @@ impl Toolset {
         &self,
         name: &str,
         args: Value,
-        mode: ValidationMode,
+        policy: impl Into<ArgumentPolicy>,
     ) -> Result<Validated, ToolError> {
         let descriptor = self
             .describe(name)
             .ok_or_else(|| ToolError::not_found(name))?;
-        self.inner.validators.check(&descriptor, args, mode)
+        self.inner.validators.check(&descriptor, args, policy)
+    }
+
+    /// How tool `name`'s arguments are checked in calls (`None` for an unknown tool or when
+    /// validation is off).
+    pub fn argument_policy(&self, name: &str) -> Option<ArgumentPolicy> {
+        let descriptor = self.describe(name)?;
+        Some(self.inner.validation.as_ref()?.policy(&descriptor))
     }
 
     /// Calls tool `name` with `args` (a JSON object, or `null` for none) under a default context
     /// (no identity, no deadline beyond the tool's timeout).
+    ///
+    /// The arguments are first checked against the tool's input schema (unless the builder
+    /// turned [validation](ToolsetBuilder::validate_arguments) off). When they had to be changed
+    /// (a strict-dialect `null` for an omitted argument, a lenient coercion, a stripped key),
+    /// the changed copy is what the tool gets, and the result's `_meta` lists each change under
+    /// [`COERCIONS_META_KEY`] (an array of [`Coercion`]s).
     ///
     /// # Errors
     /// `not_found` for an unknown name, `invalid_arguments` naming each bad argument path,
@@ -158,14 +218,23 @@ impl Toolset {
         if ctx.is_cancelled() {
             return Err(ToolError::cancelled(name));
         }
-        // Opt-in: the arguments are checked against the tool's input schema (a validator
-        // compiled once per tool) and, in lenient mode, the coerced copy is what is forwarded.
-        let args = match &self.inner.validation {
+        // What is left of the caller's deadline, measured before any work (so that a 2 s
+        // deadline is reported as 2000 ms, not 1999, and checking arguments counts against it).
+        let caller_left = ctx.remaining();
+        // The arguments are checked against the tool's input schema (a validator compiled
+        // once per tool); when they had to be changed, the changed copy is what is forwarded.
+        let (args, coercions) = match &self.inner.validation {
             Some(v) => {
-                let mode = v.per_tool.get(&descriptor.name).copied().unwrap_or(v.mode);
-                self.inner.validators.check(&descriptor, args, mode)?.args
+                let checked =
+                    self.inner
+                        .validators
+                        .check(&descriptor, args, v.policy(&descriptor))?;
+                if !checked.coercions.is_empty() {
+                    log_coercions(name, &checked.coercions);
+                }
+                (checked.args, checked.coercions)
             }
-            None => args,
+            None => (args, Vec::new()),
         };
         ctx.attach(self);
         // The call gets a child of the caller's token: the caller cancelling still cancels the
@@ -173,10 +242,8 @@ impl Toolset {
         if watch_cancel {
             ctx.isolate_cancellation();
         }
-        // What the call is allowed: the tool's timeout, or what is left of the caller's
-        // deadline when that is earlier (measured before tightening, so that a 2 s timeout is
-        // reported as 2000 ms, not 1999).
-        let caller_left = ctx.remaining();
+        // What the call is allowed: the tool's timeout, or what was left of the caller's
+        // deadline when that is earlier.
         let timeout = descriptor.timeout.or(self.inner.default_timeout);
         if let Some(timeout) = timeout {
             ctx.tighten_deadline(timeout);
@@ -216,7 +283,17 @@ impl Toolset {
             }
             None => call.await,
         };
-        outcome.unwrap_or_else(|panic| Err(panic_error(name, panic.as_ref())))
+        let result = outcome.unwrap_or_else(|panic| Err(panic_error(name, panic.as_ref())));
+        if coercions.is_empty() {
+            return result;
+        }
+        result.map(|mut out| {
+            let list = serde_json::to_value(&coercions).unwrap_or_default();
+            out.meta
+                .get_or_insert_with(Default::default)
+                .insert(COERCIONS_META_KEY.to_string(), list);
+            out
+        })
     }
 
     /// Calls a tool from synchronous code: blocks the current thread until the call ends.
@@ -255,6 +332,31 @@ impl Toolset {
     }
 }
 
+/// Logs what was changed in a tool's arguments: stripped keys as a warning (the model believes
+/// it sent them), the rest at info level. Values are logged as sent, cut to a short length.
+fn log_coercions(tool: &str, coercions: &[Coercion]) {
+    for c in coercions {
+        let from = crate::validate::short(&c.from);
+        let to = c.to.as_ref().map(crate::validate::short);
+        match c.kind {
+            crate::CoercionKind::Stripped => tracing::warn!(
+                tool,
+                pointer = %c.pointer,
+                value = %from,
+                "unknown argument stripped before the call"
+            ),
+            kind => tracing::info!(
+                tool,
+                pointer = %c.pointer,
+                ?kind,
+                from = %from,
+                to = to.as_deref().unwrap_or("(removed)"),
+                "argument changed before the call"
+            ),
+        }
+    }
+}
+
 /// `internal: tool `x` panicked: <the panic message>`.
 pub(crate) fn panic_error(tool: &str, panic: &(dyn Any + Send)) -> ToolError {
     let what = panic
@@ -286,16 +388,27 @@ impl fmt::Debug for Toolset {
 /// Builds a [`Toolset`]: the compiled static table (from generated code), extra sources,
 /// application state and defaults. [`build`](Self::build) checks, once, that every `State<T>` a
 /// compiled tool takes was given, and that no two sources offer the same tool name.
-#[derive(Default)]
 pub struct ToolsetBuilder {
     static_source: Option<StaticFactory>,
     overlays: Vec<Arc<dyn ToolSource>>,
     sources: Vec<Arc<dyn ToolSource>>,
     states: StateMap,
     default_timeout: Option<Duration>,
-    validate_arguments: bool,
-    validation_mode: ValidationMode,
-    validation_modes: HashMap<String, ValidationMode>,
+    /// `None`: validation off.
+    validation: Option<Validation>,
+}
+
+impl Default for ToolsetBuilder {
+    fn default() -> Self {
+        Self {
+            static_source: None,
+            overlays: Vec::new(),
+            sources: Vec::new(),
+            states: StateMap::default(),
+            default_timeout: None,
+            validation: Some(Validation::default()),
+        }
+    }
 }
 
 impl ToolsetBuilder {
@@ -348,25 +461,120 @@ impl ToolsetBuilder {
 
     /// Whether every call's arguments are validated against the tool's input schema (JSON
     /// Schema 2020-12, a validator compiled once per tool) before the tool runs; a mismatch is
-    /// `invalid_arguments` listing every violation. Off by default (for now).
+    /// `invalid_arguments` listing every violation with its JSON pointer. On by default; turning
+    /// it off forwards arguments as sent (a compiled tool still refuses what serde cannot decode)
+    /// and drops the per-tool settings below.
     pub fn validate_arguments(mut self, validate: bool) -> Self {
-        self.validate_arguments = validate;
+        match (validate, self.validation.is_some()) {
+            (true, false) => self.validation = Some(Validation::default()),
+            (false, true) => self.validation = None,
+            _ => {}
+        }
         self
     }
 
-    /// How [`validate_arguments`](Self::validate_arguments) checks: [`ValidationMode::Strict`]
-    /// (the default) or [`ValidationMode::Lenient`], which first coerces unambiguous mistakes
-    /// (numbers and booleans sent as strings, ...) on a copy and forwards the copy. Has no
-    /// effect unless validation is on.
+    fn validation(&mut self) -> &mut Validation {
+        self.validation.get_or_insert_with(Validation::default)
+    }
+
+    /// How arguments are checked: [`ValidationMode::Strict`] (the default) or
+    /// [`ValidationMode::Lenient`], which first coerces unambiguous mistakes (numbers and
+    /// booleans sent as strings, ...) on a copy and forwards the copy. Turns validation on.
     pub fn validation_mode(mut self, mode: ValidationMode) -> Self {
-        self.validation_mode = mode;
+        self.validation().defaults.mode = Some(mode);
         self
     }
 
-    /// The [validation mode](Self::validation_mode) of tool `tool` only, overriding the
-    /// toolset's. Has no effect unless validation is on.
+    /// The [validation mode](Self::validation_mode) of tool `tool` only (its name inside the
+    /// toolset), overriding its source's and the toolset's. Turns validation on.
     pub fn validation_mode_for(mut self, tool: impl Into<String>, mode: ValidationMode) -> Self {
-        self.validation_modes.insert(tool.into(), mode);
+        self.validation()
+            .per_tool
+            .entry(tool.into())
+            .or_default()
+            .mode = Some(mode);
+        self
+    }
+
+    /// The [validation mode](Self::validation_mode) of every tool of source `source` (its id),
+    /// overriding the toolset's. Turns validation on.
+    pub fn validation_mode_for_source(
+        mut self,
+        source: impl Into<String>,
+        mode: ValidationMode,
+    ) -> Self {
+        self.validation()
+            .per_source
+            .entry(source.into())
+            .or_default()
+            .mode = Some(mode);
+        self
+    }
+
+    /// What happens to argument keys a tool's schema refuses: [`ExtraArguments::Reject`] (the
+    /// default: `invalid_arguments` naming them and the allowed keys) or
+    /// [`ExtraArguments::Strip`] (removed, logged as a warning, listed in the result's
+    /// `_meta`). A tool's own `#[tool(extra = "strip")]` wins over this. Turns validation on.
+    pub fn extra_arguments(mut self, extra: ExtraArguments) -> Self {
+        self.validation().defaults.extra = Some(extra);
+        self
+    }
+
+    /// [`extra_arguments`](Self::extra_arguments) for tool `tool` only, overriding every other
+    /// level. Turns validation on.
+    pub fn extra_arguments_for(mut self, tool: impl Into<String>, extra: ExtraArguments) -> Self {
+        self.validation()
+            .per_tool
+            .entry(tool.into())
+            .or_default()
+            .extra = Some(extra);
+        self
+    }
+
+    /// [`extra_arguments`](Self::extra_arguments) for every tool of source `source`. Turns
+    /// validation on.
+    pub fn extra_arguments_for_source(
+        mut self,
+        source: impl Into<String>,
+        extra: ExtraArguments,
+    ) -> Self {
+        self.validation()
+            .per_source
+            .entry(source.into())
+            .or_default()
+            .extra = Some(extra);
+        self
+    }
+
+    /// Applies what the runtime enforces today of a tools.yaml `policy:` section: the default
+    /// `timeout_ms`, and `validation` / `extra_arguments` at each level (`defaults`,
+    /// `sources.<id>`, `tools.<name>`). Leaves settings the section does not mention as they are.
+    pub fn policy(mut self, policy: &PolicyConfig) -> Self {
+        if let Some(t) = policy.defaults.timeout() {
+            self.default_timeout = Some(t);
+        }
+        let apply = |o: &mut Overrides, p: &toolgate_spec::config::ToolPolicy| {
+            o.mode = p.validation.or(o.mode);
+            o.extra = p.extra_arguments.or(o.extra);
+        };
+        let any = |p: &toolgate_spec::config::ToolPolicy| {
+            p.validation.is_some() || p.extra_arguments.is_some()
+        };
+        if any(&policy.defaults) {
+            apply(&mut self.validation().defaults, &policy.defaults);
+        }
+        for (name, p) in policy.tools.iter().filter(|(_, p)| any(p)) {
+            apply(
+                self.validation().per_tool.entry(name.clone()).or_default(),
+                p,
+            );
+        }
+        for (id, p) in policy.sources.iter().filter(|(_, p)| any(p)) {
+            apply(
+                self.validation().per_source.entry(id.clone()).or_default(),
+                p,
+            );
+        }
         self
     }
 
@@ -407,10 +615,7 @@ impl ToolsetBuilder {
                 states: self.states,
                 default_timeout: self.default_timeout,
                 blocking_runtime: OnceLock::new(),
-                validation: self.validate_arguments.then_some(Validation {
-                    mode: self.validation_mode,
-                    per_tool: self.validation_modes,
-                }),
+                validation: self.validation,
                 validators: ValidatorCache::new(),
             }),
         })

@@ -9,10 +9,17 @@
 //!   (`unknown argument(s) 'force', 'id' for tool archive; allowed: name, reason`).
 //! - Known `format`s (`date-time`, `email`, `uuid`, ...) are asserted; unknown ones (`uint64`,
 //!   `double`, ...) are annotations and never an error, nor a compile error.
-//! - [`ValidationMode::Lenient`] first coerces, on a copy, what models commonly get wrong (numbers
-//!   and booleans sent as strings, JSON sent as a string where an object or array is expected,
-//!   `null` for an optional field) and reports each [`Coercion`]; ambiguous cases (the string
-//!   `"null"`, a union that admits strings) are left alone.
+//! - Arguments valid as sent are forwarded untouched. Otherwise a copy is changed and checked
+//!   again, each change reported as a [`Coercion`]:
+//!   - in every mode, the strict-dialect round trip (cases.md C01): a `null` sent for an
+//!     optional argument that does not admit `null` is removed, since the OpenAI strict export
+//!     makes such arguments required and nullable, so `null` means "omitted" (and a serde
+//!     default or `None` applies);
+//!   - [`ValidationMode::Lenient`] also parses what models commonly get wrong (numbers and
+//!     booleans sent as strings, JSON sent as a string where an object or array is expected);
+//!     ambiguous cases (the string `"null"`, a union that admits strings) are left alone (C34);
+//!   - [`ExtraArguments::Strip`] removes keys the schema refuses instead of rejecting the call
+//!     (C37).
 //! - [`ValidatorCache`] keeps one compiled validator per tool.
 //!
 //! No `$ref` is ever resolved over the network or the file system: the crate is built without
@@ -31,35 +38,62 @@ use serde_json::{Map, Value};
 
 use crate::{ArgumentError, ToolDescriptor, ToolError};
 
-/// How arguments are checked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ValidationMode {
-    /// Arguments must match the schema as sent.
-    #[default]
-    Strict,
-    /// Unambiguous mistakes are coerced first (on a copy), then the copy is validated.
-    Lenient,
+pub use toolgate_spec::config::{ExtraArguments, ValidationMode};
+
+/// How one tool's arguments are checked: the [`ValidationMode`] and what happens to
+/// [`ExtraArguments`]. `From<ValidationMode>` gives the default for extra keys (reject).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ArgumentPolicy {
+    /// Strict or lenient.
+    pub mode: ValidationMode,
+    /// Reject or strip keys the schema refuses.
+    pub extra: ExtraArguments,
 }
 
-/// One change lenient mode made to the arguments.
+impl From<ValidationMode> for ArgumentPolicy {
+    fn from(mode: ValidationMode) -> Self {
+        Self {
+            mode,
+            extra: ExtraArguments::Reject,
+        }
+    }
+}
+
+/// Why a value of the arguments was changed before the tool ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoercionKind {
+    /// A `null` sent for an optional argument that does not admit `null` was removed: the
+    /// OpenAI strict dialect makes every optional argument required and nullable, so `null`
+    /// there means "omitted" (cases.md C01). Applied in every mode.
+    NullOmitted,
+    /// A number, boolean, object or array sent as a string was parsed (lenient mode only).
+    Parsed,
+    /// A key the schema refuses was removed ([`ExtraArguments::Strip`] only).
+    Stripped,
+}
+
+/// One change made to the arguments before the tool ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Coercion {
     /// JSON pointer of the changed value in the arguments object.
     pub pointer: String,
+    /// Why it was changed.
+    pub kind: CoercionKind,
     /// The value as sent.
     pub from: Value,
-    /// The value forwarded instead; `None` when the key was removed (a `null` sent for an
-    /// optional argument that does not admit `null`).
+    /// The value forwarded instead; `None` when the key was removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<Value>,
 }
 
 /// The arguments that passed validation, as forwarded to the tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Validated {
-    /// The arguments to forward (the coerced copy in lenient mode).
+    /// The arguments to forward (a changed copy when [`coercions`](Self::coercions) is not
+    /// empty, else the arguments as sent).
     pub args: Value,
-    /// Every coercion applied (always empty in strict mode).
+    /// Every change applied, in order (empty when the arguments were valid as sent).
     pub coercions: Vec<Coercion>,
 }
 
@@ -137,9 +171,11 @@ impl ArgumentValidator {
         Err(ToolError::invalid_arguments(tool, errors))
     }
 
-    /// The lenient coercions for `args`, applied to a copy: the copy and what was changed. Does
-    /// not validate.
-    pub fn coerce(&self, args: &Value) -> (Value, Vec<Coercion>) {
+    /// The changes `mode` makes to `args`, applied to a copy: the copy and what was changed.
+    /// Does not validate. In every mode a `null` sent for an optional argument that does not
+    /// admit `null` is removed ([`CoercionKind::NullOmitted`]); lenient mode also parses
+    /// numbers, booleans and JSON sent as strings ([`CoercionKind::Parsed`]).
+    pub fn coerce(&self, args: &Value, mode: ValidationMode) -> (Value, Vec<Coercion>) {
         let mut copy = if args.is_null() {
             Value::Object(Map::new())
         } else {
@@ -147,15 +183,20 @@ impl ArgumentValidator {
         };
         let mut coercer = Coercer {
             root: &self.schema,
+            lenient: mode == ValidationMode::Lenient,
             out: Vec::new(),
         };
         coercer.coerce(&mut copy, &self.schema, &mut String::new(), 0);
         (copy, coercer.out)
     }
 
-    /// Checks `args` in `mode`: strict validates them as sent; lenient [coerces](Self::coerce) a
-    /// copy and validates the copy, so an error names the real violation (`"0"` for a
-    /// `minimum: 1` integer reads `0 is less than minimum 1`, not a type error).
+    /// Checks `args` under `policy` (a [`ValidationMode`] converts into one).
+    ///
+    /// Arguments valid as sent are forwarded untouched (the fast path: no copy). Otherwise a
+    /// copy is [coerced](Self::coerce) and, with [`ExtraArguments::Strip`], keys the schema
+    /// refuses are removed from it; the copy is validated, so an error names the real violation
+    /// (`"0"` for a `minimum: 1` integer reads `0 is less than minimum 1` in lenient mode, not a
+    /// type error).
     ///
     /// # Errors
     /// `invalid_arguments` for `tool`, listing every violation with its JSON pointer.
@@ -163,20 +204,67 @@ impl ArgumentValidator {
         &self,
         tool: &str,
         args: Value,
-        mode: ValidationMode,
+        policy: impl Into<ArgumentPolicy>,
     ) -> Result<Validated, ToolError> {
-        match mode {
-            ValidationMode::Strict => {
-                self.validate(tool, &args)?;
-                Ok(Validated {
-                    args,
-                    coercions: Vec::new(),
-                })
+        let policy = policy.into();
+        if self.is_valid(&args) {
+            return Ok(Validated {
+                args,
+                coercions: Vec::new(),
+            });
+        }
+        let (mut copy, mut coercions) = self.coerce(&args, policy.mode);
+        if policy.extra == ExtraArguments::Strip {
+            self.strip_unknown(&mut copy, &mut coercions);
+        }
+        if coercions.is_empty() || !self.validator.is_valid(&copy) {
+            return Err(ToolError::invalid_arguments(
+                tool,
+                self.describe_all(tool, &copy),
+            ));
+        }
+        Ok(Validated {
+            args: copy,
+            coercions,
+        })
+    }
+
+    /// Removes every key that an `additionalProperties: false` / `unevaluatedProperties: false`
+    /// refuses, innermost first, until none is left (a removal can only make more of the
+    /// document valid).
+    fn strip_unknown(&self, args: &mut Value, out: &mut Vec<Coercion>) {
+        for _ in 0..MAX_DEPTH {
+            let mut found: Vec<(String, String)> = Vec::new();
+            for e in self.validator.iter_errors(args) {
+                if let ValidationErrorKind::AdditionalProperties { unexpected }
+                | ValidationErrorKind::UnevaluatedProperties { unexpected } = e.kind()
+                {
+                    let at = e.instance_path().as_str().to_string();
+                    found.extend(unexpected.iter().map(|k| (at.clone(), k.clone())));
+                }
             }
-            ValidationMode::Lenient => {
-                let (args, coercions) = self.coerce(&args);
-                self.validate(tool, &args)?;
-                Ok(Validated { args, coercions })
+            if found.is_empty() {
+                return;
+            }
+            // Each once, in the order they were sent.
+            let mut seen = std::collections::HashSet::new();
+            found.retain(|f| seen.insert(f.clone()));
+            let mut removed = false;
+            for (at, key) in found {
+                if let Some(Value::Object(map)) = args.pointer_mut(&at)
+                    && let Some(value) = map.remove(&key)
+                {
+                    removed = true;
+                    out.push(Coercion {
+                        pointer: format!("{at}/{}", escape(&key)),
+                        kind: CoercionKind::Stripped,
+                        from: value,
+                        to: None,
+                    });
+                }
+            }
+            if !removed {
+                return;
             }
         }
     }
@@ -214,6 +302,13 @@ impl ArgumentValidator {
                         .collect::<Vec<_>>()
                         .join(" or "),
                 };
+                if at.is_empty() && tool.is_some() {
+                    // The root: what the decoder says too, in the same words.
+                    return one(format!(
+                        "the arguments must be a JSON object, got {}",
+                        got(instance)
+                    ));
+                }
                 one(format!("expected {expected}, got {}", got(instance)))
             }
             ValidationErrorKind::Required { property } => {
@@ -457,7 +552,7 @@ impl ValidatorCache {
         compiled
     }
 
-    /// Checks `args` for `descriptor`'s tool in `mode` (see [`ArgumentValidator::check`]).
+    /// Checks `args` for `descriptor`'s tool under `policy` (see [`ArgumentValidator::check`]).
     ///
     /// # Errors
     /// `invalid_arguments` listing every violation; `internal` when the schema cannot be
@@ -466,9 +561,9 @@ impl ValidatorCache {
         &self,
         descriptor: &Arc<ToolDescriptor>,
         args: Value,
-        mode: ValidationMode,
+        policy: impl Into<ArgumentPolicy>,
     ) -> Result<Validated, ToolError> {
-        self.get(descriptor)?.check(&descriptor.name, args, mode)
+        self.get(descriptor)?.check(&descriptor.name, args, policy)
     }
 
     /// How many schemas were compiled so far (a recompiled tool counts again).
@@ -491,7 +586,7 @@ impl ValidatorCache {
 // Message helpers
 
 /// `value` as compact JSON, cut to a length fit for a message.
-fn short(value: &Value) -> String {
+pub(crate) fn short(value: &Value) -> String {
     cut(&value.to_string(), 80)
 }
 
@@ -695,6 +790,8 @@ fn collect_views<'s>(root: &'s Value, schema: &'s Value, depth: usize, out: &mut
 
 struct Coercer<'s> {
     root: &'s Value,
+    /// Whether strings are parsed too (lenient mode), or only `null`s omitted.
+    lenient: bool,
     out: Vec<Coercion>,
 }
 
@@ -703,12 +800,14 @@ impl<'s> Coercer<'s> {
         if depth > MAX_DEPTH {
             return;
         }
-        if let Value::String(text) = value
+        if self.lenient
+            && let Value::String(text) = value
             && let Some(admitted) = types(self.root, schema, 0)
             && let Some(new) = coerce_string(text, admitted)
         {
             self.out.push(Coercion {
                 pointer: pointer.clone(),
+                kind: CoercionKind::Parsed,
                 from: value.clone(),
                 to: Some(new.clone()),
             });
@@ -725,7 +824,8 @@ impl<'s> Coercer<'s> {
                     .collect();
                 let keys: Vec<String> = map.keys().cloned().collect();
                 for key in keys {
-                    let Some(sub) = property_schema(&views, &key) else {
+                    let declared = declared_property(&views, &key);
+                    let Some(sub) = declared.or_else(|| additional_schema(&views)) else {
                         continue;
                     };
                     let len = pointer.len();
@@ -736,10 +836,12 @@ impl<'s> Coercer<'s> {
                         let optional = !required.contains(&key.as_str());
                         let admits_null =
                             types(self.root, sub, 0).is_none_or(|t| t.has(Types::NULL));
-                        if optional && !admits_null {
+                        // Only declared properties: a `null` map value is not an omission.
+                        if optional && !admits_null && declared.is_some() {
                             map.remove(&key);
                             self.out.push(Coercion {
                                 pointer: pointer.clone(),
+                                kind: CoercionKind::NullOmitted,
                                 from: Value::Null,
                                 to: None,
                             });
@@ -766,17 +868,18 @@ impl<'s> Coercer<'s> {
     }
 }
 
-/// The schema of property `key`: the first view's `properties[key]`, else an
-/// `additionalProperties` schema.
-fn property_schema<'s>(views: &[&'s Value], key: &str) -> Option<&'s Value> {
+/// The schema of declared property `key`: the first view's `properties[key]`.
+fn declared_property<'s>(views: &[&'s Value], key: &str) -> Option<&'s Value> {
     views
         .iter()
         .find_map(|v| v.get("properties").and_then(|p| p.get(key)))
-        .or_else(|| {
-            views
-                .iter()
-                .find_map(|v| v.get("additionalProperties").filter(|a| a.is_object()))
-        })
+}
+
+/// The schema of undeclared keys: the first view's `additionalProperties` schema.
+fn additional_schema<'s>(views: &[&'s Value]) -> Option<&'s Value> {
+    views
+        .iter()
+        .find_map(|v| v.get("additionalProperties").filter(|a| a.is_object()))
 }
 
 /// The schema of item `i`: `prefixItems[i]`, else `items`.

@@ -1,9 +1,13 @@
-//! Argument validation wired into `Toolset::run`: opt-in with
-//! `ToolsetBuilder::validate_arguments(true)`, off by default.
+//! Argument validation wired into `Toolset::run`: on by default, strict unless configured, every
+//! change to the arguments reported in the result's `_meta`.
 
 use serde_json::{Value, json};
+use toolgate_runtime::ToolSource as _;
 use toolgate_runtime::testing::StubSource;
-use toolgate_runtime::{ErrorKind, ToolDescriptor, ToolOutput, Toolset, ValidationMode};
+use toolgate_runtime::{
+    COERCIONS_META_KEY, ErrorKind, ExtraArguments, ToolDescriptor, ToolOutput, Toolset,
+    ValidationMode,
+};
 
 fn stubs() -> StubSource {
     let descriptor = ToolDescriptor {
@@ -22,11 +26,23 @@ fn stubs() -> StubSource {
 }
 
 #[tokio::test]
-async fn off_by_default() {
+async fn on_by_default_and_can_be_turned_off() {
     let stubs = stubs();
     let tools = Toolset::builder().source(stubs.clone()).build().unwrap();
+    let err = tools
+        .call("search", json!({"limit": "x"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArguments);
+    stubs.assert_not_called("search");
+    let tools = Toolset::builder()
+        .source(stubs.clone())
+        .validate_arguments(false)
+        .build()
+        .unwrap();
     let out = tools.call("search", json!({"limit": "x"})).await.unwrap();
     assert_eq!(out.text_joined(), r#"{"limit":"x"}"#);
+    assert!(tools.argument_policy("search").is_none());
 }
 
 #[tokio::test]
@@ -62,11 +78,26 @@ async fn lenient_forwards_the_coerced_copy() {
         .validation_mode(ValidationMode::Lenient)
         .build()
         .unwrap();
-    tools
+    let out = tools
         .call("search", json!({"limit": "5", "exact": "true"}))
         .await
         .unwrap();
     stubs.assert_called_with("search", json!({"limit": 5, "exact": true}));
+    // Each coercion is reported in the result's `_meta`, and so in its MCP form.
+    let meta = out.meta.as_ref().expect("_meta");
+    assert_eq!(
+        meta[COERCIONS_META_KEY],
+        json!([
+            {"pointer": "/limit", "kind": "parsed", "from": "5", "to": 5},
+            {"pointer": "/exact", "kind": "parsed", "from": "true", "to": true}
+        ])
+    );
+    let wire = serde_json::to_value(&out).unwrap();
+    assert_eq!(wire["_meta"][COERCIONS_META_KEY][0]["to"], 5);
+    // Arguments valid as sent: no `_meta` at all.
+    let out = tools.call("search", json!({"limit": 5})).await.unwrap();
+    assert!(out.meta.is_none());
+    assert!(serde_json::to_value(&out).unwrap().get("_meta").is_none());
     let err = tools
         .call("search", json!({"limit": "0"}))
         .await
@@ -132,4 +163,109 @@ fn check_arguments_reports_coercions_without_calling() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
     stubs.assert_not_called("search");
+}
+
+#[tokio::test]
+async fn strict_dialect_nulls_are_omissions_and_reported() {
+    let stubs = stubs();
+    let tools = Toolset::builder().source(stubs.clone()).build().unwrap();
+    // What an OpenAI strict-mode model sends for "no `exact`".
+    let out = tools
+        .call("search", json!({"limit": 2, "exact": null}))
+        .await
+        .unwrap();
+    stubs.assert_called_with("search", json!({"limit": 2}));
+    assert_eq!(
+        out.meta.unwrap()[COERCIONS_META_KEY],
+        json!([{"pointer": "/exact", "kind": "null_omitted", "from": null}])
+    );
+}
+
+#[tokio::test]
+async fn strip_per_tool_removes_extras_and_reports_them() {
+    let stubs = stubs();
+    let tools = Toolset::builder()
+        .source(stubs.clone())
+        .extra_arguments_for("search", ExtraArguments::Strip)
+        .build()
+        .unwrap();
+    let out = tools
+        .call("search", json!({"limit": 2, "id": "n1", "force": true}))
+        .await
+        .unwrap();
+    stubs.assert_called_with("search", json!({"limit": 2}));
+    assert_eq!(
+        out.meta.unwrap()[COERCIONS_META_KEY],
+        json!([{"pointer": "/id", "kind": "stripped", "from": "n1"},
+               {"pointer": "/force", "kind": "stripped", "from": true}])
+    );
+}
+
+#[tokio::test]
+async fn a_tools_own_strip_declaration_is_honoured_and_overridable() {
+    let mut descriptor = stubs().tools()[0].as_ref().clone();
+    descriptor.extra_arguments = ExtraArguments::Strip;
+    let echo = |args: Value| Ok(ToolOutput::text(args.to_string()));
+    let declared = || StubSource::new("stubs").stub_with(descriptor.clone(), echo);
+    let tools = Toolset::builder().source(declared()).build().unwrap();
+    let out = tools
+        .call("search", json!({"limit": 2, "id": 1}))
+        .await
+        .unwrap();
+    assert_eq!(out.text_joined(), r#"{"limit":2}"#);
+    let tools = Toolset::builder()
+        .source(declared())
+        .extra_arguments_for("search", ExtraArguments::Reject)
+        .build()
+        .unwrap();
+    let err = tools
+        .call("search", json!({"limit": 2, "id": 1}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.message()
+            .contains("unknown argument(s) 'id' for tool search; allowed: limit, exact"),
+        "{}",
+        err.message()
+    );
+}
+
+#[tokio::test]
+async fn tools_yaml_policy_sets_modes_by_tool_and_source() {
+    let config = toolgate_spec::ToolsConfig::from_yaml_str(
+        "version: 1\n\
+         policy:\n\
+         \x20 defaults: {timeout_ms: 1500}\n\
+         \x20 sources: {stubs: {validation: lenient}}\n\
+         \x20 tools: {other: {validation: strict, extra_arguments: strip}}\n",
+        std::path::Path::new("tools.yaml"),
+    )
+    .unwrap();
+    let stubs = stubs().stub_with(
+        ToolDescriptor {
+            name: "other".into(),
+            input_schema: json!({"type": "object", "properties": {"n": {"type": "integer"}},
+                                 "additionalProperties": false}),
+            source: "stubs".into(),
+            ..ToolDescriptor::default()
+        },
+        |args: Value| Ok(ToolOutput::text(args.to_string())),
+    );
+    let tools = Toolset::builder()
+        .source(stubs.clone())
+        .policy(&config.config.policy)
+        .build()
+        .unwrap();
+    assert_eq!(
+        tools.default_timeout(),
+        Some(std::time::Duration::from_millis(1500))
+    );
+    // `search` gets its source's lenient mode.
+    tools.call("search", json!({"limit": "3"})).await.unwrap();
+    stubs.assert_called_with("search", json!({"limit": 3}));
+    // `other` is strict (its own entry wins) and strips extras.
+    let err = tools.call("other", json!({"n": "3"})).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArguments);
+    tools.call("other", json!({"n": 3, "x": 1})).await.unwrap();
+    stubs.assert_called_with("other", json!({"n": 3}));
 }

@@ -152,11 +152,8 @@ fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
         )
     })?;
     warn_uncompiled_tools(&loaded);
-    let mut builder = toolgate::builtin::toolset(settings);
-    if let Some(ms) = loaded.config.policy.defaults.timeout_ms {
-        builder = builder.default_timeout(Duration::from_millis(ms));
-    }
-    builder
+    toolgate::builtin::toolset(settings)
+        .policy(&loaded.config.policy)
         .build()
         .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))
 }

@@ -59,7 +59,11 @@ fn unknown_tool_exits_4() {
 fn bad_arguments_name_the_argument_path() {
     toolgate(&["call", "calc", r#"{"expresion": "1+1"}"#])
         .code(1)
-        .stderr_has(&["invalid_arguments", "/expresion", "unknown field"]);
+        .stderr_has(&[
+            "invalid_arguments",
+            "unknown argument(s) 'expresion' for tool calc; allowed: expression",
+            "/expression: required but missing",
+        ]);
     toolgate(&[
         "call",
         "read_file",

@@ -28,4 +28,10 @@ pub fn e() -> String {
     String::new()
 }
 
+/// Unknown argument keys are either rejected or stripped.
+#[toolgate::tool(extra = "drop")]
+pub fn f() -> String {
+    String::new()
+}
+
 fn main() {}

@@ -141,12 +141,12 @@ fn c37_unknown_arguments() {
         pointers(&err),
         vec![(
             String::new(),
-            "unknown argument(s) 'force', 'id' for tool archive; allowed: name, reason".to_string()
+            "unknown argument(s) 'id', 'force' for tool archive; allowed: name, reason".to_string()
         )]
     );
     assert_eq!(
         err.message(),
-        "invalid arguments for tool `archive`: unknown argument(s) 'force', 'id' for tool archive; allowed: name, reason"
+        "invalid arguments for tool `archive`: unknown argument(s) 'id', 'force' for tool archive; allowed: name, reason"
     );
 }
 
@@ -269,17 +269,20 @@ fn c34_strings_are_coerced_in_lenient_mode() {
         ok.coercions,
         vec![
             Coercion {
-                pointer: "/exact".into(),
-                from: json!("true"),
-                to: Some(json!(true))
-            },
-            Coercion {
                 pointer: "/limit".into(),
+                kind: CoercionKind::Parsed,
                 from: json!("5"),
                 to: Some(json!(5))
             },
             Coercion {
+                pointer: "/exact".into(),
+                kind: CoercionKind::Parsed,
+                from: json!("true"),
+                to: Some(json!(true))
+            },
+            Coercion {
                 pointer: "/ratio".into(),
+                kind: CoercionKind::Parsed,
                 from: json!("0.5"),
                 to: Some(json!(0.5))
             },
@@ -296,7 +299,7 @@ fn c34_strings_are_coerced_in_lenient_mode() {
 fn c34_coercion_works_on_a_copy() {
     let v = ArgumentValidator::compile("search", &c34_schema()).unwrap();
     let sent = json!({"limit": "5"});
-    let (copy, coercions) = v.coerce(&sent);
+    let (copy, coercions) = v.coerce(&sent, ValidationMode::Lenient);
     assert_eq!(sent, json!({"limit": "5"}));
     assert_eq!(copy, json!({"limit": 5}));
     assert_eq!(coercions.len(), 1);
@@ -345,7 +348,7 @@ fn c34_ambiguous_cases_are_not_coerced() {
                                        "free": {}}});
     let v = ArgumentValidator::compile("t", &schema).unwrap();
     // The string "null" stays a string (and is then a type error).
-    let (copy, coercions) = v.coerce(&json!({"n": "null"}));
+    let (copy, coercions) = v.coerce(&json!({"n": "null"}), ValidationMode::Lenient);
     assert_eq!(copy, json!({"n": "null"}));
     assert!(coercions.is_empty());
     // Unions that admit a string, and unconstrained values, are left alone (and valid).
@@ -548,4 +551,173 @@ fn other_drafts_and_ids_compile_offline() {
         );
         assert_eq!(got[1].0, "/n");
     }
+}
+
+// ---- C01: the strict dialect's nulls mean "omitted", in every mode ----------------------------
+
+/// The input schema schemars writes for cases.md C01's `SearchArgs`.
+fn c01_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "limit": {"type": "integer", "format": "uint32", "minimum": 0, "default": 10},
+            "filter": {"anyOf": [{"$ref": "#/$defs/Filter"}, {"type": "null"}]}
+        },
+        "required": ["query"],
+        "additionalProperties": false,
+        "$defs": {"Filter": {"type": "object",
+                             "properties": {"year": {"type": ["integer", "null"]}},
+                             "additionalProperties": false}}
+    })
+}
+
+#[test]
+fn c01_strict_nulls_are_omissions_in_strict_mode() {
+    let v = ArgumentValidator::compile("search_books", &c01_schema()).unwrap();
+    let ok = v
+        .check(
+            "search_books",
+            json!({"query": "rust", "limit": null, "filter": null}),
+            ValidationMode::Strict,
+        )
+        .unwrap();
+    // `limit` does not admit null: removed, so its serde default applies; `filter` admits
+    // null (`Option`), so it stays and decodes to `None`.
+    assert_eq!(ok.args, json!({"query": "rust", "filter": null}));
+    assert_eq!(
+        ok.coercions,
+        vec![Coercion {
+            pointer: "/limit".into(),
+            kind: CoercionKind::NullOmitted,
+            from: Value::Null,
+            to: None,
+        }]
+    );
+    // Nested: the strict export makes `year` required and nullable; `null` there is valid.
+    let ok = v
+        .check(
+            "search_books",
+            json!({"query": "q", "limit": 3, "filter": {"year": null}}),
+            ValidationMode::Strict,
+        )
+        .unwrap();
+    assert!(ok.coercions.is_empty());
+    // A `null` for a required argument is still an error, and a string is not coerced in
+    // strict mode.
+    let err = v
+        .check(
+            "search_books",
+            json!({"query": null, "limit": "5"}),
+            ValidationMode::Strict,
+        )
+        .unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![
+            (
+                "/limit".to_string(),
+                "expected integer, got string \"5\"".to_string()
+            ),
+            (
+                "/query".to_string(),
+                "expected string, got null".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn null_map_values_are_not_omissions() {
+    let schema = json!({"type": "object", "properties": {"labels": {
+        "type": "object", "additionalProperties": {"type": "string"}}}});
+    let v = ArgumentValidator::compile("t", &schema).unwrap();
+    let err = v
+        .check("t", json!({"labels": {"a": null}}), ValidationMode::Lenient)
+        .unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![(
+            "/labels/a".to_string(),
+            "expected string, got null".to_string()
+        )]
+    );
+}
+
+// ---- C37: extra = "strip" ------------------------------------------------------------------
+
+fn archive_meta_schema() -> Value {
+    json!({"type": "object",
+           "properties": {"name": {"type": "string"}, "reason": {"type": "string"},
+                          "meta": {"type": "object", "properties": {"by": {"type": "string"}},
+                                   "additionalProperties": false}},
+           "required": ["name", "reason"], "additionalProperties": false})
+}
+
+#[test]
+fn c37_strip_removes_unknown_keys_at_every_depth() {
+    let v = ArgumentValidator::compile("archive", &archive_meta_schema()).unwrap();
+    let sent = json!({"name": "n1", "reason": "old", "id": "n1", "force": true,
+                      "meta": {"by": "me", "when": "now"}});
+    let strip = ArgumentPolicy {
+        mode: ValidationMode::Strict,
+        extra: ExtraArguments::Strip,
+    };
+    let ok = v.check("archive", sent.clone(), strip).unwrap();
+    assert_eq!(
+        ok.args,
+        json!({"name": "n1", "reason": "old", "meta": {"by": "me"}})
+    );
+    let stripped: Vec<(&str, CoercionKind, &Value)> = ok
+        .coercions
+        .iter()
+        .map(|c| (c.pointer.as_str(), c.kind, &c.from))
+        .collect();
+    assert_eq!(
+        stripped,
+        vec![
+            ("/meta/when", CoercionKind::Stripped, &json!("now")),
+            ("/id", CoercionKind::Stripped, &json!("n1")),
+            ("/force", CoercionKind::Stripped, &json!(true)),
+        ]
+    );
+    // Stripping does not hide other violations.
+    let err = v
+        .check(
+            "archive",
+            json!({"name": 1, "reason": "old", "id": 2}),
+            strip,
+        )
+        .unwrap_err();
+    assert_eq!(
+        pointers(&err),
+        vec![(
+            "/name".to_string(),
+            "expected string, got number 1".to_string()
+        )]
+    );
+    // Reject (the default) names them all.
+    let err = v
+        .check("archive", sent, ValidationMode::Strict)
+        .unwrap_err();
+    assert!(
+        err.message().contains(
+            "unknown argument(s) 'id', 'force' for tool archive; allowed: name, reason, meta"
+        ),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn valid_arguments_are_forwarded_without_a_copy_or_changes() {
+    let v = ArgumentValidator::compile("archive", &archive_meta_schema()).unwrap();
+    let sent = json!({"name": "n1", "reason": "old"});
+    let strip = ArgumentPolicy {
+        mode: ValidationMode::Lenient,
+        extra: ExtraArguments::Strip,
+    };
+    let ok = v.check("archive", sent.clone(), strip).unwrap();
+    assert_eq!(ok.args, sent);
+    assert!(ok.coercions.is_empty());
 }

@@ -55,7 +55,9 @@ pub use mcp::{HttpTransport, McpServer, McpTransport, SseTransport, StdioTranspo
 pub use openapi::{
     ApiKeyAuth, ApiKeyLocation, AuthConfig, BasicAuth, LoadMode, OpenApiSource, OperationFilter,
 };
-pub use policy::{PolicyConfig, RateLimit, ToolPolicy, parse_rate_limit};
+pub use policy::{
+    ExtraArguments, PolicyConfig, RateLimit, ToolPolicy, ValidationMode, parse_rate_limit,
+};
 
 /// The version of the tools.yaml format this crate reads.
 pub const CONFIG_VERSION: u32 = 1;

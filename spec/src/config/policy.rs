@@ -31,6 +31,44 @@ pub struct PolicyConfig {
     pub sources: BTreeMap<String, ToolPolicy>,
 }
 
+/// How a tool's arguments are checked against its input schema before it runs.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ValidationMode {
+    /// Arguments must match the schema as sent (after the strict-dialect round trip: a `null`
+    /// sent for an optional argument that does not admit `null` means "omitted").
+    #[default]
+    Strict,
+    /// Unambiguous mistakes models make are coerced first, on a copy: numbers and booleans sent
+    /// as strings, JSON sent as a string where an object or array is expected. Ambiguous cases
+    /// (the string `"null"`, a union that admits strings) are left alone.
+    Lenient,
+}
+
+/// What happens to argument keys that a tool's input schema refuses (`additionalProperties:
+/// false` or `unevaluatedProperties: false`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtraArguments {
+    /// The call is refused with `invalid_arguments` naming the unknown and the allowed keys.
+    #[default]
+    Reject,
+    /// The unknown keys are removed before the tool runs; each removal is logged as a warning
+    /// and reported in the result's `_meta`.
+    Strip,
+}
+
+impl ExtraArguments {
+    /// `true` for the default, [`ExtraArguments::Reject`].
+    pub fn is_reject(&self) -> bool {
+        *self == Self::Reject
+    }
+}
+
 /// The policy knobs of one tool, one source or the defaults. Every field is optional: an unset
 /// field falls through to the next level (see [`PolicyConfig`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -57,6 +95,16 @@ pub struct ToolPolicy {
     /// The cost charged to the caller's budget for each call (in the budget's unit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_per_call: Option<f64>,
+    /// How arguments are checked against the input schema: `strict` (default) or `lenient`
+    /// (numbers and booleans sent as strings, JSON sent as a string, are coerced first; each
+    /// coercion is reported in the result's `_meta`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<ValidationMode>,
+    /// What happens to argument keys the input schema does not declare (where it refuses
+    /// them): `reject` (default: an `invalid_arguments` error naming them) or `strip` (dropped
+    /// with a warning in the log and in the result's `_meta`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_arguments: Option<ExtraArguments>,
     /// Roles allowed to call the tool; empty: anyone may.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
@@ -81,6 +129,8 @@ impl ToolPolicy {
             cache_ttl_ms: self.cache_ttl_ms.or(fallback.cache_ttl_ms),
             concurrency: self.concurrency.or(fallback.concurrency),
             cost_per_call: self.cost_per_call.or(fallback.cost_per_call),
+            validation: self.validation.or(fallback.validation),
+            extra_arguments: self.extra_arguments.or(fallback.extra_arguments),
             roles: if self.roles.is_empty() {
                 fallback.roles.clone()
             } else {

@@ -184,19 +184,20 @@ fn node(
             }
         }
         m.insert("additionalProperties".into(), false.into());
-        let mut required: Vec<Value> = match m.get("required") {
+        let was_required: Vec<Value> = match m.get("required") {
             Some(Value::Array(r)) => r.clone(),
             _ => Vec::new(),
         };
+        // Every property, in property order.
+        let mut required = Vec::new();
         let props_map = m.entry("properties").or_insert_with(|| json!({}));
         if let Value::Object(ps) = props_map {
             *props += ps.len();
             for (name, p) in ps.iter_mut() {
-                if required.iter().any(|r| r == name) {
-                    continue;
+                required.push(Value::from(name.clone()));
+                if !was_required.iter().any(|r| r == name) {
+                    make_optional_nullable(p);
                 }
-                required.push(name.clone().into());
-                make_optional_nullable(p);
             }
         }
         m.insert("required".into(), Value::Array(required));

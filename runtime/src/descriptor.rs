@@ -115,6 +115,17 @@ impl ToolDescriptor {
     pub fn export(&self, dialect: Dialect) -> Result<Value, ExportError> {
         dialect::export(dialect, &self.schema_view())
     }
+
+    /// The tool's definition in `dialect` and its export notes: every transformation that
+    /// changed what the exported schema accepts (`"<pointer>: <what and why>"`), such as a
+    /// constraint the dialect cannot express. Arguments are still validated against the
+    /// original schema.
+    ///
+    /// # Errors
+    /// As [`export`](Self::export).
+    pub fn export_with_notes(&self, dialect: Dialect) -> Result<(Value, Vec<String>), ExportError> {
+        dialect::export_with_notes(dialect, &self.schema_view())
+    }
 }
 
 mod duration_ms {

@@ -57,6 +57,10 @@ pub enum Command {
         name: String,
     },
     /// Print the definition of one tool, or of all tools, in a provider's dialect.
+    ///
+    /// The definitions go to stdout as JSON. Every change the dialect made to what a schema
+    /// accepts (a constraint it cannot express, a fallback to non-strict) is printed to stderr
+    /// as a `note:` line; arguments are still checked against the original schema.
     Schema {
         /// The tool's name.
         #[arg(required_unless_present = "all", conflicts_with = "all")]

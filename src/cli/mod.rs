@@ -77,17 +77,27 @@ fn run(cli: Cli) -> CmdResult {
         Command::Schema { name, all, dialect } => {
             let tools = toolset(cli.config.as_deref())?;
             let dialect = dialect.into();
-            let exported = if all {
-                Value::Array(
-                    tools
-                        .export(dialect)
-                        .map_err(|e| Failure::new(exit::TOOL_ERROR, format!("error: {e}")))?,
-                )
+            let export_failed = |e: toolgate::spec::dialect::ExportError| {
+                Failure::new(exit::TOOL_ERROR, format!("error: {e}"))
+            };
+            let chosen = if all {
+                tools.tools()
             } else {
                 let name = name.unwrap_or_default();
-                let d = tools.describe(&name).ok_or_else(|| not_found(&name))?;
-                d.export(dialect)
-                    .map_err(|e| Failure::new(exit::TOOL_ERROR, format!("error: {e}")))?
+                vec![tools.describe(&name).ok_or_else(|| not_found(&name))?]
+            };
+            let mut definitions = Vec::with_capacity(chosen.len());
+            for d in &chosen {
+                let (definition, notes) = d.export_with_notes(dialect).map_err(export_failed)?;
+                for note in notes {
+                    output::write_err(&format!("note: {} ({dialect}): {note}", d.name));
+                }
+                definitions.push(definition);
+            }
+            let exported = if all {
+                Value::Array(definitions)
+            } else {
+                definitions.pop().unwrap_or_default()
             };
             output::print_json(&exported);
             Ok(exit::OK)

@@ -188,10 +188,22 @@ fn schema_of_one_tool_in_each_dialect() {
     assert_eq!(v["strict"], true, "{v}");
     assert_eq!(v["parameters"]["additionalProperties"], false, "{v}");
     let run = toolgate(&["schema", "calc", "--dialect", "gemini"]);
-    run.ok();
+    run.code(0);
     let v = run.json();
     assert_eq!(v["parameters"]["type"], "object", "{v}");
     assert!(v["parameters"].get("additionalProperties").is_none(), "{v}");
+    // What the dialect dropped is said on stderr (stdout stays one JSON document).
+    run.stderr_has(&[
+        "note: calc (gemini): /: removed `additionalProperties: false` (not supported by Gemini)",
+    ]);
+    // jq's `input` takes any JSON value, which strict mode cannot express.
+    toolgate(&["schema", "jq", "--dialect", "openai-strict"])
+        .code(0)
+        .stderr_has(&["note: jq (openai-strict): cannot be strict", "\"strict\": false"]);
+    // No notes where nothing changed.
+    let run = toolgate(&["schema", "calc", "--dialect", "mcp"]);
+    run.ok();
+    assert!(!run.stderr.contains("note:"), "{}", run.stderr);
     toolgate(&["schema", "calc", "--dialect", "klingon"]).code(2);
     toolgate(&["schema", "nope"]).code(4);
 }
@@ -205,7 +217,7 @@ fn schema_all_in_each_dialect() {
         ("anthropic", "input_schema"),
     ] {
         let run = toolgate(&["schema", "--all", "--dialect", dialect]);
-        run.ok();
+        run.code(0);
         let v = run.json();
         let all = v.as_array().expect("an array");
         let names: BTreeSet<&str> = all.iter().filter_map(|t| t["name"].as_str()).collect();

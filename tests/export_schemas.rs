@@ -24,14 +24,18 @@
 //!   `name` ("Must match regex `^[a-zA-Z0-9_-]{1,64}$`"), `description`, `input_schema` (a JSON
 //!   Schema object with `type: "object"`), optional `type: "custom"` and `cache_control`.
 //!
-//! Each check below is a function returning the list of problems, and
-//! [`the_checks_reject_broken_definitions`] proves every check can fail.
+//! These rules (and the stricter ones of OpenAI strict mode and Gemini's schema subset) live in
+//! one public checker, `toolgate_spec::dialect::check::check`, shared with the unit tests and the
+//! BFCL corpus test; this file adds the JSON Schema 2020-12 meta-schema check (`jsonschema` is
+//! not a dependency of toolgate-spec). [`the_checks_reject_broken_definitions`] proves every
+//! check can fail.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toolgate::{Dialect, ErrorKind, ToolDescriptor, Toolset};
+use toolgate_spec::dialect::check::check;
 
 const BUILTINS: [&str; 6] = [
     "fetch",
@@ -41,9 +45,6 @@ const BUILTINS: [&str; 6] = [
     "jq",
     "current_time",
 ];
-
-/// The exported-name rule of OpenAI and Anthropic (and toolgate's, for every dialect).
-const NAME_PATTERN: &str = "^[a-zA-Z0-9_-]{1,64}$";
 
 fn toolset() -> Toolset {
     toolgate::builtin::toolset(Default::default())
@@ -76,267 +77,27 @@ fn check_schema(what: &str, schema: &Value) -> Vec<String> {
     problems
 }
 
-/// An object-root schema: `type: "object"`, `properties` an object of schemas, `required` a list
-/// of names of those properties.
-fn check_object_root(what: &str, schema: &Value) -> Vec<String> {
-    let mut problems = Vec::new();
-    if schema["type"] != "object" {
-        problems.push(format!(
-            "{what}: `type` must be \"object\", got {}",
-            schema["type"]
-        ));
-    }
-    match schema.get("properties") {
-        Some(Value::Object(props)) => {
-            for (k, v) in props {
-                if !v.is_object() {
-                    problems.push(format!("{what}: property `{k}` is not a schema object"));
-                }
-            }
-            if let Some(required) = schema.get("required") {
-                match required.as_array() {
-                    Some(names) => {
-                        for n in names {
-                            if !n.as_str().is_some_and(|n| props.contains_key(n)) {
-                                problems.push(format!("{what}: required `{n}` is not a property"));
-                            }
-                        }
-                    }
-                    None => problems.push(format!("{what}: `required` is not an array")),
-                }
-            }
-        }
-        Some(other) => problems.push(format!("{what}: `properties` is not an object: {other}")),
-        None => {}
-    }
-    problems
-}
-
-fn check_name(what: &str, name: &Value) -> Vec<String> {
-    let rule = jsonschema::validator_for(&json!({"type": "string", "pattern": NAME_PATTERN}))
-        .expect("the name rule compiles");
-    if rule.is_valid(name) {
-        Vec::new()
-    } else {
-        vec![format!("{what}: name {name} does not match {NAME_PATTERN}")]
-    }
-}
-
-/// Keys outside `allowed`, and `required` keys that are missing.
-fn check_keys(
-    what: &str,
-    def: &Map<String, Value>,
-    required: &[&str],
-    allowed: &[&str],
-) -> Vec<String> {
-    let mut problems = Vec::new();
-    for r in required {
-        if !def.contains_key(*r) {
-            problems.push(format!("{what}: missing required `{r}`"));
-        }
-    }
-    for k in def.keys() {
-        if !allowed.contains(&k.as_str()) {
-            problems.push(format!("{what}: unexpected key `{k}`"));
-        }
-    }
-    problems
-}
-
-/// MCP 2025-06-18 `Tool`.
-fn check_mcp(def: &Value) -> Vec<String> {
-    let Some(obj) = def.as_object() else {
-        return vec![format!("mcp: not an object: {def}")];
-    };
-    let what = format!("mcp `{}`", def["name"]);
-    let mut p = check_keys(
-        &what,
-        obj,
-        &["name", "inputSchema"],
-        &[
-            "name",
-            "title",
-            "description",
-            "inputSchema",
-            "outputSchema",
-            "annotations",
-            "_meta",
-        ],
-    );
-    if !def["name"].is_string() {
-        p.push(format!("{what}: `name` is not a string"));
-    }
-    for key in ["title", "description"] {
-        if def.get(key).is_some_and(|v| !v.is_string()) {
-            p.push(format!("{what}: `{key}` is not a string"));
-        }
-    }
-    p.extend(check_name(&what, &def["name"]));
-    for key in ["inputSchema", "outputSchema"] {
-        if let Some(schema) = def.get(key) {
-            p.extend(check_object_root(&format!("{what}.{key}"), schema));
-            p.extend(check_schema(&format!("{what}.{key}"), schema));
-        }
-    }
-    if let Some(a) = def.get("annotations") {
-        match a.as_object() {
-            Some(a) => {
-                for (k, v) in a {
-                    match k.as_str() {
-                        "title" if v.is_string() => {}
-                        "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint"
-                            if v.is_boolean() => {}
-                        _ => p.push(format!(
-                            "{what}: annotation `{k}: {v}` is not an MCP ToolAnnotations field"
-                        )),
-                    }
-                }
-            }
-            None => p.push(format!("{what}: `annotations` is not an object")),
-        }
-    }
-    p
-}
-
-/// OpenAI function tool (Responses API).
-fn check_openai(def: &Value) -> Vec<String> {
-    let Some(obj) = def.as_object() else {
-        return vec![format!("openai: not an object: {def}")];
-    };
-    let what = format!("openai `{}`", def["name"]);
-    let mut p = check_keys(
-        &what,
-        obj,
-        &["type", "name", "parameters"],
-        &["type", "name", "description", "parameters", "strict"],
-    );
-    if def["type"] != "function" {
-        p.push(format!(
-            "{what}: `type` must be \"function\", got {}",
-            def["type"]
-        ));
-    }
-    p.extend(check_name(&what, &def["name"]));
-    if def.get("description").is_some_and(|v| !v.is_string()) {
-        p.push(format!("{what}: `description` is not a string"));
-    }
-    if def.get("strict").is_some_and(|v| !v.is_boolean()) {
-        p.push(format!("{what}: `strict` is not a boolean"));
-    }
-    let params = &def["parameters"];
-    p.extend(check_object_root(&format!("{what}.parameters"), params));
-    p.extend(check_schema(&format!("{what}.parameters"), params));
-    if params.get("$schema").is_some() {
-        p.push(format!("{what}.parameters: has `$schema`"));
-    }
-    if def["strict"] == true {
-        // Strict mode: every property required, no additional properties.
-        let props: BTreeSet<&str> = params["properties"]
-            .as_object()
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        let required: BTreeSet<&str> = params["required"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if props != required {
-            p.push(format!(
-                "{what}: strict, but not every property is required"
-            ));
-        }
-        if params["additionalProperties"] != false {
-            p.push(format!(
-                "{what}: strict, but additionalProperties is not false"
-            ));
-        }
-    }
-    p
-}
-
-/// Anthropic tool (Messages API, custom tool).
-fn check_anthropic(def: &Value) -> Vec<String> {
-    let Some(obj) = def.as_object() else {
-        return vec![format!("anthropic: not an object: {def}")];
-    };
-    let what = format!("anthropic `{}`", def["name"]);
-    let mut p = check_keys(
-        &what,
-        obj,
-        &["name", "input_schema"],
-        &[
-            "type",
-            "name",
-            "description",
-            "input_schema",
-            "cache_control",
-        ],
-    );
-    if def.get("type").is_some_and(|t| t != "custom") {
-        p.push(format!("{what}: `type` must be absent or \"custom\""));
-    }
-    p.extend(check_name(&what, &def["name"]));
-    if def.get("description").is_some_and(|v| !v.is_string()) {
-        p.push(format!("{what}: `description` is not a string"));
-    }
-    let schema = &def["input_schema"];
-    p.extend(check_object_root(&format!("{what}.input_schema"), schema));
-    p.extend(check_schema(&format!("{what}.input_schema"), schema));
-    p
-}
-
-/// Gemini `FunctionDeclaration` (Gemini API reference, "Function calling": `name`,
-/// `description`, `parameters` in the OpenAPI 3.0 `Schema` subset): the name rule, and no JSON
-/// Schema keyword Gemini rejects (`$ref`, `$defs`, `additionalProperties`, `const`, `$schema`).
-fn check_gemini(def: &Value) -> Vec<String> {
-    let Some(obj) = def.as_object() else {
-        return vec![format!("gemini: not an object: {def}")];
-    };
-    let what = format!("gemini `{}`", def["name"]);
-    let mut p = check_keys(
-        &what,
-        obj,
-        &["name", "description"],
-        &["name", "description", "parameters"],
-    );
-    p.extend(check_name(&what, &def["name"]));
-    if let Some(params) = def.get("parameters") {
-        p.extend(check_object_root(&format!("{what}.parameters"), params));
-        fn walk(what: &str, v: &Value, p: &mut Vec<String>) {
-            match v {
-                Value::Object(m) => {
-                    for bad in ["$ref", "$defs", "additionalProperties", "const", "$schema"] {
-                        if m.contains_key(bad) {
-                            p.push(format!("{what}: `{bad}` is not in Gemini's schema subset"));
-                        }
-                    }
-                    if m.get("type").is_some_and(Value::is_array) {
-                        p.push(format!("{what}: `type` must be a single string"));
-                    }
-                    const TYPES: [&str; 6] =
-                        ["string", "number", "integer", "boolean", "array", "object"];
-                    if let Some(t) = m.get("type").and_then(Value::as_str)
-                        && !TYPES.contains(&t.to_ascii_lowercase().as_str())
-                    {
-                        p.push(format!("{what}: `type: {t}` is not a Gemini type"));
-                    }
-                    m.values().for_each(|c| walk(what, c, p));
-                }
-                Value::Array(a) => a.iter().for_each(|c| walk(what, c, p)),
-                _ => {}
-            }
-        }
-        walk(&what, params, &mut p);
-    }
-    p
-}
-
+/// The rules of `dialect`, from the shared checker ([`check`], written from each provider's
+/// documents), and the meta-schema check of every JSON Schema the definition holds (Gemini's
+/// `parameters` are an OpenAPI 3.0 subset, not JSON Schema 2020-12).
 fn check_dialect(dialect: Dialect, def: &Value) -> Vec<String> {
-    match dialect {
-        Dialect::Mcp => check_mcp(def),
-        Dialect::OpenAi | Dialect::OpenAiStrict => check_openai(def),
-        Dialect::Anthropic => check_anthropic(def),
-        Dialect::Gemini => check_gemini(def),
+    let what = format!("{dialect} `{}`", def["name"]);
+    let mut problems: Vec<String> = check(dialect, def)
+        .iter()
+        .map(|v| format!("{what} {v}"))
+        .collect();
+    let schemas: &[&str] = match dialect {
+        Dialect::Mcp => &["inputSchema", "outputSchema"],
+        Dialect::OpenAi | Dialect::OpenAiStrict => &["parameters"],
+        Dialect::Anthropic => &["input_schema"],
+        Dialect::Gemini => &[],
+    };
+    for key in schemas {
+        if let Some(schema) = def.get(*key) {
+            problems.extend(check_schema(&format!("{what}.{key}"), schema));
+        }
     }
+    problems
 }
 
 /// Where the input schema sits in each dialect.
@@ -674,5 +435,19 @@ fn the_checks_reject_broken_definitions() {
     });
     broken(Dialect::Anthropic, &|v| {
         v["parameters"] = v["input_schema"].clone()
+    });
+    // The stricter rules: OpenAI strict mode and Gemini's schema subset.
+    assert_eq!(d.export(Dialect::OpenAiStrict).unwrap()["strict"], true);
+    broken(Dialect::OpenAiStrict, &|v| {
+        v["parameters"]["additionalProperties"] = json!(true)
+    });
+    broken(Dialect::OpenAiStrict, &|v| {
+        v["parameters"]["properties"]["expression"]["minLength"] = json!(1)
+    });
+    broken(Dialect::Gemini, &|v| {
+        v["parameters"]["properties"]["expression"]["additionalProperties"] = json!(false)
+    });
+    broken(Dialect::Gemini, &|v| {
+        v["parameters"]["properties"]["expression"]["type"] = json!(["string", "null"])
     });
 }

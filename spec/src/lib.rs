@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod dialect;
+pub mod import;
 pub mod names;
 
 pub use config::{ConfigError, Diagnostic, LoadedConfig, Location, ToolsConfig};

@@ -38,8 +38,10 @@
 //!
 //! Every transformation that changes what a schema accepts (a removed constraint or keyword, a
 //! strict→non-strict fallback) is returned by [`export_with_notes`]; the argument validator still
-//! enforces the original schema.
+//! enforces the original schema. [`check::check`] checks an exported definition against the
+//! rules of its dialect, written from the providers' documents.
 
+pub mod check;
 pub mod gemini;
 pub mod normalize;
 pub mod openai_strict;

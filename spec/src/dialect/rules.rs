@@ -1,4 +1,4 @@
-//! Rule checkers for exported schemas, written from the providers' published rules, and the
+//! Assertions on exported schemas (through the public rule checker, [`super::check`]), and the
 //! tests of rules the cases do not show (test-only).
 
 #![allow(dead_code)] // the test types only exist for their schemas
@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::cases::{input_schema, params, tool};
+use super::check::{Violation, check};
 use super::{Dialect, export, export_with_notes};
 
 /// Whether `key` occurs as an object key anywhere in `v`.
@@ -48,163 +49,29 @@ pub(super) fn all_refs_resolve(doc: &Value) -> bool {
     go(doc, defs)
 }
 
-/// Calls `f` on every subschema of `v` (including `v`) with its pointer.
-fn each_schema(v: &Value, ptr: &str, f: &mut dyn FnMut(&Map<String, Value>, &str)) {
-    let Value::Object(m) = v else { return };
-    f(m, ptr);
-    for (k, c) in m {
-        match (k.as_str(), c) {
-            ("properties" | "$defs", Value::Object(ps)) => {
-                for (n, s) in ps {
-                    each_schema(s, &format!("{ptr}/{k}/{n}"), f);
-                }
-            }
-            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(a)) => {
-                for (i, s) in a.iter().enumerate() {
-                    each_schema(s, &format!("{ptr}/{k}/{i}"), f);
-                }
-            }
-            ("items" | "additionalProperties" | "not", s) => {
-                each_schema(s, &format!("{ptr}/{k}"), f)
-            }
-            _ => {}
-        }
-    }
-}
-
-/// OpenAI, "Structured Outputs" → "Supported schemas": root an object (not `anyOf`); every
-/// object has `additionalProperties: false` and all properties required; every schema has a
-/// `type`, `enum`, `anyOf` or `$ref`; only the supported keywords and string formats; at most 10
-/// levels of nesting and 5000 properties.
+/// `root` (an exported `parameters` schema with `"strict": true`) obeys OpenAI's "Structured
+/// Outputs" → "Supported schemas" rules, as [`check`] applies them.
 pub(super) fn assert_strict_rules(root: &Value) {
-    const KEYWORDS: [&str; 20] = [
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "anyOf",
-        "$ref",
-        "$defs",
-        "description",
-        "title",
-        "pattern",
-        "format",
-        "multipleOf",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minItems",
-        "maxItems",
-    ];
-    const FORMATS: [&str; 9] = [
-        "date-time",
-        "time",
-        "date",
-        "duration",
-        "email",
-        "hostname",
-        "ipv4",
-        "ipv6",
-        "uuid",
-    ];
-    assert_eq!(root["type"], "object", "root: {root}");
-    assert!(root.get("anyOf").is_none(), "root anyOf: {root}");
-    let mut props = 0;
-    each_schema(root, "", &mut |m, p| {
-        for k in m.keys() {
-            assert!(
-                KEYWORDS.contains(&k.as_str()),
-                "{p}: `{k}` not supported in strict mode"
-            );
-        }
-        assert!(
-            ["type", "enum", "anyOf", "$ref"]
-                .iter()
-                .any(|k| m.contains_key(*k)),
-            "{p}: no type"
-        );
-        if let Some(f) = m.get("format").and_then(Value::as_str) {
-            assert!(FORMATS.contains(&f), "{p}: format {f}");
-        }
-        if let Some(Value::Object(ps)) = m.get("properties") {
-            props += ps.len();
-            assert_eq!(
-                m.get("additionalProperties"),
-                Some(&Value::Bool(false)),
-                "{p}"
-            );
-            let req = m["required"]
-                .as_array()
-                .unwrap_or_else(|| panic!("{p}: no required"));
-            for n in ps.keys() {
-                assert!(req.iter().any(|r| r == n), "{p}: `{n}` not required");
-            }
-        }
-    });
-    assert!(props <= 5000);
+    let def = json!({"type": "function", "name": "t", "description": "d",
+        "parameters": root, "strict": true});
+    let violations = check(Dialect::OpenAiStrict, &def);
+    assert!(violations.is_empty(), "{}: {root}", list(&violations));
 }
 
-/// Gemini API, `Schema` (OpenAPI 3.0 subset): a single string `type`, no `$ref` / `$defs` /
-/// `const` / `oneOf` / `allOf` / `additionalProperties`, string enums only, `format` only
-/// `date-time` on strings, no empty `properties` at the root.
+/// `root` (an exported Gemini `parameters`, `null` for a tool without) obeys the rules of
+/// Gemini's `Schema` subset, as [`check`] applies them.
 pub(super) fn assert_gemini_rules(root: &Value) {
-    const KEYWORDS: [&str; 22] = [
-        "type",
-        "format",
-        "title",
-        "description",
-        "nullable",
-        "enum",
-        "maxItems",
-        "minItems",
-        "properties",
-        "required",
-        "minProperties",
-        "maxProperties",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "example",
-        "anyOf",
-        "propertyOrdering",
-        "default",
-        "items",
-        "minimum",
-        "maximum",
-    ];
-    if root.is_null() {
-        return; // a tool without parameters
+    let mut def = json!({"name": "t", "description": "d"});
+    if !root.is_null() {
+        def["parameters"] = root.clone();
     }
-    assert_eq!(root["type"], "object");
-    assert!(
-        root["properties"]
-            .as_object()
-            .is_some_and(|p| !p.is_empty()),
-        "{root}"
-    );
-    each_schema(root, "", &mut |m, p| {
-        for k in m.keys() {
-            assert!(
-                KEYWORDS.contains(&k.as_str()),
-                "{p}: `{k}` not in Gemini's Schema"
-            );
-        }
-        if let Some(t) = m.get("type") {
-            assert!(t.is_string(), "{p}: type {t}");
-        }
-        if let Some(Value::Array(e)) = m.get("enum") {
-            assert!(
-                e.iter().all(Value::is_string) && m["type"] == "string",
-                "{p}: enum"
-            );
-        }
-        if let Some(f) = m.get("format") {
-            assert_eq!(f, "date-time", "{p}");
-        }
-    });
+    let violations = check(Dialect::Gemini, &def);
+    assert!(violations.is_empty(), "{}: {root}", list(&violations));
+}
+
+fn list(violations: &[Violation]) -> String {
+    let lines: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    lines.join("\n")
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -354,4 +221,159 @@ fn dangling_and_foreign_refs_are_errors_in_every_dialect() {
         let e = export(d, &tool("t", &foreign)).unwrap_err();
         assert!(e.message.contains("unsupported `$ref`"), "{d}: {e}");
     }
+}
+
+#[test]
+fn the_checker_rejects_each_broken_rule() {
+    let good = |d: Dialect| {
+        let s = json!({"type": "object", "properties": {
+            "q": {"type": "string", "description": "query"},
+            "n": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}}},
+            "required": ["q"]});
+        let def = export(d, &tool("search", &s)).unwrap();
+        assert_eq!(check(d, &def), [], "{d}: {def}");
+        def
+    };
+    let broken = |d: Dialect, pointer: &str, rule: &str, edit: &dyn Fn(&mut Value)| {
+        let mut def = good(d);
+        edit(&mut def);
+        let v = check(d, &def);
+        assert!(
+            v.iter()
+                .any(|v| v.pointer == pointer && v.rule.contains(rule)),
+            "{d}: expected `{pointer}: {rule}` in {v:?} for {def}"
+        );
+    };
+    for d in Dialect::ALL {
+        let key = match d {
+            Dialect::Mcp => "inputSchema",
+            Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::Gemini => "parameters",
+            Dialect::Anthropic => "input_schema",
+        };
+        let at = format!("/{key}");
+        broken(d, "/name", "does not match", &|v| v["name"] = json!("a.b"));
+        broken(d, "/extra", "unexpected key", &|v| v["extra"] = json!(1));
+        broken(d, &at, "must be \"object\"", &|v| {
+            v[key]["type"] = json!("array")
+        });
+        let q = format!("{at}/properties/q");
+        if d != Dialect::Gemini {
+            broken(d, &q, "not a JSON Schema type", &|v| {
+                v[key]["properties"]["q"]["type"] = json!("text")
+            });
+            broken(d, &q, "does not resolve", &|v| {
+                v[key]["properties"]["q"]["$ref"] = json!("#/$defs/Nope")
+            });
+        }
+        broken(d, &format!("{at}/required/0"), "not a property", &|v| {
+            v[key]["required"] = json!(["nope"])
+        });
+        if d != Dialect::Gemini {
+            broken(d, "", "missing required", &|v| {
+                v.as_object_mut().unwrap().remove(key);
+            });
+        }
+    }
+    let p = "/parameters/properties";
+    broken(
+        Dialect::OpenAiStrict,
+        "",
+        "missing required `strict`",
+        &|v| {
+            v.as_object_mut().unwrap().remove("strict");
+        },
+    );
+    broken(
+        Dialect::OpenAiStrict,
+        "/parameters",
+        "additionalProperties: false",
+        &|v| {
+            v["parameters"]
+                .as_object_mut()
+                .unwrap()
+                .remove("additionalProperties");
+        },
+    );
+    broken(
+        Dialect::OpenAiStrict,
+        "/parameters",
+        "`n` is not in `required`",
+        &|v| v["parameters"]["required"] = json!(["q", "tags"]),
+    );
+    broken(
+        Dialect::OpenAiStrict,
+        &format!("{p}/q"),
+        "`minLength` is not supported",
+        &|v| v["parameters"]["properties"]["q"]["minLength"] = json!(1),
+    );
+    broken(
+        Dialect::OpenAiStrict,
+        &format!("{p}/q"),
+        "format `uri`",
+        &|v| v["parameters"]["properties"]["q"]["format"] = json!("uri"),
+    );
+    broken(
+        Dialect::OpenAiStrict,
+        &format!("{p}/n"),
+        "needs `type`",
+        &|v| v["parameters"]["properties"]["n"] = json!({"description": "any"}),
+    );
+    // `"strict": false` (the fallback) obeys only the non-strict rules.
+    let mut def = good(Dialect::OpenAiStrict);
+    def["strict"] = json!(false);
+    def["parameters"]["properties"]["n"] = json!({"description": "any"});
+    assert_eq!(check(Dialect::OpenAiStrict, &def), []);
+    broken(Dialect::Gemini, "/name", "start with a letter", &|v| {
+        v["name"] = json!("1st")
+    });
+    broken(Dialect::Gemini, "/parameters", "non-empty", &|v| {
+        v["parameters"]["properties"] = json!({});
+        v["parameters"]["required"] = json!([]);
+    });
+    broken(
+        Dialect::Gemini,
+        &format!("{p}/n"),
+        "`additionalProperties`",
+        &|v| v["parameters"]["properties"]["n"]["additionalProperties"] = json!(false),
+    );
+    broken(
+        Dialect::Gemini,
+        &format!("{p}/n"),
+        "single Gemini type",
+        &|v| v["parameters"]["properties"]["n"]["type"] = json!(["integer", "null"]),
+    );
+    broken(
+        Dialect::Gemini,
+        &format!("{p}/n"),
+        "`enum` is only allowed",
+        &|v| v["parameters"]["properties"]["n"]["enum"] = json!([1, 2]),
+    );
+    broken(Dialect::Gemini, &format!("{p}/q"), "`format: uuid`", &|v| {
+        v["parameters"]["properties"]["q"]["format"] = json!("uuid")
+    });
+    broken(
+        Dialect::Gemini,
+        &format!("{p}/tags"),
+        "needs `items`",
+        &|v| {
+            v["parameters"]["properties"]["tags"]
+                .as_object_mut()
+                .unwrap()
+                .remove("items");
+        },
+    );
+    broken(
+        Dialect::Mcp,
+        "/annotations/read_only_hint",
+        "ToolAnnotations",
+        &|v| v["annotations"] = json!({"read_only_hint": true}),
+    );
+    broken(Dialect::Anthropic, "/type", "\"custom\"", &|v| {
+        v["type"] = json!("function")
+    });
+    assert_eq!(
+        check(Dialect::Mcp, &json!(5))[0].to_string(),
+        "/: a definition must be a JSON object, got `5`"
+    );
 }

@@ -1,0 +1,358 @@
+//! Importing tool definitions written in foreign formats into toolgate's internal form: a name
+//! fit for every provider, a description and a JSON Schema 2020-12 input schema with an object
+//! root (the form [`crate::dialect`] exports from).
+//!
+//! Two [`DefinitionFormat`]s:
+//!
+//! - [`DefinitionFormat::JsonSchema`]: `{name, description, parameters | input_schema |
+//!   inputSchema}`, the shape of an OpenAI function (also wrapped as `{"type": "function",
+//!   "function": {...}}`, the Chat Completions form), an Anthropic tool and an MCP `Tool`. The
+//!   schema is taken as it is, except that a missing root `type` becomes `"object"` and a missing
+//!   `properties` becomes `{}` (every provider wants both; JSON Schema reads their absence the
+//!   same way). A root `type` other than `object` is an error, as in [`crate::dialect`].
+//! - [`DefinitionFormat::Bfcl`]: the dialect of the Berkeley Function Calling Leaderboard
+//!   (`type: dict`, `float`, `tuple`, `any`, Java and JavaScript type names, `optional` flags);
+//!   see [`bfcl`] for every rule and where it comes from.
+//!
+//! **Names.** An imported name must match `^[a-zA-Z0-9_-]{1,64}$`
+//! ([`crate::names::validate_tool_name`]). A `.` is mapped to `_` first, as BFCL's own handlers
+//! do for OpenAI, Anthropic, Gemini and the other providers that reject it
+//! (`bfcl_eval/model_handler/utils.py`, `convert_to_tool`: `re.sub(r"\.", "_", item["name"])`;
+//! the regex in its comment is the same rule); the rename is noted. Any other character outside
+//! the rule, or a name too long, is an [`ImportError`].
+//!
+//! **Documents** ([`import_document`]): a JSON array of definitions, an object with a `tools` or
+//! `functions` array, a single definition, or JSON Lines (BFCL's `.json` files are JSON Lines)
+//! whose lines are definitions or test entries carrying a `function` list. A test entry without
+//! inline definitions (BFCL's multi-turn entries name `involved_classes` instead) contributes
+//! none. **Duplicates**: BFCL repeats one function on many lines, and sometimes gives one name
+//! different definitions. Identical imports (same original name, description and schema) collapse
+//! into the first; a different definition under a name already taken is kept under the first free
+//! name `{name}_2`, `{name}_3`, ... (in document order, so the result is deterministic) with a
+//! note naming where the first definition is. No definition is dropped.
+
+pub mod bfcl;
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::names::{MAX_TOOL_NAME_LEN, validate_tool_name};
+
+/// One tool definition imported from a foreign format, in toolgate's internal form.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ImportedTool {
+    /// The name to export: matches `^[a-zA-Z0-9_-]{1,64}$` (a `.` of the original is mapped to
+    /// `_`, as BFCL's own OpenAI handler does; duplicates get a `_2`, `_3`, ... suffix).
+    pub name: String,
+    /// The name as written in the source document.
+    pub original_name: String,
+    /// What the tool does, as written (empty when the source has none).
+    pub description: String,
+    /// JSON Schema 2020-12 of the arguments: an object root with `properties` (also when the
+    /// tool takes no parameters).
+    pub input_schema: Value,
+    /// Every lossy or surprising conversion, each `"<JSON pointer into the source definition>:
+    /// <what>"`.
+    pub notes: Vec<String>,
+}
+
+/// The format of the definitions given to [`import_document`] and [`import_definition`].
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum DefinitionFormat {
+    /// `{name, description, parameters | input_schema | inputSchema}` with a JSON Schema: the
+    /// OpenAI, Anthropic and MCP shapes.
+    JsonSchema,
+    /// The Berkeley Function Calling Leaderboard's dialect (see [`bfcl`]).
+    Bfcl,
+}
+
+/// A definition that cannot be imported.
+///
+/// `pointer` is a JSON pointer (RFC 6901) into the document given to [`import_document`] (for
+/// JSON Lines, the document reads as the array of its lines: `/11/function/0` is the first
+/// definition on line 12), or into the definition given to [`import_definition`]. `message`
+/// names the definition and says what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("at {}: {message}", if pointer.is_empty() { "/" } else { pointer })]
+pub struct ImportError {
+    /// Where the problem is.
+    pub pointer: String,
+    /// What is wrong, naming the definition.
+    pub message: String,
+}
+
+impl ImportError {
+    pub(crate) fn new(pointer: impl Into<String>, message: impl fmt::Display) -> Self {
+        Self {
+            pointer: pointer.into(),
+            message: message.to_string(),
+        }
+    }
+
+    /// The same error located inside the document at `prefix`.
+    fn within(mut self, prefix: &str) -> Self {
+        self.pointer = format!("{prefix}{}", self.pointer);
+        self
+    }
+}
+
+/// Reads a document of definitions: a JSON array, an object with a `tools`/`functions` array, a
+/// single definition, or JSON Lines whose lines carry a `function` list (BFCL's files) or are
+/// definitions themselves (BFCL's `multi_turn_func_doc`). Identical duplicates collapse; a
+/// different definition under a taken name is renamed `{name}_2`, ... (see the module docs).
+///
+/// # Errors
+/// The first definition that cannot be imported ([`import_definition`]), with its pointer in the
+/// document; a line of JSON Lines that is not JSON; a document that is neither.
+pub fn import_document(
+    format: DefinitionFormat,
+    text: &str,
+) -> Result<Vec<ImportedTool>, ImportError> {
+    let mut found: Vec<(String, Value)> = Vec::new();
+    match serde_json::from_str::<Value>(text) {
+        Ok(doc) => collect(&doc, "", &mut found)?,
+        Err(whole) => {
+            let mut lines = 0;
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                lines += 1;
+                let at = format!("/{i}");
+                let v: Value = serde_json::from_str(line).map_err(|e| {
+                    let why = if lines == 1 { &whole } else { &e };
+                    ImportError::new(&at, format!("line {} is not JSON: {why}", i + 1))
+                })?;
+                collect(&v, &at, &mut found)?;
+            }
+        }
+    }
+    let mut out: Vec<ImportedTool> = Vec::new();
+    // original name -> indexes in `out` of its variants; exported name -> where it was defined.
+    let mut variants: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut taken: HashMap<String, String> = HashMap::new();
+    for (at, def) in found {
+        let tool = import_definition(format, &def).map_err(|e| e.within(&at))?;
+        let same = variants.get(&tool.original_name).is_some_and(|ix| {
+            ix.iter().any(|&i| {
+                out[i].description == tool.description && out[i].input_schema == tool.input_schema
+            })
+        });
+        if same {
+            continue;
+        }
+        let tool = match taken.get(&tool.name) {
+            None => tool,
+            Some(first) => rename(tool, first, &taken),
+        };
+        taken.insert(tool.name.clone(), at);
+        variants
+            .entry(tool.original_name.clone())
+            .or_default()
+            .push(out.len());
+        out.push(tool);
+    }
+    Ok(out)
+}
+
+/// `tool` under the first free name `{name}_{k}`, `k >= 2` (the base cut so that the result has
+/// at most 64 characters), with a note.
+fn rename(mut tool: ImportedTool, first: &str, taken: &HashMap<String, String>) -> ImportedTool {
+    let free = (2usize..)
+        .map(|k| {
+            let suffix = format!("_{k}");
+            let keep = MAX_TOOL_NAME_LEN.saturating_sub(suffix.len());
+            let base: String = tool.name.chars().take(keep).collect();
+            format!("{base}{suffix}")
+        })
+        .find(|n| !taken.contains_key(n))
+        .unwrap_or_default();
+    tool.notes.push(format!(
+        "/name: renamed `{}` to `{free}`: an earlier, different definition (at {}) has that name",
+        tool.name,
+        if first.is_empty() { "/" } else { first }
+    ));
+    tool.name = free;
+    tool
+}
+
+/// The definitions in `v` (at `at` in the document), in order.
+fn collect(v: &Value, at: &str, out: &mut Vec<(String, Value)>) -> Result<(), ImportError> {
+    let list = |key: &str, items: &[Value], out: &mut Vec<(String, Value)>| {
+        for (i, d) in items.iter().enumerate() {
+            out.push((format!("{at}/{key}{i}"), d.clone()));
+        }
+    };
+    match v {
+        Value::Array(items) => list("", items, out),
+        Value::Object(m) => {
+            if let Some(Value::Array(items)) = m.get("tools") {
+                list("tools/", items, out);
+            } else if let Some(Value::Array(items)) = m.get("functions") {
+                list("functions/", items, out);
+            } else if let Some(Value::Array(items)) = m.get("function") {
+                list("function/", items, out); // a BFCL test entry
+            } else if m.contains_key("name") || m.get("function").is_some_and(Value::is_object) {
+                out.push((at.to_string(), v.clone()));
+            } else if !(m.contains_key("id") && m.contains_key("question")) {
+                // Only a BFCL test entry may carry no definitions (`function: ""`, or
+                // `involved_classes` naming definitions kept in other files).
+                return Err(ImportError::new(
+                    at,
+                    "neither a definition (no `name`) nor a list of definitions \
+                     (`tools`, `functions` or `function`)",
+                ));
+            }
+        }
+        other => {
+            return Err(ImportError::new(
+                at,
+                format!("expected a definition or a list of definitions, got `{other}`"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Imports one definition written in `format`.
+///
+/// # Errors
+/// [`ImportError`] naming the definition and the JSON pointer of the problem: not an object, no
+/// string `name`, a name that breaks `^[a-zA-Z0-9_-]{1,64}$` after `.` → `_`, a schema (or a
+/// part of it) that is not an object, a root that is not an object schema.
+pub fn import_definition(
+    format: DefinitionFormat,
+    def: &Value,
+) -> Result<ImportedTool, ImportError> {
+    // OpenAI Chat Completions: {"type": "function", "function": {...}}.
+    if format == DefinitionFormat::JsonSchema
+        && let Some(inner @ Value::Object(_)) = def.get("function")
+    {
+        return import_definition(format, inner).map_err(|e| e.within("/function"));
+    }
+    let Value::Object(def) = def else {
+        return Err(ImportError::new(
+            "",
+            format!("a definition must be a JSON object, got `{def}`"),
+        ));
+    };
+    let original_name = match def.get("name") {
+        Some(Value::String(n)) => n.clone(),
+        Some(other) => {
+            return Err(ImportError::new(
+                "/name",
+                format!("a definition's `name` must be a string, got `{other}`"),
+            ));
+        }
+        None => return Err(ImportError::new("", "a definition has no `name`")),
+    };
+    let fail = |pointer: &str, message: &dyn fmt::Display| {
+        ImportError::new(pointer, format!("definition `{original_name}`: {message}"))
+    };
+    let mut notes = Vec::new();
+    let name = export_name(&original_name, &mut notes).map_err(|m| fail("/name", &m))?;
+    let description = match def.get("description") {
+        Some(Value::String(d)) => d.clone(),
+        None => {
+            notes.push("/description: none given; the description is empty".to_string());
+            String::new()
+        }
+        Some(other) => return Err(fail("/description", &format!("not a string: `{other}`"))),
+    };
+    let input_schema = match format {
+        DefinitionFormat::JsonSchema => json_schema_root(def, &mut notes),
+        DefinitionFormat::Bfcl => bfcl::root(def, &mut notes),
+    }
+    .map_err(|(p, m)| fail(&p, &m))?;
+    Ok(ImportedTool {
+        name,
+        original_name,
+        description,
+        input_schema,
+        notes,
+    })
+}
+
+/// The exported form of `name`: `.` mapped to `_` (noted), then the name rule.
+fn export_name(name: &str, notes: &mut Vec<String>) -> Result<String, String> {
+    let mapped = name.replace('.', "_");
+    validate_tool_name(&mapped).map_err(|e| e.to_string())?;
+    if mapped != name {
+        notes.push(format!(
+            "/name: `{name}` exported as `{mapped}` (`.` is not allowed in provider tool names; \
+             BFCL's own handlers map it the same way)"
+        ));
+    }
+    Ok(mapped)
+}
+
+/// The keys of a JSON Schema definition that are imported.
+const JSON_SCHEMA_KEYS: [&str; 7] = [
+    "name",
+    "description",
+    "parameters",
+    "input_schema",
+    "inputSchema",
+    "type",
+    "strict",
+];
+
+/// [`DefinitionFormat::JsonSchema`]: the schema under `parameters`, `input_schema` or
+/// `inputSchema` (the first present), with a root `type: object` and `properties` filled in.
+fn json_schema_root(
+    def: &Map<String, Value>,
+    notes: &mut Vec<String>,
+) -> Result<Value, (String, String)> {
+    for k in def.keys() {
+        if !JSON_SCHEMA_KEYS.contains(&k.as_str()) {
+            notes.push(format!("/{k}: not imported"));
+        }
+    }
+    let (key, schema) = ["parameters", "input_schema", "inputSchema"]
+        .into_iter()
+        .find_map(|k| def.get(k).map(|s| (k, s)))
+        .unwrap_or(("parameters", &Value::Null));
+    let mut root = match schema {
+        Value::Null => Map::new(),
+        Value::Object(m) => m.clone(),
+        other => {
+            return Err((
+                format!("/{key}"),
+                format!("the input schema must be a JSON object, got `{other}`"),
+            ));
+        }
+    };
+    match root.get("type") {
+        None => {
+            root.insert("type".into(), "object".into());
+        }
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return Err((
+                format!("/{key}/type"),
+                format!("the input schema's root must have `type: object`, it has `{other}`"),
+            ));
+        }
+    }
+    match root.get("properties") {
+        None => {
+            root.insert("properties".into(), Value::Object(Map::new()));
+        }
+        Some(Value::Object(_)) => {}
+        Some(other) => {
+            return Err((
+                format!("/{key}/properties"),
+                format!("`properties` must be an object, got `{other}`"),
+            ));
+        }
+    }
+    Ok(Value::Object(root))
+}
+
+#[cfg(test)]
+mod tests;

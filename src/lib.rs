@@ -49,10 +49,11 @@ pub use toolgate_spec as spec;
 
 pub use toolgate_runtime::{
     ArgumentError, ArgumentPolicy, ArgumentValidator, BoxFuture, BuildError, COERCIONS_META_KEY,
-    Coercion, CoercionKind, Content, Dialect, ErrorKind, ExtraArguments, Identity, Progress,
-    ProgressReporter, Provides, ResourceContents, State, StateMap, ToolAnnotations, ToolContext,
-    ToolContextBuilder, ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset, ToolsetBuilder,
-    Validated, ValidationMode, ValidatorCache, testing,
+    Coercion, CoercionKind, Content, Dialect, ErrorKind, ExtraArguments, Identity,
+    JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
+    Progress, ProgressReporter, Provides, ResourceContents, State, StateMap, ToolAnnotations,
+    ToolContext, ToolContextBuilder, ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset,
+    ToolsetBuilder, Validated, ValidationMode, ValidatorCache, testing,
 };
 
 /// The cancellation token of a [`ToolContext`] (re-exported from `tokio-util`, so callers can

@@ -52,6 +52,55 @@ pub struct AddArgs {
     pub b: i64,
 }
 
+/// How search results are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Sort {
+    /// Best match first.
+    Relevance,
+    /// Newest first.
+    Newest,
+}
+
+/// A filter on search results.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    /// Only this publication year.
+    pub year: Option<i32>,
+    /// Only results with all these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+fn ten() -> u32 {
+    10
+}
+
+/// The arguments of [`search`]: a typical argument object (a string, a bounded number with a
+/// default, an optional nested object with an array, an enum).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for.
+    #[schemars(length(min = 1))]
+    pub query: String,
+    /// At most this many results.
+    #[serde(default = "ten")]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: u32,
+    /// Narrow the results.
+    pub filter: Option<Filter>,
+    /// The order.
+    pub sort: Sort,
+}
+
+/// Search the catalogue (returns how many results were asked for).
+#[toolgate::tool(read_only)]
+pub fn search(args: SearchArgs) -> u32 {
+    args.limit + u32::from(args.filter.is_some()) + u32::from(args.sort == Sort::Newest)
+}
+
 /// The toolset generated from tools.yaml.
 pub mod toolset {
     toolgate::include_toolset!();

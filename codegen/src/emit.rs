@@ -11,6 +11,7 @@ use crate::check::{StateInfo, ToolInfo};
 pub(crate) struct Input<'a> {
     pub tools: &'a [ToolInfo],
     pub states: &'a [StateInfo],
+    pub json_sources: &'a [crate::JsonSource],
     pub policy: &'a toolgate_spec::config::PolicyConfig,
     pub config_name: &'a str,
     pub config_text: &'a str,
@@ -62,6 +63,7 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
         quote!(.default_timeout(::core::time::Duration::from_millis(#ms)))
     });
     let arguments = argument_policy(input.policy);
+    let json_sources = json_sources(input.json_sources)?;
     let yaml = input.config_text;
     Ok(quote! {
         #state
@@ -76,12 +78,58 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
                         ::std::sync::Arc::new(StaticTools::new(states)?) as ::std::sync::Arc<dyn ::toolgate::ToolSource>
                     )
                 })
+                #(#json_sources)*
                 #timeout
                 #(#arguments)*
         }
         /// tools.yaml as it was at build time (no secrets are resolved in it).
         pub const TOOLS_YAML: &str = #yaml;
     })
+}
+
+/// One `.source_with(...)` per `json_schema` source: its imported definitions embedded as JSON,
+/// its handler called by path.
+fn json_sources(sources: &[crate::JsonSource]) -> Result<Vec<TokenStream>, String> {
+    sources
+        .iter()
+        .map(|s| {
+            let id = &s.id;
+            let prefix = s.prefix;
+            let handler: syn::Path = parse(&s.handler)?;
+            let embedded: Vec<serde_json::Value> = s
+                .tools
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "name": t.name,
+                        "original_name": t.original_name,
+                        "description": t.description,
+                        "input_schema": t.input_schema,
+                    })
+                })
+                .collect();
+            let text = serde_json::to_string(&embedded).map_err(|e| e.to_string())?;
+            let category = s.category.as_ref().map(|c| quote!(.category(#c)));
+            Ok(quote! {
+                .source_with(|_| {
+                    let tools = ::toolgate::__private::embedded_tools(#id, #text)?;
+                    let source = ::toolgate::JsonSchemaSource::builder(#id)
+                        .prefix(#prefix)
+                        #category
+                        .tools(tools)
+                        .handler(#handler)
+                        .build()
+                        .map_err(|e| ::toolgate::BuildError::Source {
+                            source_id: ::std::string::String::from(#id),
+                            message: e.to_string(),
+                        })?;
+                    ::core::result::Result::Ok(
+                        ::std::sync::Arc::new(source) as ::std::sync::Arc<dyn ::toolgate::ToolSource>
+                    )
+                })
+            })
+        })
+        .collect()
 }
 
 /// tools.yaml's `validation` and `extra_arguments` policies as builder calls, level by level.

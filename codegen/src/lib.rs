@@ -29,6 +29,7 @@ mod check;
 mod diagnostics;
 mod discover;
 mod emit;
+mod json_schema;
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +39,7 @@ use toolgate_spec::{Diagnostic, LoadedConfig};
 pub use check::{StateInfo, ToolInfo};
 pub use diagnostics::CodegenError;
 pub use discover::StateParam;
+pub use json_schema::JsonSource;
 
 /// The default name of the generated file inside `OUT_DIR`.
 pub const DEFAULT_OUT_FILE: &str = "toolgate_toolset.rs";
@@ -171,8 +173,11 @@ impl Builder {
             src_dir: &src_dir,
         };
         let resolved = check::resolve(&krate);
+        let taken: Vec<String> = resolved.tools.iter().map(|t| t.name.clone()).collect();
+        let json = json_schema::resolve(&config, &root, &taken);
         let mut errors = scan.errors.clone();
         let mut config_errors = resolved.errors;
+        config_errors.extend(json.errors);
         config_errors.sort_by_key(|d| d.location);
         errors.extend(config_errors);
         if !errors.is_empty() {
@@ -180,6 +185,7 @@ impl Builder {
         }
         let mut warnings = config.warnings.clone();
         warnings.extend(resolved.warnings);
+        warnings.extend(json.warnings);
         warnings.sort_by_key(|d| d.location);
         let mut files = vec![config_path.clone(), src_dir.clone()];
         files.extend(scan.files.iter().cloned());
@@ -195,10 +201,12 @@ impl Builder {
                 files.push(spec);
             }
         }
+        files.extend(json.files);
         Ok(Report {
             config,
             tools: resolved.tools,
             states: resolved.states,
+            json_sources: json.sources,
             warnings,
             files,
         })
@@ -217,6 +225,7 @@ impl Builder {
         let code = emit::render(&emit::Input {
             tools: &report.tools,
             states: &report.states,
+            json_sources: &report.json_sources,
             policy: &report.config.policy,
             config_name: &config_name,
             config_text: &report.config.source,
@@ -271,9 +280,12 @@ pub struct Report {
     pub tools: Vec<ToolInfo>,
     /// The types of `state:`, with the tools that take each.
     pub states: Vec<StateInfo>,
+    /// The `json_schema` sources, imported and checked.
+    pub json_sources: Vec<JsonSource>,
     /// Problems that do not fail the build.
     pub warnings: Vec<Diagnostic>,
-    /// tools.yaml, the source folder, every `.rs` file scanned and every OpenAPI file named.
+    /// tools.yaml, the source folder, every `.rs` file scanned and every OpenAPI and
+    /// `json_schema` file named.
     pub files: Vec<PathBuf>,
 }
 

@@ -358,3 +358,78 @@ fn an_illegal_function_name_is_fixed_in_the_attribute() {
     let e = check("long-fn", yaml, &extra).unwrap_err();
     assert!(e[0].contains("#[tool(name = "), "{e:#?}");
 }
+
+// ---- json_schema sources ---------------------------------------------------------------------
+
+const DEFS: &str = r#"[
+  {"name": "get_alerts", "description": "Alerts.",
+   "parameters": {"type": "object", "properties": {"region": {"type": "string"}}}},
+  {"name": "read_file", "description": "Clashes when mounted without prefix.",
+   "parameters": {"type": "object", "properties": {}}}
+]"#;
+
+fn json_yaml(extra: &str) -> String {
+    format!(
+        "version: 1\ntools:\n  local:\n    - fn: crate::tools::read_file\n  json_schema:\n    \
+         - {{id: alerts, file: defs.json, handler: crate::alerts::answer{extra}}}\n"
+    )
+}
+
+#[test]
+fn json_schema_sources_are_imported_and_filtered() {
+    let report = check(
+        "json_ok",
+        &json_yaml(", deny: [read_*]"),
+        &[("defs.json", DEFS)],
+    )
+    .unwrap();
+    let [source] = &report.json_sources[..] else {
+        panic!("{:?}", report.json_sources)
+    };
+    let names: Vec<String> = source.tools.iter().map(|t| source.full_name(t)).collect();
+    assert_eq!(names, ["alerts.get_alerts"]);
+    assert!(report.files.iter().any(|f| f.ends_with("defs.json")));
+}
+
+#[test]
+fn json_schema_source_errors_name_the_line() {
+    let e = errors("json_missing", &json_yaml(""));
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(
+        e[0].starts_with("error: tools.yaml:6:")
+            && e[0].contains("cannot read")
+            && e[0].contains("defs.json"),
+        "{}",
+        e[0]
+    );
+    // Unprefixed: `read_file` is taken by the compiled tool.
+    let e = check(
+        "json_clash",
+        &json_yaml(", prefix: false"),
+        &[("defs.json", DEFS)],
+    )
+    .unwrap_err();
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(
+        e[0].contains("definition `read_file`: the tool name `read_file` is already taken by the compiled tool `read_file`"),
+        "{}",
+        e[0]
+    );
+    // A definition that does not import names its pointer in the file.
+    let bad = r#"[{"name": "ok", "parameters": {"type": "object"}}, {"description": "no name"}]"#;
+    let e = check("json_bad", &json_yaml(""), &[("defs.json", bad)]).unwrap_err();
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(
+        e[0].contains("defs.json") && e[0].contains("/1"),
+        "{}",
+        e[0]
+    );
+    // A handler that is not a path.
+    let yaml = json_yaml("").replace("crate::alerts::answer", "not a path!");
+    let e = check("json_handler", &yaml, &[("defs.json", DEFS)]).unwrap_err();
+    assert!(
+        e.iter()
+            .any(|m| m.contains("`not a path!` is not a Rust path")),
+        "{e:#?}"
+    );
+}

@@ -479,6 +479,39 @@ impl<E: std::fmt::Display> ErrViaDisplay<E> for ErrTag<E> {
     }
 }
 
+/// The imported tools of a `json_schema` source as codegen embeds them: a JSON array of
+/// `{name, original_name, description, input_schema}` (checked at build time).
+///
+/// # Errors
+/// `Source` naming `source_id` if the embedded text is not that shape (a codegen bug).
+pub fn embedded_tools(
+    source_id: &str,
+    text: &str,
+) -> Result<Vec<toolgate_spec::import::ImportedTool>, crate::BuildError> {
+    #[derive(serde::Deserialize)]
+    struct Embedded {
+        name: String,
+        original_name: String,
+        description: String,
+        input_schema: Value,
+    }
+    let list: Vec<Embedded> =
+        serde_json::from_str(text).map_err(|e| crate::BuildError::Source {
+            source_id: source_id.to_string(),
+            message: format!("embedded definitions do not parse: {e}"),
+        })?;
+    Ok(list
+        .into_iter()
+        .map(|e| toolgate_spec::import::ImportedTool {
+            name: e.name,
+            original_name: e.original_name,
+            description: e.description,
+            input_schema: e.input_schema,
+            notes: Vec::new(),
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,7 +123,8 @@ pub struct ToolError {
     message: String,
     retryable: bool,
     retry_after: Option<Duration>,
-    details: Option<serde_json::Value>,
+    /// Boxed: rare, and it keeps `Result<_, ToolError>` small.
+    details: Option<Box<serde_json::Value>>,
     source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
@@ -246,7 +247,7 @@ impl ToolError {
 
     /// Attaches structured details (shown to callers as `details`).
     pub fn with_details(mut self, details: serde_json::Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -278,7 +279,7 @@ impl ToolError {
 
     /// Structured details, if any.
     pub fn details(&self) -> Option<&serde_json::Value> {
-        self.details.as_ref()
+        self.details.as_deref()
     }
 
     /// The violations of an `invalid_arguments` error (empty for other kinds).
@@ -382,7 +383,7 @@ impl Serialize for ToolError {
             retry_after_ms: self
                 .retry_after
                 .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-            details: self.details.clone(),
+            details: self.details.as_deref().cloned(),
         }
         .serialize(serializer)
     }
@@ -396,7 +397,7 @@ impl<'de> Deserialize<'de> for ToolError {
             message: r.message,
             retryable: r.retryable,
             retry_after: r.retry_after_ms.map(Duration::from_millis),
-            details: r.details,
+            details: r.details.map(Box::new),
             source: None,
         })
     }
@@ -430,6 +431,14 @@ pub enum BuildError {
     /// Two sources share an id.
     #[error("two tool sources share the id `{0}`")]
     DuplicateSource(String),
+    /// A source could not be built.
+    #[error("source `{source_id}` cannot be built: {message}")]
+    Source {
+        /// The source's id.
+        source_id: String,
+        /// Why.
+        message: String,
+    },
 }
 
 #[cfg(test)]

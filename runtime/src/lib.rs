@@ -13,6 +13,7 @@
 mod context;
 mod descriptor;
 mod error;
+mod json_schema;
 mod output;
 mod source;
 mod state;
@@ -26,6 +27,9 @@ pub mod __private;
 pub use context::{Identity, Progress, ProgressReporter, ToolContext, ToolContextBuilder};
 pub use descriptor::{ToolAnnotations, ToolDescriptor};
 pub use error::{ArgumentError, BuildError, ErrorKind, ToolError};
+pub use json_schema::{
+    JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
+};
 pub use output::{Content, ResourceContents, ToolOutput};
 pub use source::{BoxFuture, ToolSource};
 pub use state::{Provides, State, StateMap};

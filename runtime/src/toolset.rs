@@ -390,6 +390,8 @@ impl fmt::Debug for Toolset {
 /// compiled tool takes was given, and that no two sources offer the same tool name.
 pub struct ToolsetBuilder {
     static_source: Option<StaticFactory>,
+    /// Sources built from the application state at `build()`, after `sources` of the same call.
+    factories: Vec<StaticFactory>,
     overlays: Vec<Arc<dyn ToolSource>>,
     sources: Vec<Arc<dyn ToolSource>>,
     states: StateMap,
@@ -402,6 +404,7 @@ impl Default for ToolsetBuilder {
     fn default() -> Self {
         Self {
             static_source: None,
+            factories: Vec::new(),
             overlays: Vec::new(),
             sources: Vec::new(),
             states: StateMap::default(),
@@ -432,6 +435,17 @@ impl ToolsetBuilder {
     /// with a [`StubSource`](crate::testing::StubSource) — and for wrappers that replace a tool.
     pub fn overlay(mut self, source: impl ToolSource) -> Self {
         self.overlays.push(Arc::new(source));
+        self
+    }
+
+    /// Adds a source built when the toolset is built (with the application state given so far):
+    /// generated code adds `json_schema` sources this way, so that a failure is a
+    /// [`BuildError`], not a panic. Built in the order added, after the static table.
+    pub fn source_with(
+        mut self,
+        factory: impl FnOnce(&StateMap) -> Result<Arc<dyn ToolSource>, BuildError> + Send + 'static,
+    ) -> Self {
+        self.factories.push(Box::new(factory));
         self
     }
 
@@ -587,6 +601,9 @@ impl ToolsetBuilder {
         let mut sources = self.overlays;
         let overlays = sources.len();
         if let Some(factory) = self.static_source {
+            sources.push(factory(&self.states)?);
+        }
+        for factory in self.factories {
             sources.push(factory(&self.states)?);
         }
         sources.extend(self.sources);

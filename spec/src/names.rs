@@ -117,6 +117,38 @@ pub fn validate_source_id(id: &str) -> Result<(), NameError> {
     Ok(())
 }
 
+/// The separator of `{source_id}.{tool}` inside toolgate.
+pub const SOURCE_SEPARATOR: char = '.';
+
+/// The separator of `{source_id}__{tool}` in exported names.
+pub const EXPORTED_SEPARATOR: &str = "__";
+
+/// The name a model sees for tool `name`: `{source}.{tool}` becomes `{source}__{tool}` (the
+/// first `.` only; a source id never contains `__`, so [`internal_name`] reverses it). A name
+/// without `.` is returned as is.
+///
+/// ```
+/// use toolgate_spec::names::{exported_name, internal_name};
+/// assert_eq!(exported_name("github.list_issues"), "github__list_issues");
+/// assert_eq!(exported_name("read_file"), "read_file");
+/// assert_eq!(internal_name("github__list_issues"), "github.list_issues");
+/// ```
+pub fn exported_name(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.split_once(SOURCE_SEPARATOR) {
+        Some((source, tool)) => format!("{source}{EXPORTED_SEPARATOR}{tool}").into(),
+        None => name.into(),
+    }
+}
+
+/// The name inside toolgate of an exported name (the reverse of [`exported_name`]): the first
+/// `__` becomes `.`. A name without `__` is returned as is.
+pub fn internal_name(exported: &str) -> std::borrow::Cow<'_, str> {
+    match exported.split_once(EXPORTED_SEPARATOR) {
+        Some((source, tool)) => format!("{source}{SOURCE_SEPARATOR}{tool}").into(),
+        None => exported.into(),
+    }
+}
+
 /// Whether `c` may appear in a tool name.
 pub fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'

@@ -199,7 +199,10 @@ fn schema_of_one_tool_in_each_dialect() {
     // jq's `input` takes any JSON value, which strict mode cannot express.
     toolgate(&["schema", "jq", "--dialect", "openai-strict"])
         .code(0)
-        .stderr_has(&["note: jq (openai-strict): cannot be strict", "\"strict\": false"]);
+        .stderr_has(&[
+            "note: jq (openai-strict): cannot be strict",
+            "\"strict\": false",
+        ]);
     // No notes where nothing changed.
     let run = toolgate(&["schema", "calc", "--dialect", "mcp"]);
     run.ok();

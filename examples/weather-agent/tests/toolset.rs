@@ -16,13 +16,15 @@ use toolgate::{
 };
 use weather_agent::{build_toolset, tools, toolset};
 
-const TOOLS: [&str; 6] = [
+const TOOLS: [&str; 8] = [
     "forecast",
     "convert_temperature",
     "plan_trip",
     "save_note",
     "list_notes",
     "slow_report",
+    "alerts.get_alerts",
+    "alerts.subscribe_alerts",
 ];
 
 fn tools_() -> Toolset {
@@ -626,7 +628,8 @@ fn export_lists_every_tool_in_every_dialect() {
         let defs = t.export(dialect).unwrap();
         assert_eq!(defs.len(), TOOLS.len(), "{dialect:?}");
         for (def, name) in defs.iter().zip(TOOLS) {
-            assert_eq!(def["name"], name, "{dialect:?}: {def}");
+            let exported = toolgate::spec::names::exported_name(name);
+            assert_eq!(def["name"], exported.as_ref(), "{dialect:?}: {def}");
             let schema = match dialect {
                 Dialect::Mcp => &def["inputSchema"],
                 Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::Gemini => &def["parameters"],
@@ -645,4 +648,54 @@ fn export_lists_every_tool_in_every_dialect() {
     }
     let openai = t.export(Dialect::OpenAi).unwrap();
     assert!(openai.iter().all(|d| d["type"] == "function"), "{openai:?}");
+}
+
+// Tools defined by JSON Schema (tools/alerts.json), compiled in by tools.yaml's `json_schema:`.
+
+#[tokio::test]
+async fn json_schema_tools_are_called_through_their_handler() {
+    let t = tools_();
+    let d = t.describe("alerts.get_alerts").expect("listed");
+    assert_eq!(d.source, "alerts");
+    assert_eq!(d.category.as_deref(), Some("weather"));
+    let out = t
+        .call("alerts.get_alerts", json!({"region": "NO-03"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.structured.unwrap()["alerts"][0]["headline"],
+        "Icy roads in the morning"
+    );
+    // Validated against the file's schema before the handler runs: the enum, the format, the
+    // unknown key.
+    let e = t
+        .call(
+            "alerts.get_alerts",
+            json!({"region": "NO-03", "min_severity": "apocalyptic", "when": "now"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArguments);
+    assert_eq!(
+        e.message(),
+        "invalid arguments for tool `alerts.get_alerts`: unknown argument(s) 'when' for tool \
+         alerts.get_alerts; allowed: region, min_severity; /min_severity: \"apocalyptic\" is not \
+         one of \"minor\", \"moderate\", \"severe\""
+    );
+    let e = t
+        .call(
+            "alerts.subscribe_alerts",
+            json!({"region": "NO-03", "email": "not an address"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        e.message()
+            .ends_with("/email: \"not an address\" is not a valid email"),
+        "{e}"
+    );
+    // Exported with the provider-safe separator.
+    let def = d.export(toolgate::Dialect::OpenAiStrict).unwrap();
+    assert_eq!(def["name"], "alerts__get_alerts");
+    assert_eq!(def["strict"], true);
 }

@@ -17,6 +17,8 @@
 //!       stdio: {command: npx, args: [-y, "@modelcontextprotocol/server-everything"]}
 //!   a2a:
 //!     - {id: travel, url: "https://travel.example/a2a"}
+//!   json_schema:
+//!     - {id: bfcl, file: defs/bfcl.json, format: bfcl, handler: crate::handlers::bfcl}
 //! policy:
 //!   defaults: {timeout_ms: 30000}
 //!   tools: {read_file: {rate_limit: 10/s}}
@@ -32,6 +34,7 @@
 mod a2a;
 mod diagnostic;
 mod interpolate;
+mod json_schema;
 mod local;
 pub mod location;
 mod mcp;
@@ -49,6 +52,7 @@ use serde_saphyr::MessageFormatter as _;
 pub use a2a::{A2aAgent, A2aSkill};
 pub use diagnostic::{ConfigError, Diagnostic, DisplayAll, Severity};
 pub use interpolate::{Interpolated, InterpolationError, Secret};
+pub use json_schema::JsonSchemaSource;
 pub use local::{Discover, LocalEntry, LocalFunction};
 pub use location::{Location, LocationMap};
 pub use mcp::{HttpTransport, McpServer, McpTransport, SseTransport, StdioTransport};
@@ -101,6 +105,9 @@ pub struct ToolsSection {
     /// A2A agents (skills discovered at run time).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub a2a: Vec<A2aAgent>,
+    /// Tools defined by JSON Schema documents (compiled in), answered by one handler each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json_schema: Vec<JsonSchemaSource>,
 }
 
 /// A loaded tools.yaml: the model, the file it came from, its text, and where each node is.
@@ -211,7 +218,12 @@ impl ToolsConfig {
             .iter()
             .enumerate()
             .map(|(i, s)| (s.id.as_str(), format!("/tools/a2a/{i}/id")));
-        openapi.chain(mcp).chain(a2a).collect()
+        let json_schema = t
+            .json_schema
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.as_str(), format!("/tools/json_schema/{i}/id")));
+        openapi.chain(mcp).chain(a2a).chain(json_schema).collect()
     }
 }
 

@@ -129,10 +129,35 @@ fn node(m: &mut Map<String, Value>, ptr: &str, notes: &mut Notes) {
             m.insert("type".into(), "string".into());
         } else {
             let e = m.remove("enum").unwrap_or_default();
-            if m.get("type").is_none()
-                && let Some(t) = e.as_array().and_then(|a| a.first())
-            {
-                m.insert("type".into(), json_type(t).into());
+            if m.get("type").is_none() {
+                // The types of the values, never fewer (taking the first value's type would
+                // refuse the others); an array value's items by the same rule.
+                let values = e.as_array().cloned().unwrap_or_default();
+                let branches: Vec<Value> = distinct_types(&values)
+                    .into_iter()
+                    .map(|t| {
+                        let mut b = json!({"type": t});
+                        if t == "array" {
+                            let items: Vec<Value> = values
+                                .iter()
+                                .filter_map(Value::as_array)
+                                .flatten()
+                                .cloned()
+                                .collect();
+                            if let [one] = distinct_types(&items)[..] {
+                                b["items"] = json!({"type": one});
+                            }
+                        }
+                        b
+                    })
+                    .collect();
+                match <[Value; 1]>::try_from(branches) {
+                    Ok([Value::Object(one)]) => m.extend(one),
+                    Ok(_) => {}
+                    Err(many) => {
+                        m.insert("anyOf".into(), Value::Array(many));
+                    }
+                }
             }
             notes.push(
                 ptr,
@@ -161,4 +186,16 @@ fn node(m: &mut Map<String, Value>, ptr: &str, notes: &mut Notes) {
             notes.push(ptr, format!("removed `{k}: {v}` (not supported by Gemini)"));
         }
     }
+}
+
+/// The JSON types of `values`, each once, in order of first appearance.
+fn distinct_types(values: &[Value]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for v in values {
+        let t = json_type(v);
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }

@@ -169,14 +169,17 @@ pub fn export_with_notes(
         dialect,
         message,
     };
-    validate_tool_name(tool.name).map_err(|e| fail(e.to_string()))?;
+    // `{source}.{tool}` is exported as `{source}__{tool}` (names::exported_name).
+    let name = crate::names::exported_name(tool.name);
+    let name = name.as_ref();
+    validate_tool_name(name).map_err(|e| fail(e.to_string()))?;
     let input = Value::Object(object_root(tool.input_schema).map_err(fail)?);
     let mut notes = Notes::default();
     let mut out = Map::new();
     let keep = Recursion::Keep("allOf");
     match dialect {
         Dialect::Mcp => {
-            out.insert("name".into(), tool.name.into());
+            out.insert("name".into(), name.into());
             out.insert("description".into(), tool.description.into());
             out.insert("inputSchema".into(), mcp_schema(input).map_err(fail)?);
             if let Some(o) = tool.output_schema {
@@ -191,7 +194,7 @@ pub fn export_with_notes(
         }
         Dialect::OpenAi | Dialect::OpenAiStrict => {
             out.insert("type".into(), "function".into());
-            out.insert("name".into(), tool.name.into());
+            out.insert("name".into(), name.into());
             out.insert("description".into(), tool.description.into());
             let loose = || normalize::common(input.clone(), keep).map(without_schema_uri);
             let (params, strict) = if dialect == Dialect::OpenAi {
@@ -217,13 +220,13 @@ pub fn export_with_notes(
             out.insert("strict".into(), strict.into());
         }
         Dialect::Anthropic => {
-            out.insert("name".into(), tool.name.into());
+            out.insert("name".into(), name.into());
             out.insert("description".into(), tool.description.into());
             let schema = normalize::common(input, keep).map_err(fail)?;
             out.insert("input_schema".into(), without_schema_uri(schema));
         }
         Dialect::Gemini => {
-            out.insert("name".into(), tool.name.into());
+            out.insert("name".into(), name.into());
             out.insert("description".into(), tool.description.into());
             let schema = normalize::common(input, Recursion::Forbid).map_err(fail)?;
             let params = gemini::lower(schema, &mut notes).map_err(fail)?;
@@ -340,8 +343,17 @@ mod tests {
     #[test]
     fn bad_names_and_roots_are_export_errors() {
         let input = json!({"type": "object"});
-        let e = export(Dialect::OpenAi, &tool("a.b", &input)).unwrap_err();
-        assert!(e.to_string().contains("`a.b`"), "{e}");
+        // `{source}.{tool}` is exported as `{source}__{tool}`; other illegal characters stay
+        // errors, naming the tool.
+        let v = export(Dialect::OpenAi, &tool("gh.list_issues", &input)).unwrap();
+        assert_eq!(v["name"], "gh__list_issues");
+        let e = export(Dialect::OpenAi, &tool("a b", &input)).unwrap_err();
+        assert!(e.to_string().contains("`a b`"), "{e}");
+        let e = export(Dialect::OpenAi, &tool("a.b.c", &input)).unwrap_err();
+        assert!(e.to_string().contains("'.' at position 4"), "{e}");
+        let long = format!("src.{}", "x".repeat(60));
+        let e = export(Dialect::Anthropic, &tool(&long, &input)).unwrap_err();
+        assert!(e.message.contains("65 characters long"), "{e}");
         let e = export(Dialect::Mcp, &tool("x", &json!({"type": "string"}))).unwrap_err();
         assert!(e.message.contains("type: object"), "{e}");
     }

@@ -174,6 +174,15 @@ fn node(
         m.remove("format");
     }
     if is_object(m) {
+        // `{"type": "object"}` alone accepts any object: closing it would refuse every key.
+        if !m.contains_key("properties")
+            && m.get("additionalProperties") != Some(&Value::Bool(false))
+        {
+            return Err(format!(
+                "the object at {} accepts any keys (no `properties`)",
+                at(ptr)
+            ));
+        }
         match m.get("additionalProperties") {
             None | Some(Value::Bool(false)) => {}
             Some(other) => {

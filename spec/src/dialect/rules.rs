@@ -176,6 +176,38 @@ fn strict_falls_back_for_any_value() {
         notes[0].contains("/properties/payload accepts any value"),
         "{notes:?}"
     );
+    // An object without `properties` accepts any keys: never silently closed.
+    let s = json!({"type": "object", "properties": {"meta": {"type": "object"}}});
+    let (v, notes) = export_with_notes(Dialect::OpenAiStrict, &tool("t", &s)).unwrap();
+    assert_eq!(v["strict"], false);
+    assert_eq!(
+        v["parameters"]["properties"]["meta"],
+        json!({"type": "object"})
+    );
+    assert!(
+        notes[0].contains("/properties/meta accepts any keys"),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn gemini_enum_of_other_types_keeps_every_type() {
+    let s = json!({"type": "object", "properties": {
+        "mixed": {"enum": [1, "a", [1, 2]]},
+        "pairs": {"enum": [[1, 2], [3, 4]]}}});
+    let (v, notes) = export_with_notes(Dialect::Gemini, &tool("t", &s)).unwrap();
+    let p = &v["parameters"];
+    assert_gemini_rules(p);
+    assert_eq!(
+        p["properties"]["mixed"],
+        json!({"anyOf": [{"type": "integer"}, {"type": "string"},
+                         {"type": "array", "items": {"type": "integer"}}]})
+    );
+    assert_eq!(
+        p["properties"]["pairs"],
+        json!({"type": "array", "items": {"type": "integer"}})
+    );
+    assert_eq!(notes.len(), 2, "{notes:?}");
 }
 
 #[test]

@@ -1,0 +1,192 @@
+//! `tools.json_schema` entries: the definition files read and imported at build time, filtered,
+//! checked (names, duplicates, collisions, exportable schemas), and embedded in the generated
+//! code as a `JsonSchemaSource` per entry.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use toolgate_spec::Diagnostic;
+use toolgate_spec::LoadedConfig;
+use toolgate_spec::config::JsonSchemaSource as Entry;
+use toolgate_spec::dialect::{Dialect, ToolSchema, export};
+use toolgate_spec::import::{ImportedTool, import_document};
+use toolgate_spec::names::{exported_name, validate_tool_name};
+
+/// One `json_schema` entry, imported and checked.
+#[derive(Debug, Clone)]
+pub struct JsonSource {
+    /// The source id.
+    pub id: String,
+    /// The handler's Rust path.
+    pub handler: String,
+    /// Whether names are prefixed with `{id}.`.
+    pub prefix: bool,
+    /// The category of its tools.
+    pub category: Option<String>,
+    /// The imported definitions (after `allow` / `deny`).
+    pub tools: Vec<ImportedTool>,
+}
+
+impl JsonSource {
+    /// The name of `tool` inside the toolset.
+    pub fn full_name(&self, tool: &ImportedTool) -> String {
+        if self.prefix {
+            format!("{}.{}", self.id, tool.name)
+        } else {
+            tool.name.clone()
+        }
+    }
+}
+
+/// What [`resolve`] found.
+#[derive(Debug, Default)]
+pub(crate) struct Resolved {
+    pub sources: Vec<JsonSource>,
+    pub errors: Vec<Diagnostic>,
+    pub warnings: Vec<Diagnostic>,
+    /// The definition files read (for `rerun-if-changed`).
+    pub files: Vec<PathBuf>,
+}
+
+/// Reads, imports and checks every `tools.json_schema` entry. `taken` are the names of the
+/// compiled tools (an unprefixed name must not collide with them).
+pub(crate) fn resolve(config: &LoadedConfig, root: &Path, taken: &[String]) -> Resolved {
+    let mut out = Resolved::default();
+    let mut names: HashMap<String, String> = taken
+        .iter()
+        .map(|n| (n.clone(), format!("the compiled tool `{n}`")))
+        .collect();
+    for (i, entry) in config.tools.json_schema.iter().enumerate() {
+        let at = |key: &str| format!("/tools/json_schema/{i}/{key}");
+        if let Err(e) = syn::parse_str::<syn::Path>(&entry.handler) {
+            out.errors.push(config.error_at(
+                &at("handler"),
+                format!("`{}` is not a Rust path: {e}", entry.handler),
+            ));
+        }
+        let path = root.join(&entry.file);
+        out.files.push(path.clone());
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                out.errors.push(config.error_at(
+                    &at("file"),
+                    format!("cannot read `{}`: {e}", path.display()),
+                ));
+                continue;
+            }
+        };
+        let imported = match import_document(entry.format, &text) {
+            Ok(t) => t,
+            Err(e) => {
+                out.errors.push(config.error_at(
+                    &at("file"),
+                    format!("`{}` ({:?} format): {e}", entry.file, entry.format),
+                ));
+                continue;
+            }
+        };
+        let (allow, deny) = match (patterns(&entry.allow), patterns(&entry.deny)) {
+            (Ok(a), Ok(d)) => (a, d),
+            (Err(e), _) => {
+                out.errors.push(config.error_at(&at("allow"), e));
+                continue;
+            }
+            (_, Err(e)) => {
+                out.errors.push(config.error_at(&at("deny"), e));
+                continue;
+            }
+        };
+        let matches = |ps: &[glob::Pattern], t: &ImportedTool| {
+            ps.iter()
+                .any(|p| p.matches(&t.name) || p.matches(&t.original_name))
+        };
+        let tools: Vec<ImportedTool> = imported
+            .into_iter()
+            .filter(|t| (allow.is_empty() || matches(&allow, t)) && !matches(&deny, t))
+            .collect();
+        if tools.is_empty() {
+            out.warnings.push(config.warning_at(
+                &at("file"),
+                format!(
+                    "json_schema source `{}`: no definition left after `allow` / `deny`",
+                    entry.id
+                ),
+            ));
+        }
+        let source = JsonSource {
+            id: entry.id.clone(),
+            handler: entry.handler.clone(),
+            prefix: entry.prefix,
+            category: entry.category.clone(),
+            tools,
+        };
+        check_tools(
+            config,
+            entry,
+            &source,
+            &at("file"),
+            &mut names,
+            &mut out.errors,
+        );
+        out.sources.push(source);
+    }
+    out
+}
+
+fn patterns(list: &[String]) -> Result<Vec<glob::Pattern>, String> {
+    list.iter()
+        .map(|p| glob::Pattern::new(p).map_err(|e| format!("`{p}` is not a glob: {e}")))
+        .collect()
+}
+
+/// Names (valid, unique, exportable) and schemas (exportable in every dialect but Gemini, which
+/// may refuse recursive types: that is an export-time error naming the tool, not a build error).
+fn check_tools(
+    config: &LoadedConfig,
+    entry: &Entry,
+    source: &JsonSource,
+    pointer: &str,
+    names: &mut HashMap<String, String>,
+    errors: &mut Vec<Diagnostic>,
+) {
+    for t in &source.tools {
+        let what = format!(
+            "json_schema source `{}`, definition `{}`",
+            entry.id, t.original_name
+        );
+        if let Err(e) = validate_tool_name(&t.name) {
+            errors.push(config.error_at(pointer, format!("{what}: {e}")));
+            continue;
+        }
+        let full = source.full_name(t);
+        if let Err(e) = validate_tool_name(&exported_name(&full)) {
+            errors.push(
+                config
+                    .error_at(pointer, format!("{what}: the exported name {e}"))
+                    .with_hint("use `prefix: false` or a shorter source id"),
+            );
+            continue;
+        }
+        if let Some(first) = names.insert(full.clone(), what.clone()) {
+            errors.push(config.error_at(
+                pointer,
+                format!("{what}: the tool name `{full}` is already taken by {first}"),
+            ));
+            continue;
+        }
+        let view = ToolSchema {
+            name: &full,
+            description: &t.description,
+            input_schema: &t.input_schema,
+            output_schema: None,
+            annotations: None,
+        };
+        for dialect in [Dialect::Mcp, Dialect::OpenAi, Dialect::Anthropic] {
+            if let Err(e) = export(dialect, &view) {
+                errors.push(config.error_at(pointer, format!("{what}: {e}")));
+                break;
+            }
+        }
+    }
+}

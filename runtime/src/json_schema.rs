@@ -1,0 +1,284 @@
+//! [`JsonSchemaSource`]: tools defined by data — a name, a description and a JSON Schema — and
+//! dispatched to one handler the application supplies.
+//!
+//! The common real-world shape of a tool outside Rust: an OpenAI / Anthropic / MCP definition
+//! list, or a benchmark's function documents (BFCL). The definitions are imported with
+//! [`toolgate_spec::import`] (at build time by `tools.yaml`'s `json_schema:` section, or at run
+//! time), and every call goes through the same toolset pipeline as any other tool: the
+//! arguments are validated against the imported schema before the handler sees them.
+//!
+//! ```
+//! use toolgate_runtime::{JsonSchemaSource, JsonToolCall, ToolOutput, Toolset};
+//! use toolgate_spec::import::{DefinitionFormat, import_document};
+//!
+//! let defs = r#"[{"name": "get_weather", "description": "Weather for a city.",
+//!                 "parameters": {"type": "object",
+//!                                "properties": {"city": {"type": "string"}},
+//!                                "required": ["city"]}}]"#;
+//! let source = JsonSchemaSource::builder("weather")
+//!     .tools(import_document(DefinitionFormat::JsonSchema, defs).unwrap())
+//!     .handler(|call: JsonToolCall| async move {
+//!         Ok(ToolOutput::text(format!("{} in {}", call.tool, call.args["city"])))
+//!     })
+//!     .build()
+//!     .unwrap();
+//! let tools = Toolset::builder().source(source).build().unwrap();
+//! assert!(tools.describe("weather.get_weather").is_some());
+//! ```
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolgate_spec::import::ImportedTool;
+use toolgate_spec::names::{NameError, validate_source_id, validate_tool_name};
+
+use crate::{BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource};
+
+/// One call as a [`JsonSchemaSource`]'s handler receives it.
+#[derive(Clone)]
+pub struct JsonToolCall {
+    /// The tool's name as its definition document writes it (e.g. BFCL's `math.factorial`).
+    pub tool: String,
+    /// The tool's name inside the toolset (`{source}.{tool}` with the provider-safe name, or the
+    /// bare name when the source is mounted without prefix).
+    pub name: String,
+    /// The arguments, already validated against the tool's input schema (and, where the
+    /// toolset's policy says so, coerced).
+    pub args: Value,
+    /// The caller's context: identity, deadline, cancellation, progress.
+    pub ctx: ToolContext,
+}
+
+impl std::fmt::Debug for JsonToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonToolCall")
+            .field("tool", &self.tool)
+            .field("name", &self.name)
+            .field("args", &self.args)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What answers the calls of a [`JsonSchemaSource`]. Implemented for every
+/// `Fn(JsonToolCall) -> impl Future<Output = Result<ToolOutput, ToolError>>`.
+pub trait JsonToolHandler: Send + Sync + 'static {
+    /// Answers one call.
+    fn call(&self, call: JsonToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
+}
+
+impl<F, Fut> JsonToolHandler for F
+where
+    F: Fn(JsonToolCall) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+{
+    fn call(&self, call: JsonToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        Box::pin(self(call))
+    }
+}
+
+/// Why a [`JsonSchemaSource`] cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonSourceError {
+    /// The source id breaks the source-id rule.
+    #[error("json_schema source id: {0}")]
+    Id(NameError),
+    /// A tool name breaks the tool-name rule.
+    #[error("json_schema source `{source_id}`: tool `{tool}`: {error}")]
+    Name {
+        /// The source id.
+        source_id: String,
+        /// The tool's name as defined.
+        tool: String,
+        /// What is wrong with it.
+        error: NameError,
+    },
+    /// Two definitions have the same name.
+    #[error("json_schema source `{source_id}`: two tools are named `{name}`")]
+    Duplicate {
+        /// The source id.
+        source_id: String,
+        /// The name they share.
+        name: String,
+    },
+    /// No handler was given.
+    #[error("json_schema source `{0}` has no handler: call `.handler(...)`")]
+    NoHandler(String),
+}
+
+struct Entry {
+    descriptor: Arc<ToolDescriptor>,
+    original: String,
+}
+
+/// A [`ToolSource`] of tools defined by JSON Schema documents, all answered by one handler.
+///
+/// Tool names inside the toolset are `{id}.{name}` (exported as `{id}__{name}`, see
+/// [`toolgate_spec::names`]), or the bare names with [`prefix(false)`](JsonSchemaSourceBuilder::prefix).
+pub struct JsonSchemaSource {
+    id: String,
+    order: Vec<Arc<ToolDescriptor>>,
+    by_name: HashMap<String, Entry>,
+    handler: Arc<dyn JsonToolHandler>,
+}
+
+impl std::fmt::Debug for JsonSchemaSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonSchemaSource")
+            .field("id", &self.id)
+            .field("tools", &self.order.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl JsonSchemaSource {
+    /// A builder for a source with id `id` (the prefix of its tools' names).
+    pub fn builder(id: impl Into<String>) -> JsonSchemaSourceBuilder {
+        JsonSchemaSourceBuilder {
+            id: id.into(),
+            prefix: true,
+            tools: Vec::new(),
+            handler: None,
+            category: None,
+        }
+    }
+}
+
+/// Builds a [`JsonSchemaSource`].
+pub struct JsonSchemaSourceBuilder {
+    id: String,
+    prefix: bool,
+    tools: Vec<ImportedTool>,
+    handler: Option<Arc<dyn JsonToolHandler>>,
+    category: Option<String>,
+}
+
+impl std::fmt::Debug for JsonSchemaSourceBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonSchemaSourceBuilder")
+            .field("id", &self.id)
+            .field("prefix", &self.prefix)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl JsonSchemaSourceBuilder {
+    /// Adds imported tools.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = ImportedTool>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Whether tool names are prefixed with `{id}.` (default `true`). Unprefixed names must not
+    /// collide with other sources' tools (the toolset's build checks it).
+    pub fn prefix(mut self, prefix: bool) -> Self {
+        self.prefix = prefix;
+        self
+    }
+
+    /// The category every tool of this source is listed under.
+    pub fn category(mut self, category: impl Into<String>) -> Self {
+        self.category = Some(category.into());
+        self
+    }
+
+    /// The handler answering every call.
+    pub fn handler(mut self, handler: impl JsonToolHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// The handler answering every call, shared.
+    pub fn handler_arc(mut self, handler: Arc<dyn JsonToolHandler>) -> Self {
+        self.handler = Some(handler);
+        self
+    }
+
+    /// Builds the source.
+    ///
+    /// # Errors
+    /// [`JsonSourceError`]: a bad source id or tool name, two tools with one name, no handler.
+    pub fn build(self) -> Result<JsonSchemaSource, JsonSourceError> {
+        validate_source_id(&self.id).map_err(JsonSourceError::Id)?;
+        let handler = self
+            .handler
+            .ok_or_else(|| JsonSourceError::NoHandler(self.id.clone()))?;
+        let mut order = Vec::with_capacity(self.tools.len());
+        let mut by_name = HashMap::with_capacity(self.tools.len());
+        for t in self.tools {
+            validate_tool_name(&t.name).map_err(|error| JsonSourceError::Name {
+                source_id: self.id.clone(),
+                tool: t.original_name.clone(),
+                error,
+            })?;
+            let name = if self.prefix {
+                format!("{}.{}", self.id, t.name)
+            } else {
+                t.name.clone()
+            };
+            let descriptor = Arc::new(ToolDescriptor {
+                name: name.clone(),
+                description: t.description,
+                input_schema: t.input_schema,
+                source: self.id.clone(),
+                category: self.category.clone(),
+                ..ToolDescriptor::default()
+            });
+            let entry = Entry {
+                descriptor: Arc::clone(&descriptor),
+                original: t.original_name,
+            };
+            if by_name.insert(name.clone(), entry).is_some() {
+                return Err(JsonSourceError::Duplicate {
+                    source_id: self.id,
+                    name,
+                });
+            }
+            order.push(descriptor);
+        }
+        Ok(JsonSchemaSource {
+            id: self.id,
+            order,
+            by_name,
+            handler,
+        })
+    }
+}
+
+impl ToolSource for JsonSchemaSource {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
+        self.order.clone()
+    }
+
+    fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
+        self.by_name.get(name).map(|e| Arc::clone(&e.descriptor))
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let Some(entry) = self.by_name.get(name) else {
+            return Box::pin(std::future::ready(Err(ToolError::not_found(name))));
+        };
+        let args = if args.is_null() {
+            Value::Object(serde_json::Map::new())
+        } else {
+            args
+        };
+        self.handler.call(JsonToolCall {
+            tool: entry.original.clone(),
+            name: name.to_string(),
+            args,
+            ctx: ctx.clone(),
+        })
+    }
+}

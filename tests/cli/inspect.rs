@@ -211,6 +211,8 @@ fn schema_of_one_tool_in_each_dialect() {
     toolgate(&["schema", "nope"]).code(4);
 }
 
+/// `toolgate schema --all` in every dialect: every built-in is there, and every definition obeys
+/// the dialect's published rules (`toolgate::spec::dialect::check`, each rule with its source).
 #[test]
 fn schema_all_in_each_dialect() {
     for (dialect, schema_key) in [
@@ -218,6 +220,7 @@ fn schema_all_in_each_dialect() {
         ("openai", "parameters"),
         ("openai-strict", "parameters"),
         ("anthropic", "input_schema"),
+        ("gemini", "parameters"),
     ] {
         let run = toolgate(&["schema", "--all", "--dialect", dialect]);
         run.code(0);
@@ -227,8 +230,11 @@ fn schema_all_in_each_dialect() {
         for b in BUILTINS {
             assert!(names.contains(b), "{dialect}: `{b}` missing: {names:?}");
         }
+        let parsed: toolgate::Dialect = dialect.parse().unwrap();
         for t in all {
             assert_eq!(t[schema_key]["type"], "object", "{dialect}: {t}");
+            let violations = toolgate::spec::dialect::check::check(parsed, t);
+            assert!(violations.is_empty(), "{dialect}: {violations:?}\n{t:#}");
         }
     }
 }

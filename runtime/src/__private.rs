@@ -173,7 +173,8 @@ fn generator() -> schemars::SchemaGenerator {
 }
 
 /// The input schema of an arguments type: JSON Schema 2020-12 with an object root that always
-/// has `properties`; the root `title` (a Rust type name) is dropped.
+/// has `properties`; the root `title` (a Rust type name) is dropped; every object schema is
+/// [closed](close_objects).
 pub fn input_schema<T: schemars::JsonSchema>() -> Value {
     let mut v = generator().into_root_schema_for::<T>().to_value();
     if let Value::Object(map) = &mut v {
@@ -186,7 +187,65 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
             map.insert("properties".into(), Value::Object(serde_json::Map::new()));
         }
     }
+    close_objects(&mut v, 0);
     v
+}
+
+/// Keywords with which an object schema decides about undeclared keys itself, or is composed
+/// (so that its `properties` are not all it accepts).
+const OPEN: [&str; 7] = [
+    "additionalProperties",
+    "unevaluatedProperties",
+    "patternProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "$ref",
+];
+
+/// Sets `additionalProperties: false` on every object schema with `properties` that says nothing
+/// about undeclared keys, at any depth (`$defs`, nested properties, items, branches): cases.md
+/// C37. The argument validator then refuses invented keys before the call, even where serde
+/// would silently ignore them (a struct without `deny_unknown_fields`), and the advertised
+/// schema says so. A schema that decides for itself (a map, `unevaluatedProperties`, a flattened
+/// map) or is composed (`allOf`/`anyOf`/`oneOf`/`$ref` beside `properties`, e.g. a flattened
+/// enum) is left alone.
+pub fn close_objects(v: &mut Value, depth: usize) {
+    const MAX_DEPTH: usize = 64;
+    let Value::Object(map) = v else { return };
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let is_object = match map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => false,
+    };
+    if is_object && map.contains_key("properties") && !OPEN.iter().any(|k| map.contains_key(*k)) {
+        map.insert("additionalProperties".into(), false.into());
+    }
+    for (k, child) in map.iter_mut() {
+        match k.as_str() {
+            "properties" | "$defs" | "definitions" | "patternProperties" => {
+                if let Value::Object(children) = child {
+                    for c in children.values_mut() {
+                        close_objects(c, depth + 1);
+                    }
+                }
+            }
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Value::Array(children) = child {
+                    for c in children {
+                        close_objects(c, depth + 1);
+                    }
+                }
+            }
+            "items" | "additionalProperties" | "not" | "if" | "then" | "else" => {
+                close_objects(child, depth + 1);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The output schema of `T` as an object root, and whether it had to be wrapped as
@@ -232,29 +291,10 @@ fn wrap_schema(mut inner: Value, key: &str, closed: bool) -> Value {
 /// When `T` is not an object (an enum, a string...), the arguments object wraps it as
 /// `{"args": T}` (a root must be an object for every provider); the `bool` says so.
 ///
-/// An object root that says nothing about undeclared keys gets `additionalProperties: false`
-/// (cases.md C37): the argument validator then refuses invented keys before the call, even
-/// where serde would silently ignore them (a struct without `deny_unknown_fields`), and the
-/// advertised schema says so. A root that decides for itself (`additionalProperties`,
-/// `unevaluatedProperties`, `patternProperties`, e.g. a flattened map) or is composed
-/// (`allOf`/`anyOf`/`oneOf`/`$ref`, e.g. a flattened enum) is left alone.
+/// Its object schemas are closed by [`input_schema`] (cases.md C37).
 pub fn flat_input_schema<T: schemars::JsonSchema>() -> (Value, bool) {
-    let mut v = input_schema::<T>();
+    let v = input_schema::<T>();
     if is_object_schema(&v) {
-        if let Value::Object(map) = &mut v {
-            const OPEN: [&str; 7] = [
-                "additionalProperties",
-                "unevaluatedProperties",
-                "patternProperties",
-                "allOf",
-                "anyOf",
-                "oneOf",
-                "$ref",
-            ];
-            if !OPEN.iter().any(|k| map.contains_key(*k)) {
-                map.insert("additionalProperties".into(), false.into());
-            }
-        }
         (v, false)
     } else {
         (wrap_schema(v, "args", true), true)

@@ -1,6 +1,8 @@
 //! Argument validation wired into `Toolset::run`: on by default, strict unless configured, every
 //! change to the arguments reported in the result's `_meta`.
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Value, json};
 use toolgate_runtime::ToolSource as _;
 use toolgate_runtime::testing::StubSource;
@@ -268,4 +270,118 @@ async fn tools_yaml_policy_sets_modes_by_tool_and_source() {
     assert_eq!(err.kind(), ErrorKind::InvalidArguments);
     tools.call("other", json!({"n": 3, "x": 1})).await.unwrap();
     stubs.assert_called_with("other", json!({"n": 3}));
+}
+
+// ---- what is logged ----------------------------------------------------------------------------
+
+/// Records every tracing event as `LEVEL field=value ...`.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for Logs {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!(" {}={v:?}", f.name()));
+            }
+            fn record_str(&mut self, f: &tracing::field::Field, v: &str) {
+                self.0.push_str(&format!(" {}={v}", f.name()));
+            }
+        }
+        let mut fields = Fields(event.metadata().level().to_string());
+        event.record(&mut fields);
+        self.0.lock().unwrap().push(fields.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+fn page_stub() -> StubSource {
+    let descriptor = ToolDescriptor {
+        name: "page".into(),
+        input_schema: json!({"type": "object",
+            "properties": {"limit": {"type": "integer", "minimum": 1},
+                           "exact": {"type": "boolean"}, "ratio": {"type": "number"}},
+            "required": ["limit"], "additionalProperties": false}),
+        source: "stubs".into(),
+        ..ToolDescriptor::default()
+    };
+    StubSource::new("stubs").stub_with(descriptor, |args: Value| {
+        Ok(ToolOutput::text(args.to_string()))
+    })
+}
+
+/// cases.md C34: "The original arguments are logged" — each changed value, as sent and as
+/// forwarded, at INFO.
+#[tokio::test]
+async fn c34_original_arguments_are_logged() {
+    let logs = Logs::default();
+    let _guard = tracing::subscriber::set_default(logs.clone());
+    let stubs = page_stub();
+    let tools = Toolset::builder()
+        .source(stubs.clone())
+        .validation_mode(ValidationMode::Lenient)
+        .build()
+        .unwrap();
+    tools
+        .call(
+            "page",
+            json!({"limit": "5", "exact": "true", "ratio": "0.5"}),
+        )
+        .await
+        .unwrap();
+    stubs.assert_called_with("page", json!({"limit": 5, "exact": true, "ratio": 0.5}));
+    let logs = logs.0.lock().unwrap().clone();
+    for (pointer, from, to) in [
+        ("/limit", "\"5\"", "5"),
+        ("/exact", "\"true\"", "true"),
+        ("/ratio", "\"0.5\"", "0.5"),
+    ] {
+        assert!(
+            logs.iter().any(|l| l.starts_with("INFO")
+                && l.contains("tool=page")
+                && l.contains(&format!("pointer={pointer}"))
+                && l.contains(&format!("from={from}"))
+                && l.contains(&format!("to={to}"))),
+            "{pointer}: {logs:#?}"
+        );
+    }
+}
+
+/// cases.md C37: "the extras are dropped and a warning is logged".
+#[tokio::test]
+async fn c37_stripped_keys_are_logged_as_warnings() {
+    let logs = Logs::default();
+    let _guard = tracing::subscriber::set_default(logs.clone());
+    let stubs = page_stub();
+    let tools = Toolset::builder()
+        .source(stubs.clone())
+        .extra_arguments_for("page", ExtraArguments::Strip)
+        .build()
+        .unwrap();
+    tools
+        .call("page", json!({"limit": 2, "id": "n1", "force": true}))
+        .await
+        .unwrap();
+    stubs.assert_called_with("page", json!({"limit": 2}));
+    let logs = logs.0.lock().unwrap().clone();
+    let warnings: Vec<&String> = logs.iter().filter(|l| l.starts_with("WARN")).collect();
+    assert_eq!(warnings.len(), 2, "{logs:#?}");
+    assert!(
+        warnings[0].contains("tool=page") && warnings[0].contains("pointer=/id"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("pointer=/force") && warnings[1].contains("value=true"),
+        "{warnings:?}"
+    );
 }

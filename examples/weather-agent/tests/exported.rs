@@ -36,7 +36,11 @@ fn every_dialect_obeys_its_published_rules() {
                 d.name
             );
             if dialect == Dialect::OpenAiStrict && def["strict"] == false {
-                assert!(!notes.is_empty(), "{}: strict: false without a note", d.name);
+                assert!(
+                    !notes.is_empty(),
+                    "{}: strict: false without a note",
+                    d.name
+                );
             }
         }
     }

@@ -45,7 +45,7 @@ pub(super) fn params(d: Dialect, v: &Value) -> Value {
 
 /// `required` sorted (it is a set; without `preserve_order` property order is alphabetical) and
 /// `$schema` dropped (only MCP keeps it).
-fn canon(mut v: Value) -> Value {
+pub(super) fn canon(mut v: Value) -> Value {
     match &mut v {
         Value::Object(m) => {
             m.remove("$schema");
@@ -241,13 +241,13 @@ fn c03_option_lowering_per_dialect() {
 }
 
 #[derive(Deserialize, JsonSchema)]
-enum Unit {
+pub(super) enum Unit {
     Celsius,
     Fahrenheit,
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct Location {
+pub(super) struct Location {
     city: String,
     unit: Unit,
 }

@@ -18,7 +18,8 @@
 //! `minimum`/`maximum` instead of schemars' `format`s (C02), acyclic `$ref`s inlined with the
 //! use-site description winning (C04, C08; JSON Schema 2020-12 §8.2.3.1 allows siblings of
 //! `$ref`, but draft-07 consumers and several clients ignore them or cannot follow references),
-//! documented unit enums as `enum` (C06). Only MCP keeps the `$schema` keyword.
+//! documented unit enums as `enum` (C06). Only MCP keeps the `$schema` keyword (restated as
+//! 2020-12, the draft the lowering writes).
 //!
 //! MCP and Anthropic inline acyclic references too: cases.md C04 lists Anthropic and MCP ("compat
 //! mode") among the inline profiles and C08's expected MCP `inputSchema` is inlined; inlining
@@ -181,12 +182,13 @@ pub fn export_with_notes(
         Dialect::Mcp => {
             out.insert("name".into(), name.into());
             out.insert("description".into(), tool.description.into());
-            out.insert("inputSchema".into(), mcp_schema(input).map_err(fail)?);
+            let input = mcp_schema(input).map_err(fail)?;
+            out.insert("inputSchema".into(), stated_2020_12(input));
             if let Some(o) = tool.output_schema {
                 let o = Value::Object(object_root(o).map_err(fail)?);
                 // Output keeps its `null`s: serde writes `None` as `null` in `structuredContent`.
                 let o = normalize::common(o, keep).map_err(fail)?;
-                out.insert("outputSchema".into(), o);
+                out.insert("outputSchema".into(), stated_2020_12(o));
             }
             if let Some(a) = &tool.annotations {
                 out.insert("annotations".into(), a.clone());
@@ -292,6 +294,20 @@ fn object_root(schema: &Value) -> Result<Map<String, Value>, String> {
     Ok(map)
 }
 
+/// JSON Schema 2020-12's meta-schema URI.
+pub const JSON_SCHEMA_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// A `$schema` of another draft (a remote draft-07 schema) restated as 2020-12: the lowering
+/// writes 2020-12 (`$defs`, type arrays), and 2020-12 is MCP's default dialect.
+fn stated_2020_12(mut schema: Value) -> Value {
+    if let Value::Object(map) = &mut schema
+        && let Some(uri) = map.get_mut("$schema")
+    {
+        *uri = JSON_SCHEMA_2020_12.into();
+    }
+    schema
+}
+
 fn without_schema_uri(mut schema: Value) -> Value {
     if let Value::Object(map) = &mut schema {
         map.remove("$schema");
@@ -301,6 +317,8 @@ fn without_schema_uri(mut schema: Value) -> Value {
 
 #[cfg(test)]
 mod cases;
+#[cfg(test)]
+mod cases_kinds;
 #[cfg(test)]
 mod rules;
 

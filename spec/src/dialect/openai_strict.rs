@@ -199,17 +199,29 @@ fn node(
         };
         // Every property, in property order.
         let mut required = Vec::new();
+        let mut unreachable_defaults = Vec::new();
         let props_map = m.entry("properties").or_insert_with(|| json!({}));
         if let Value::Object(ps) = props_map {
             *props += ps.len();
             for (name, p) in ps.iter_mut() {
                 required.push(Value::from(name.clone()));
-                if !was_required.iter().any(|r| r == name) {
-                    make_optional_nullable(p);
+                if !was_required.iter().any(|r| r == name)
+                    && let Some(d) = make_optional_nullable(p)
+                {
+                    unreachable_defaults.push((name.clone(), d));
                 }
             }
         }
         m.insert("required".into(), Value::Array(required));
+        for (name, d) in unreachable_defaults {
+            notes.push(
+                &format!("{ptr}/properties/{}", super::normalize::escape(&name)),
+                format!(
+                    "removed `default: {d}` (the property already accepts `null`, which means \
+                     none; strict mode cannot leave it out to get the default)"
+                ),
+            );
+        }
     }
     if m.remove("default").is_some() {
         notes.push(ptr, "removed `default` (not supported in strict mode)");
@@ -236,9 +248,14 @@ fn at(ptr: &str) -> &str {
 }
 
 /// An optional property of a strict object: made nullable, its `default` moved into the
-/// description.
-fn make_optional_nullable(p: &mut Value) {
-    let Value::Object(m) = p else { return };
+/// description. A property that already accepts `null` (an `Option` with a default other than
+/// `None`) keeps `null` meaning `None`, so its default cannot be reached in strict mode: it is
+/// removed and returned, for a note.
+fn make_optional_nullable(p: &mut Value) -> Option<Value> {
+    let Value::Object(m) = p else { return None };
+    if accepts_null(m) {
+        return m.remove("default").filter(|d| !d.is_null());
+    }
     if let Some(d) = m.remove("default")
         && !d.is_null()
     {
@@ -248,9 +265,6 @@ fn make_optional_nullable(p: &mut Value) {
             _ => text,
         };
         m.insert("description".into(), desc.into());
-    }
-    if accepts_null(m) {
-        return;
     }
     if let Some(t) = m.get_mut("type") {
         match t {
@@ -273,6 +287,7 @@ fn make_optional_nullable(p: &mut Value) {
             m.insert("description".into(), d);
         }
     }
+    None
 }
 
 fn accepts_null(m: &Map<String, Value>) -> bool {

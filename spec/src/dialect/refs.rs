@@ -168,8 +168,33 @@ impl Inliner<'_> {
             return Ok(());
         };
         m.remove("$ref");
-        target.extend(std::mem::take(m));
+        merge_use_site(&mut target, std::mem::take(m));
         *m = target;
         Ok(())
+    }
+}
+
+/// Merges the keywords written beside a `$ref` into its (inlined) target. Both apply (JSON
+/// Schema 2020-12 §10.2.1: sibling keywords are a conjunction), so: `properties` are united
+/// (an empty `{}` added by an object-root fill-in never hides the target's), `required` lists
+/// are united, and for every other keyword the use site wins (a field's `description` over its
+/// type's, C08).
+fn merge_use_site(target: &mut Map<String, Value>, use_site: Map<String, Value>) {
+    for (k, v) in use_site {
+        match (k.as_str(), target.get_mut(&k), v) {
+            ("properties", Some(Value::Object(mine)), Value::Object(theirs)) => {
+                mine.extend(theirs);
+            }
+            ("required", Some(Value::Array(mine)), Value::Array(theirs)) => {
+                for r in theirs {
+                    if !mine.contains(&r) {
+                        mine.push(r);
+                    }
+                }
+            }
+            (_, _, v) => {
+                target.insert(k, v);
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use toolgate_spec::Diagnostic;
 use toolgate_spec::LoadedConfig;
 use toolgate_spec::config::JsonSchemaSource as Entry;
-use toolgate_spec::dialect::{Dialect, ToolSchema, export};
+use toolgate_spec::dialect::{Dialect, ToolSchema, check::check, export};
 use toolgate_spec::import::{ImportedTool, import_document};
 use toolgate_spec::names::{exported_name, validate_tool_name};
 
@@ -54,7 +54,13 @@ pub(crate) fn resolve(config: &LoadedConfig, root: &Path, taken: &[String]) -> R
     let mut out = Resolved::default();
     let mut names: HashMap<String, String> = taken
         .iter()
-        .map(|n| (n.clone(), format!("the compiled tool `{n}`")))
+        .flat_map(|n| {
+            let what = format!("the compiled tool `{n}`");
+            [
+                (n.clone(), what.clone()),
+                (exported_name(n).into_owned(), what),
+            ]
+        })
         .collect();
     for (i, entry) in config.tools.json_schema.iter().enumerate() {
         let at = |key: &str| format!("/tools/json_schema/{i}/{key}");
@@ -76,16 +82,39 @@ pub(crate) fn resolve(config: &LoadedConfig, root: &Path, taken: &[String]) -> R
                 continue;
             }
         };
+        let format = serde_json::to_value(entry.format)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
         let imported = match import_document(entry.format, &text) {
             Ok(t) => t,
             Err(e) => {
                 out.errors.push(config.error_at(
                     &at("file"),
-                    format!("`{}` ({:?} format): {e}", entry.file, entry.format),
+                    format!("`{}` (format `{format}`): {e}", entry.file),
                 ));
                 continue;
             }
         };
+        if imported.is_empty() {
+            out.warnings.push(config.warning_at(
+                &at("file"),
+                format!("`{}` holds no tool definition", entry.file),
+            ));
+        }
+        // What the importer changed (a renamed duplicate, a `.` in a name, a lossy type) is
+        // said, never silent.
+        for t in &imported {
+            for note in &t.notes {
+                out.warnings.push(config.warning_at(
+                    &at("file"),
+                    format!(
+                        "json_schema source `{}`, definition `{}` (imported as `{}`): {note}",
+                        entry.id, t.original_name, t.name
+                    ),
+                ));
+            }
+        }
         let (allow, deny) = match (patterns(&entry.allow), patterns(&entry.deny)) {
             (Ok(a), Ok(d)) => (a, d),
             (Err(e), _) => {
@@ -105,7 +134,7 @@ pub(crate) fn resolve(config: &LoadedConfig, root: &Path, taken: &[String]) -> R
             .into_iter()
             .filter(|t| (allow.is_empty() || matches(&allow, t)) && !matches(&deny, t))
             .collect();
-        if tools.is_empty() {
+        if tools.is_empty() && (!entry.allow.is_empty() || !entry.deny.is_empty()) {
             out.warnings.push(config.warning_at(
                 &at("file"),
                 format!(
@@ -168,13 +197,23 @@ fn check_tools(
             );
             continue;
         }
-        if let Some(first) = names.insert(full.clone(), what.clone()) {
+        // Unique inside toolgate and as exported (a compiled tool may be named `alerts__x`).
+        let exported = exported_name(&full).into_owned();
+        let taken = names.get(&full).or_else(|| names.get(&exported)).cloned();
+        if let Some(first) = taken {
+            let as_exported = if exported == full {
+                String::new()
+            } else {
+                format!(" (exported as `{exported}`)")
+            };
             errors.push(config.error_at(
                 pointer,
-                format!("{what}: the tool name `{full}` is already taken by {first}"),
+                format!("{what}: the tool name `{full}`{as_exported} is already taken by {first}"),
             ));
             continue;
         }
+        names.insert(full.clone(), what.clone());
+        names.insert(exported, what.clone());
         let view = ToolSchema {
             name: &full,
             description: &t.description,
@@ -182,10 +221,29 @@ fn check_tools(
             output_schema: None,
             annotations: None,
         };
+        if let Err(e) = jsonschema::options()
+            .should_validate_formats(true)
+            .should_ignore_unknown_formats(true)
+            .build(&t.input_schema)
+        {
+            errors.push(config.error_at(
+                pointer,
+                format!("{what}: its input schema is not valid JSON Schema: {e}"),
+            ));
+            continue;
+        }
         for dialect in [Dialect::Mcp, Dialect::OpenAi, Dialect::Anthropic] {
-            if let Err(e) = export(dialect, &view) {
-                errors.push(config.error_at(pointer, format!("{what}: {e}")));
-                break;
+            match export(dialect, &view) {
+                Err(e) => {
+                    errors.push(config.error_at(pointer, format!("{what}: {e}")));
+                    break;
+                }
+                Ok(def) => {
+                    if let Some(v) = check(dialect, &def).into_iter().next() {
+                        errors.push(config.error_at(pointer, format!("{what}: as {dialect}, {v}")));
+                        break;
+                    }
+                }
             }
         }
     }

@@ -433,3 +433,74 @@ fn json_schema_source_errors_name_the_line() {
         "{e:#?}"
     );
 }
+
+#[test]
+fn json_schema_sources_refuse_schemas_that_cannot_validate() {
+    for (name, schema, says) in [
+        (
+            "json_type",
+            r#"{"type": "object", "properties": {"x": {"type": "strnig"}}}"#,
+            "is not valid JSON Schema",
+        ),
+        (
+            "json_regex",
+            r#"{"type": "object", "properties": {"x": {"type": "string", "pattern": "("}}}"#,
+            "is not valid JSON Schema",
+        ),
+        (
+            "json_required",
+            r#"{"type": "object", "properties": {"x": {"type": "string"}}, "required": "x"}"#,
+            "is not valid JSON Schema",
+        ),
+    ] {
+        let defs = format!(r#"[{{"name": "t", "description": "d", "parameters": {schema}}}]"#);
+        let e = check(name, &json_yaml(""), &[("defs.json", &defs)]).unwrap_err();
+        assert_eq!(e.len(), 1, "{name}: {e:#?}");
+        assert!(
+            e[0].starts_with("error: tools.yaml:6:")
+                && e[0].contains("definition `t`")
+                && e[0].contains(says),
+            "{name}: {}",
+            e[0]
+        );
+    }
+}
+
+#[test]
+fn json_schema_names_are_unique_as_exported() {
+    // A compiled tool named `alerts__get_alerts` is the same name to a model as
+    // `alerts.get_alerts`.
+    let tools = "use toolgate::tool;\n/// Clash.\n#[tool(name = \"alerts__get_alerts\")]\npub fn clash() {}\n";
+    let yaml = "version: 1\ntools:\n  local:\n    - fn: crate::tools::clash\n  json_schema:\n    \
+                - {id: alerts, file: defs.json, handler: crate::alerts::answer}\n";
+    let e = check(
+        "json_exported_clash",
+        yaml,
+        &[("defs.json", DEFS), ("src/tools.rs", tools)],
+    )
+    .unwrap_err();
+    assert!(
+        e.iter().any(|m| m.contains(
+            "the tool name `alerts.get_alerts` (exported as `alerts__get_alerts`) is already taken by the compiled tool `alerts__get_alerts`"
+        )),
+        "{e:#?}"
+    );
+}
+
+#[test]
+fn json_schema_import_notes_are_warnings() {
+    let defs = r#"[{"name": "get.alerts", "description": "d", "parameters": {"type": "object"}},
+                   {"name": "get_alerts", "description": "other", "parameters": {"type": "object"}}]"#;
+    let report = check("json_notes", &json_yaml(""), &[("defs.json", defs)]).unwrap();
+    let w: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        w.iter()
+            .any(|m| m.contains("definition `get.alerts` (imported as `get_alerts`)")),
+        "{w:#?}"
+    );
+    assert!(
+        w.iter()
+            .any(|m| m.contains("definition `get_alerts` (imported as `get_alerts_2`)")),
+        "{w:#?}"
+    );
+}

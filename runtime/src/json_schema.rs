@@ -32,9 +32,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolgate_spec::import::ImportedTool;
-use toolgate_spec::names::{NameError, validate_source_id, validate_tool_name};
+use toolgate_spec::names::{NameError, exported_name, validate_source_id, validate_tool_name};
 
-use crate::{BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource};
+use crate::{
+    ArgumentValidator, BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource,
+};
 
 /// One call as a [`JsonSchemaSource`]'s handler receives it.
 #[derive(Clone)]
@@ -47,7 +49,8 @@ pub struct JsonToolCall {
     /// The arguments, already validated against the tool's input schema (and, where the
     /// toolset's policy says so, coerced).
     pub args: Value,
-    /// The caller's context: identity, deadline, cancellation, progress.
+    /// The caller's context: identity, deadline, cancellation, progress. The application's
+    /// state is at `ctx.toolset().and_then(|t| t.state::<T>())`.
     pub ctx: ToolContext,
 }
 
@@ -63,6 +66,11 @@ impl std::fmt::Debug for JsonToolCall {
 
 /// What answers the calls of a [`JsonSchemaSource`]. Implemented for every
 /// `Fn(JsonToolCall) -> impl Future<Output = Result<ToolOutput, ToolError>>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot answer the calls of a json_schema source",
+    label = "the `handler:` of a `json_schema` entry in tools.yaml (or given to `JsonSchemaSource::builder`)",
+    note = "a handler is `async fn(call: toolgate::JsonToolCall) -> Result<toolgate::ToolOutput, toolgate::ToolError>` (or a closure returning such a future, `Send + Sync + 'static`)"
+)]
 pub trait JsonToolHandler: Send + Sync + 'static {
     /// Answers one call.
     fn call(&self, call: JsonToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
@@ -101,6 +109,16 @@ pub enum JsonSourceError {
         source_id: String,
         /// The name they share.
         name: String,
+    },
+    /// A tool's input schema is not a JSON Schema the validator can compile.
+    #[error("json_schema source `{source_id}`: tool `{tool}`: {message}")]
+    Schema {
+        /// The source id.
+        source_id: String,
+        /// The tool's name as defined.
+        tool: String,
+        /// What is wrong with its schema.
+        message: String,
     },
     /// No handler was given.
     #[error("json_schema source `{0}` has no handler: call `.handler(...)`")]
@@ -198,8 +216,12 @@ impl JsonSchemaSourceBuilder {
 
     /// Builds the source.
     ///
+    /// Compiles every input schema once (the toolset's validators compile them again on first
+    /// use), so that a tool whose schema cannot validate is refused here, not on every call.
+    ///
     /// # Errors
-    /// [`JsonSourceError`]: a bad source id or tool name, two tools with one name, no handler.
+    /// [`JsonSourceError`]: a bad source id or tool name (also as exported, `{id}__{name}`), an
+    /// input schema that is not valid JSON Schema, two tools with one name, no handler.
     pub fn build(self) -> Result<JsonSchemaSource, JsonSourceError> {
         validate_source_id(&self.id).map_err(JsonSourceError::Id)?;
         let handler = self
@@ -218,6 +240,18 @@ impl JsonSchemaSourceBuilder {
             } else {
                 t.name.clone()
             };
+            validate_tool_name(&exported_name(&name)).map_err(|error| JsonSourceError::Name {
+                source_id: self.id.clone(),
+                tool: t.original_name.clone(),
+                error,
+            })?;
+            if let Err(e) = ArgumentValidator::compile(&name, &t.input_schema) {
+                return Err(JsonSourceError::Schema {
+                    source_id: self.id,
+                    tool: t.original_name,
+                    message: e.message().to_string(),
+                });
+            }
             let descriptor = Arc::new(ToolDescriptor {
                 name: name.clone(),
                 description: t.description,

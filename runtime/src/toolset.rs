@@ -136,11 +136,23 @@ impl Toolset {
         self.inner.default_timeout
     }
 
+    /// The source and descriptor of tool `name`: its name inside toolgate, or the name a model
+    /// sees (`{source}__{tool}` for `{source}.{tool}`, see `toolgate_spec::names`), so that a
+    /// model's tool call can be passed on as it is.
     fn resolve(&self, name: &str) -> Option<(&Arc<dyn ToolSource>, Arc<ToolDescriptor>)> {
-        self.inner
-            .sources
-            .iter()
-            .find_map(|s| s.descriptor(name).map(|d| (s, d)))
+        let find = |name: &str| {
+            self.inner
+                .sources
+                .iter()
+                .find_map(|s| s.descriptor(name).map(|d| (s, d)))
+        };
+        find(name).or_else(|| {
+            let internal = toolgate_spec::names::internal_name(name);
+            match internal {
+                std::borrow::Cow::Owned(internal) => find(&internal),
+                std::borrow::Cow::Borrowed(_) => None,
+            }
+        })
     }
 
     /// Checks `args` against tool `name`'s input schema under `policy` (a [`ValidationMode`]
@@ -254,6 +266,7 @@ impl Toolset {
         };
         // A source may panic while building the future (decoding arguments happens there) or
         // while it runs: both become `internal` errors, never a crashed caller.
+        let name = descriptor.name.as_str();
         let call =
             match std::panic::catch_unwind(AssertUnwindSafe(|| source.call(name, args, &ctx))) {
                 Ok(future) => AssertUnwindSafe(future).catch_unwind(),
@@ -330,6 +343,21 @@ impl Toolset {
     pub fn export(&self, dialect: Dialect) -> Result<Vec<Value>, ExportError> {
         self.tools().iter().map(|d| d.export(dialect)).collect()
     }
+
+    /// Every tool's definition in `dialect` that the dialect can express, and the errors of
+    /// the tools it cannot (a recursive type for Gemini): one such tool does not keep the
+    /// others from a model.
+    pub fn export_available(&self, dialect: Dialect) -> (Vec<Value>, Vec<ExportError>) {
+        let mut ok = Vec::new();
+        let mut failed = Vec::new();
+        for d in self.tools() {
+            match d.export(dialect) {
+                Ok(v) => ok.push(v),
+                Err(e) => failed.push(e),
+            }
+        }
+        (ok, failed)
+    }
 }
 
 /// Logs what was changed in a tool's arguments: stripped keys as a warning (the model believes
@@ -350,7 +378,7 @@ fn log_coercions(tool: &str, coercions: &[Coercion]) {
                 pointer = %c.pointer,
                 ?kind,
                 from = %from,
-                to = to.as_deref().unwrap_or("(removed)"),
+                to = %to.as_deref().unwrap_or("(removed)"),
                 "argument changed before the call"
             ),
         }
@@ -617,13 +645,19 @@ impl ToolsetBuilder {
                 continue;
             }
             for d in s.tools() {
-                if let Some(first) = names.insert(d.name.clone(), s.id().to_string()) {
+                // Unique as named inside toolgate and as exported (`a.b` and `a__b` would be
+                // one name to a model).
+                let exported = toolgate_spec::names::exported_name(&d.name).into_owned();
+                let first = names.get(&d.name).or_else(|| names.get(&exported)).cloned();
+                if let Some(first) = first {
                     return Err(BuildError::DuplicateTool {
                         name: d.name.clone(),
                         first,
                         second: s.id().to_string(),
                     });
                 }
+                names.insert(d.name.clone(), s.id().to_string());
+                names.insert(exported, s.id().to_string());
             }
         }
         Ok(Toolset {

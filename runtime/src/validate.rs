@@ -19,7 +19,9 @@
 //!     booleans sent as strings, JSON sent as a string where an object or array is expected);
 //!     ambiguous cases (the string `"null"`, a union that admits strings) are left alone (C34);
 //!   - [`ExtraArguments::Strip`] removes keys the schema refuses instead of rejecting the call
-//!     (C37).
+//!     (C37);
+//!   - in every mode, a whole number sent as a float (`2.0`) where the schema wants an integer
+//!     is forwarded as the integer (JSON Schema counts `2.0` as an integer; serde's `u8` does not).
 //! - [`ValidatorCache`] keeps one compiled validator per tool.
 //!
 //! No `$ref` is ever resolved over the network or the file system: the crate is built without
@@ -71,6 +73,10 @@ pub enum CoercionKind {
     Parsed,
     /// A key the schema refuses was removed ([`ExtraArguments::Strip`] only).
     Stripped,
+    /// A number without fraction sent as a float (`2.0`) where the schema wants an integer was
+    /// forwarded as the integer (`2`): JSON Schema counts both as integers, serde's integer
+    /// types accept only the second. Applied in every mode.
+    WholeNumber,
 }
 
 /// One change made to the arguments before the tool ran.
@@ -207,7 +213,7 @@ impl ArgumentValidator {
         policy: impl Into<ArgumentPolicy>,
     ) -> Result<Validated, ToolError> {
         let policy = policy.into();
-        if self.is_valid(&args) {
+        if self.is_valid(&args) && !has_whole_float(&args) {
             return Ok(Validated {
                 args,
                 coercions: Vec::new(),
@@ -217,11 +223,15 @@ impl ArgumentValidator {
         if policy.extra == ExtraArguments::Strip {
             self.strip_unknown(&mut copy, &mut coercions);
         }
-        if coercions.is_empty() || !self.validator.is_valid(&copy) {
+        if !self.is_valid(&copy) {
             return Err(ToolError::invalid_arguments(
                 tool,
                 self.describe_all(tool, &copy),
             ));
+        }
+        if coercions.is_empty() {
+            // Valid as sent after all (a whole float where a `number` is wanted).
+            return Ok(Validated { args, coercions });
         }
         Ok(Validated {
             args: copy,
@@ -813,6 +823,20 @@ impl<'s> Coercer<'s> {
             });
             *value = new;
         }
+        if let Value::Number(n) = value
+            && let Some(whole) = whole_number(n)
+            && let Some(admitted) = types(self.root, schema, 0)
+            && admitted.has(Types::INTEGER)
+            && !admitted.has(Types::NUMBER)
+        {
+            self.out.push(Coercion {
+                pointer: pointer.clone(),
+                kind: CoercionKind::WholeNumber,
+                from: value.clone(),
+                to: Some(whole.clone()),
+            });
+            *value = whole;
+        }
         let views = views(self.root, schema, 0);
         match value {
             Value::Object(map) => {
@@ -892,6 +916,35 @@ fn item_schema<'s>(views: &[&'s Value], i: usize) -> Option<&'s Value> {
                 .iter()
                 .find_map(|v| v.get("items").filter(|a| a.is_object()))
         })
+}
+
+/// `n` as an integer when it is a float without fraction that fits `i64`/`u64` (`2.0` → `2`).
+fn whole_number(n: &serde_json::Number) -> Option<Value> {
+    let f = n.as_f64().filter(|_| n.is_f64())?;
+    if f.fract() != 0.0 || !f.is_finite() {
+        return None;
+    }
+    // Exact conversions only: within ±2^63 every whole f64 is an exact i64.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+    if f >= -(2f64.powi(63)) && f < 2f64.powi(63) {
+        return Some(Value::from(f as i64));
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    if f >= 0.0 && f < 2f64.powi(64) {
+        return Some(Value::from(f as u64));
+    }
+    None
+}
+
+/// Whether `v` holds a float without fraction anywhere (`2.0`): JSON Schema counts it as an
+/// integer, serde's integer types refuse it, so such arguments take the slow path.
+fn has_whole_float(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_f64() && whole_number(n).is_some(),
+        Value::Array(a) => a.iter().any(has_whole_float),
+        Value::Object(m) => m.values().any(has_whole_float),
+        _ => false,
+    }
 }
 
 /// What `text` becomes where the schema admits `admitted` (never a string), if unambiguous.

@@ -60,7 +60,9 @@ pub enum Command {
     ///
     /// The definitions go to stdout as JSON. Every change the dialect made to what a schema
     /// accepts (a constraint it cannot express, a fallback to non-strict) is printed to stderr
-    /// as a `note:` line; arguments are still checked against the original schema.
+    /// as a `note:` line; arguments are still checked against the original schema. With
+    /// `--all`, a tool the dialect cannot express at all is an `error:` line and is left out;
+    /// the others are printed and the exit code is 1.
     Schema {
         /// The tool's name.
         #[arg(required_unless_present = "all", conflicts_with = "all")]

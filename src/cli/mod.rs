@@ -47,6 +47,7 @@ pub fn main() -> ExitCode {
             });
         }
     };
+    init_log();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
@@ -54,6 +55,19 @@ pub fn main() -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+/// The log goes to stderr, at the level `RUST_LOG` gives (default `warn`: a stripped argument is
+/// a warning; `RUST_LOG=info` adds every coercion made to a call's arguments).
+fn init_log() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
 }
 
 fn run(cli: Cli) -> CmdResult {
@@ -87,8 +101,18 @@ fn run(cli: Cli) -> CmdResult {
                 vec![tools.describe(&name).ok_or_else(|| not_found(&name))?]
             };
             let mut definitions = Vec::with_capacity(chosen.len());
+            let mut failed = 0;
             for d in &chosen {
-                let (definition, notes) = d.export_with_notes(dialect).map_err(export_failed)?;
+                let (definition, notes) = match d.export_with_notes(dialect) {
+                    Ok(exported) => exported,
+                    // One tool the dialect cannot express does not hide the others.
+                    Err(e) if all => {
+                        output::write_err(&format!("error: {e}"));
+                        failed += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(export_failed(e)),
+                };
                 for note in notes {
                     output::write_err(&format!("note: {} ({dialect}): {note}", d.name));
                 }
@@ -99,6 +123,10 @@ fn run(cli: Cli) -> CmdResult {
             } else {
                 definitions.pop().unwrap_or_default()
             };
+            if failed > 0 {
+                output::print_json(&exported);
+                return Ok(exit::TOOL_ERROR);
+            }
             output::print_json(&exported);
             Ok(exit::OK)
         }

@@ -163,10 +163,12 @@ pub fn error_text(e: &ToolError) -> String {
 
 /// `toolgate check`: what the toolset holds, then every warning.
 pub fn check_report(report: &toolgate_codegen::Report) {
+    let json_tools: usize = report.json_sources.iter().map(|s| s.tools.len()).sum();
     outln!(
-        "{}: ok: {} local tool(s), {} state type(s), {} OpenAPI / {} MCP / {} A2A source(s)",
+        "{}: ok: {} local tool(s), {} json_schema tool(s), {} state type(s), {} OpenAPI / {} MCP / {} A2A source(s)",
         report.config.path.display(),
         report.tools.len(),
+        json_tools,
         report.states.len(),
         report.config.tools.openapi.len(),
         report.config.tools.mcp.len(),
@@ -174,6 +176,11 @@ pub fn check_report(report: &toolgate_codegen::Report) {
     );
     for t in &report.tools {
         outln!("  tool {:24} {}", t.name, t.function);
+    }
+    for s in &report.json_sources {
+        for t in &s.tools {
+            outln!("  tool {:24} {} (json_schema `{}`)", s.full_name(t), s.handler, s.id);
+        }
     }
     for s in &report.states {
         outln!("  state {} (taken by {})", s.ty, s.tools.join(", "));

@@ -238,3 +238,34 @@ fn check_the_repository_toolset_and_a_broken_copy() {
     run.code(3)
         .stderr_has(&[&format!("tools.yaml:{line}:{col}"), "unknown function"]);
 }
+
+/// `policy:` in a `--config` sets how arguments are checked; a stripped key is a warning on
+/// stderr, and `--json` shows every change in `_meta`.
+#[test]
+fn config_policy_lenient_and_strip_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.yaml");
+    std::fs::write(
+        &config,
+        "version: 1\npolicy:\n  tools:\n    calc: {validation: lenient, extra_arguments: strip}\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let args = r#"{"expression": "6 * 7", "precise": true}"#;
+    // Without the policy: refused.
+    toolgate(&["call", "calc", args])
+        .code(1)
+        .stderr_has(&["unknown argument(s) 'precise' for tool calc; allowed: expression"]);
+    let run = toolgate(&["--config", &config, "call", "calc", args, "--json"]);
+    run.code(0).stderr_has(&[
+        "WARN",
+        "unknown argument stripped before the call",
+        "pointer=/precise",
+    ]);
+    let out = run.json();
+    assert_eq!(out["structuredContent"]["value"], 42, "{out}");
+    assert_eq!(
+        out["_meta"]["toolgate/coercions"],
+        json!([{"pointer": "/precise", "kind": "stripped", "from": true}])
+    );
+}

@@ -721,3 +721,55 @@ fn valid_arguments_are_forwarded_without_a_copy_or_changes() {
     assert_eq!(ok.args, sent);
     assert!(ok.coercions.is_empty());
 }
+
+#[test]
+fn whole_floats_become_integers_where_an_integer_is_wanted() {
+    let schema = json!({"type": "object",
+        "properties": {"days": {"type": "integer", "minimum": 1, "maximum": 7},
+                       "ratio": {"type": "number"},
+                       "ids": {"type": "array", "items": {"type": "integer"}}},
+        "additionalProperties": false});
+    let v = ArgumentValidator::compile("t", &schema).unwrap();
+    for mode in [ValidationMode::Strict, ValidationMode::Lenient] {
+        let ok = v
+            .check(
+                "t",
+                json!({"days": 2.0, "ratio": 1.0, "ids": [1.0, 2]}),
+                mode,
+            )
+            .unwrap();
+        // `ratio` is a number: 1.0 stays as sent.
+        assert_eq!(
+            ok.args,
+            json!({"days": 2, "ratio": 1.0, "ids": [1, 2]}),
+            "{mode:?}"
+        );
+        let kinds: Vec<(&str, CoercionKind)> = ok
+            .coercions
+            .iter()
+            .map(|c| (c.pointer.as_str(), c.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("/days", CoercionKind::WholeNumber),
+                ("/ids/0", CoercionKind::WholeNumber)
+            ]
+        );
+        // A whole float where only a number is wanted: valid as sent, nothing changed.
+        let ok = v.check("t", json!({"ratio": 3.0}), mode).unwrap();
+        assert!(ok.coercions.is_empty());
+        assert_eq!(ok.args, json!({"ratio": 3.0}));
+        // Still bounded, and a real fraction is still an error.
+        let err = v.check("t", json!({"days": 8.0}), mode).unwrap_err();
+        assert_eq!(
+            pointers(&err),
+            vec![(
+                "/days".to_string(),
+                "8 is greater than maximum 7".to_string()
+            )]
+        );
+        let err = v.check("t", json!({"days": 2.5}), mode).unwrap_err();
+        assert_eq!(pointers(&err)[0].0, "/days");
+    }
+}

@@ -189,3 +189,23 @@ fn c03_nested_options_per_dialect() {
     );
     assert_strict_rules(&p);
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct Loose {
+    any: serde_json::Value,
+    labels: std::collections::HashMap<String, String>,
+}
+
+#[test]
+fn gemini_any_value_is_a_schema_without_type() {
+    let input = input_schema::<Loose>();
+    let (v, notes) = export_with_notes(Dialect::Gemini, &tool("l", &input)).unwrap();
+    assert_eq!(v["parameters"]["properties"]["any"], json!({}));
+    assert_eq!(check(Dialect::Gemini, &v), []);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("/properties/any: accepts any value")),
+        "{notes:?}"
+    );
+}

@@ -54,6 +54,7 @@ const KEPT: [&str; 22] = [
 
 /// Lowers `root` (already through the shared rules, no `$ref` left) to Gemini's subset.
 pub(crate) fn lower(mut root: Value, notes: &mut Notes) -> Result<Value, String> {
+    objects_for_true(&mut root, "", notes);
     walk(&mut root, "", &mut |m, p| {
         node(m, p, notes);
         Ok(())
@@ -198,4 +199,49 @@ fn distinct_types(values: &[Value]) -> Vec<&'static str> {
         }
     }
     out
+}
+
+/// Gemini's `Schema` is an object: a JSON Schema `true` ("any value") in a schema position
+/// becomes `{}` (an OpenAPI 3.0 schema without `type` accepts any value), noted.
+fn objects_for_true(v: &mut Value, ptr: &str, notes: &mut Notes) {
+    let Value::Object(m) = v else { return };
+    for (k, child) in m.iter_mut() {
+        let at = format!("{ptr}/{}", super::normalize::escape(k));
+        match (k.as_str(), child) {
+            ("properties", Value::Object(props)) => {
+                for (name, p) in props.iter_mut() {
+                    let at = format!("{at}/{}", super::normalize::escape(name));
+                    if *p == Value::Bool(true) {
+                        *p = Value::Object(Map::new());
+                        notes.push(
+                            &at,
+                            "accepts any value: exported as a schema without `type`",
+                        );
+                    } else {
+                        objects_for_true(p, &at, notes);
+                    }
+                }
+            }
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => {
+                for (i, p) in items.iter_mut().enumerate() {
+                    objects_for_true(p, &format!("{at}/{i}"), notes);
+                }
+            }
+            ("items", p) => {
+                if *p == Value::Bool(true) {
+                    *p = Value::Object(Map::new());
+                    notes.push(
+                        &at,
+                        "accepts any value: exported as a schema without `type`",
+                    );
+                } else {
+                    objects_for_true(p, &at, notes);
+                }
+            }
+            (_, p @ Value::Object(_)) if k == "additionalProperties" || k == "not" => {
+                objects_for_true(p, &at, notes);
+            }
+            _ => {}
+        }
+    }
 }

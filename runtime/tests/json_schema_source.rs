@@ -1,0 +1,151 @@
+//! `JsonSchemaSource` at run time: definitions imported from a document, one handler, validated
+//! calls; what `build()` refuses; names as exported to a model.
+
+use serde_json::{Value, json};
+use toolgate_runtime::testing::StubSource;
+use toolgate_runtime::{
+    BuildError, ErrorKind, JsonSchemaSource, JsonSourceError, JsonToolCall, ToolOutput, Toolset,
+};
+use toolgate_spec::import::{DefinitionFormat, import_document};
+
+const DEFS: &str = r#"[
+  {"name": "get_alerts", "description": "Alerts for a region.",
+   "parameters": {"type": "object", "properties": {"region": {"type": "string"}},
+                  "required": ["region"], "additionalProperties": false}},
+  {"type": "function", "function": {"name": "subscribe", "description": "Subscribe.",
+   "parameters": {"type": "object", "properties": {"email": {"type": "string", "format": "email"}},
+                  "required": ["email"]}}}
+]"#;
+
+async fn echo(call: JsonToolCall) -> Result<ToolOutput, toolgate_runtime::ToolError> {
+    Ok(ToolOutput::text(format!(
+        "{} {} {}",
+        call.tool, call.name, call.args
+    )))
+}
+
+fn source(id: &str, defs: &str) -> Result<JsonSchemaSource, JsonSourceError> {
+    JsonSchemaSource::builder(id)
+        .tools(import_document(DefinitionFormat::JsonSchema, defs).unwrap())
+        .handler(echo)
+        .build()
+}
+
+#[tokio::test]
+async fn calls_reach_the_handler_validated_under_either_name() {
+    let tools = Toolset::builder()
+        .source(source("alerts", DEFS).unwrap())
+        .build()
+        .unwrap();
+    let out = tools
+        .call("alerts.get_alerts", json!({"region": "NO-03"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.text_joined(),
+        r#"get_alerts alerts.get_alerts {"region":"NO-03"}"#
+    );
+    // The name a model sees (`alerts__get_alerts`) is accepted as it is.
+    let out = tools
+        .call("alerts__get_alerts", json!({"region": "NO-03"}))
+        .await
+        .unwrap();
+    assert!(
+        out.text_joined()
+            .starts_with("get_alerts alerts.get_alerts")
+    );
+    assert_eq!(
+        tools.describe("alerts__subscribe").unwrap().name,
+        "alerts.subscribe"
+    );
+    let e = tools
+        .call("alerts.subscribe", json!({"email": "nope"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArguments);
+    assert!(
+        e.message()
+            .ends_with("/email: \"nope\" is not a valid email"),
+        "{e}"
+    );
+    let e = tools.call("alerts__nothing", json!({})).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert_eq!(e.message(), "no tool named `alerts__nothing`");
+}
+
+#[test]
+fn build_refuses_what_could_never_be_called() {
+    let bad_schema = r#"[{"name": "t", "parameters": {"type": "object",
+                          "properties": {"x": {"type": "strnig"}}}}]"#;
+    let e = source("s", bad_schema).unwrap_err();
+    assert!(
+        matches!(&e, JsonSourceError::Schema { tool, .. } if tool == "t"),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("json_schema source `s`: tool `t`"),
+        "{e}"
+    );
+    let long = format!(r#"[{{"name": "{}", "parameters": {{}}}}]"#, "y".repeat(62));
+    let e = source("conv", &long).unwrap_err();
+    assert!(e.to_string().contains("68 characters long"), "{e}");
+    // Unprefixed, the same names are fine.
+    JsonSchemaSource::builder("conv")
+        .prefix(false)
+        .tools(import_document(DefinitionFormat::JsonSchema, &long).unwrap())
+        .handler(echo)
+        .build()
+        .unwrap();
+    let e = JsonSchemaSource::builder("s")
+        .tools(import_document(DefinitionFormat::JsonSchema, DEFS).unwrap())
+        .build()
+        .unwrap_err();
+    assert_eq!(e, JsonSourceError::NoHandler("s".into()));
+    assert!(matches!(
+        JsonSchemaSource::builder("a.b").handler(echo).build(),
+        Err(JsonSourceError::Id(_))
+    ));
+}
+
+#[test]
+fn a_name_that_is_taken_as_exported_is_a_duplicate() {
+    // A tool named `alerts__get_alerts` would be one name, to a model, with `alerts.get_alerts`.
+    let stubs = StubSource::new("stubs").stub("alerts__get_alerts", |_: Value| {
+        Ok(ToolOutput::text("stub"))
+    });
+    let e = Toolset::builder()
+        .source(stubs)
+        .source(source("alerts", DEFS).unwrap())
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(&e, BuildError::DuplicateTool { name, first, second }
+            if name == "alerts.get_alerts" && first == "stubs" && second == "alerts"),
+        "{e}"
+    );
+}
+
+#[test]
+fn one_tool_a_dialect_cannot_express_does_not_hide_the_others() {
+    let tree = r##"[{"name": "draw_tree", "description": "Draw a tree.",
+        "parameters": {"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
+                       "$defs": {"Node": {"type": "object",
+                                          "properties": {"children": {"type": "array",
+                                                                      "items": {"$ref": "#/$defs/Node"}}}}}}}]"##;
+    let tools = Toolset::builder()
+        .source(source("alerts", DEFS).unwrap())
+        .source(source("trees", tree).unwrap())
+        .build()
+        .unwrap();
+    let e = tools.export(toolgate_runtime::Dialect::Gemini).unwrap_err();
+    assert_eq!(e.tool, "trees.draw_tree");
+    let (ok, failed) = tools.export_available(toolgate_runtime::Dialect::Gemini);
+    let names: Vec<&str> = ok.iter().filter_map(|d| d["name"].as_str()).collect();
+    assert_eq!(names, ["alerts__get_alerts", "alerts__subscribe"]);
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0].message.contains("`Node` is recursive"),
+        "{}",
+        failed[0]
+    );
+}

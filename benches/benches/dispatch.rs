@@ -34,6 +34,10 @@ fn floor_add(args: Value) -> ToolOutput {
 
 fn bench(c: &mut Criterion) {
     let tools = toolset::toolset().build().expect("toolset builds");
+    let unvalidated = toolset::toolset()
+        .validate_arguments(false)
+        .build()
+        .expect("toolset builds");
     let table = toolset::StaticTools::new(&toolgate::StateMap::new()).expect("table builds");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -92,6 +96,11 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_function("toolgate: Toolset::call", |b| {
             b.iter(|| black_box(rt.block_on(tools.call(black_box(tool), black_box(args.clone())))));
+        });
+        g.bench_function("toolgate: Toolset::call, validation off", |b| {
+            b.iter(|| {
+                black_box(rt.block_on(unvalidated.call(black_box(tool), black_box(args.clone()))))
+            });
         });
         g.finish();
     }

@@ -179,7 +179,12 @@ pub fn check_report(report: &toolgate_codegen::Report) {
     }
     for s in &report.json_sources {
         for t in &s.tools {
-            outln!("  tool {:24} {} (json_schema `{}`)", s.full_name(t), s.handler, s.id);
+            outln!(
+                "  tool {:24} {} (json_schema `{}`)",
+                s.full_name(t),
+                s.handler,
+                s.id
+            );
         }
     }
     for s in &report.states {

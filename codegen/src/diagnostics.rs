@@ -86,11 +86,9 @@ pub(crate) fn cargo_warning(d: &Diagnostic) -> String {
     line.replace(['\n', '\r'], " ")
 }
 
-/// The candidate closest to `target` by edit distance, if it is close enough to be a likely typo.
-pub(crate) fn closest<'a>(
-    target: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+/// The candidate closest to `target` by edit distance, if it is close enough to be a likely typo
+/// (at most a third of its length, and at least 3, edits away).
+pub fn closest<'a>(target: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (target.chars().count() / 3).max(3);
     candidates
         .into_iter()

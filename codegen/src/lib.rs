@@ -37,7 +37,7 @@ use toolgate_spec::config::{LoadMode, ToolsConfig};
 use toolgate_spec::{Diagnostic, LoadedConfig};
 
 pub use check::{StateInfo, ToolInfo};
-pub use diagnostics::CodegenError;
+pub use diagnostics::{CodegenError, closest};
 pub use discover::StateParam;
 pub use json_schema::JsonSource;
 

@@ -190,10 +190,42 @@ fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
         )
     })?;
     warn_uncompiled_tools(&loaded);
-    toolgate::builtin::toolset(settings)
+    let tools = toolgate::builtin::toolset(settings)
         .policy(&loaded.config.policy)
         .build()
-        .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))
+        .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?;
+    warn_unknown_policy_tools(&loaded, &tools);
+    Ok(tools)
+}
+
+/// A `policy.tools` entry naming no tool of the toolset would silently apply to nothing (a typo,
+/// or the exported `a__b` form of `a.b`): said on stderr, with the line.
+fn warn_unknown_policy_tools(loaded: &LoadedConfig, tools: &Toolset) {
+    let names: Vec<String> = tools.tools().iter().map(|d| d.name.clone()).collect();
+    for name in loaded.config.policy.tools.keys() {
+        if names.contains(name) {
+            continue;
+        }
+        let pointer = format!(
+            "/policy/tools/{}",
+            name.replace('~', "~0").replace('/', "~1")
+        );
+        let mut warning = loaded.warning_at(
+            &pointer,
+            format!("policy for `{name}`, which is not a tool of this toolset"),
+        );
+        let internal = toolgate::spec::names::internal_name(name);
+        if names.iter().any(|n| *n == internal) {
+            warning = warning.with_hint(format!(
+                "policies name tools as toolgate does: `{internal}`"
+            ));
+        } else if let Some(close) =
+            toolgate_codegen::closest(name, names.iter().map(String::as_str))
+        {
+            warning = warning.with_hint(format!("did you mean `{close}`?"));
+        }
+        output::write_err(&warning.to_string());
+    }
 }
 
 /// The binary's tools are compiled from the tools.yaml it was built with; a `--config` that

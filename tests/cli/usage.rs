@@ -269,3 +269,22 @@ fn config_policy_lenient_and_strip_with_a_warning() {
         json!([{"pointer": "/precise", "kind": "stripped", "from": true}])
     );
 }
+
+/// A `policy.tools` entry naming no tool would apply to nothing: a warning with the line and
+/// the closest name.
+#[test]
+fn config_policy_for_an_unknown_tool_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.yaml");
+    std::fs::write(
+        &config,
+        "version: 1\npolicy:\n  tools:\n    calcc: {validation: lenient}\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let run = toolgate(&["--config", &config, "call", "calc", r#"{"expression": "1"}"#]);
+    run.code(0).stderr_has(&[
+        "tools.yaml:4:12: policy for `calcc`, which is not a tool of this toolset",
+        "hint: did you mean `calc`?",
+    ]);
+}

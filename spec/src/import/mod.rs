@@ -125,8 +125,15 @@ pub fn import_document(
                 lines += 1;
                 let at = format!("/{i}");
                 let v: Value = serde_json::from_str(line).map_err(|e| {
-                    let why = if lines == 1 { &whole } else { &e };
-                    ImportError::new(&at, format!("line {} is not JSON: {why}", i + 1))
+                    if lines == 1 {
+                        // Not JSON Lines either: the document was meant as one JSON value,
+                        // and its own error says where it breaks.
+                        ImportError::new("", format!("the document is not JSON: {whole}"))
+                    } else {
+                        // A line on its own: its column, without serde's "line 1".
+                        let why = e.to_string().replace(" at line 1 column ", " at column ");
+                        ImportError::new(&at, format!("line {} is not JSON: {why}", i + 1))
+                    }
                 })?;
                 collect(&v, &at, &mut found)?;
             }

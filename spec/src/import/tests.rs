@@ -340,7 +340,21 @@ fn documents_of_every_shape() {
     let e =
         import_document(DefinitionFormat::Bfcl, &format!("{}\n{{oops\n", def("a"))).unwrap_err();
     assert_eq!(e.pointer, "/1");
-    assert!(e.message.contains("line 2 is not JSON"), "{e}");
+    assert!(
+        e.message.contains("line 2 is not JSON") && e.message.contains("at column 2"),
+        "{e}"
+    );
+    // A pretty-printed document with a mistake on line 3: the whole document's error.
+    let e = import_document(
+        DefinitionFormat::JsonSchema,
+        "[\n  {\"name\": \"a\"},\n  {\"name\": \"b\",},\n]\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.pointer, "");
+    assert!(
+        e.message.starts_with("the document is not JSON: ") && e.message.contains("line 3"),
+        "{e}"
+    );
     let bad = json!({"id": "x", "question": [], "function": [def("a"), {"name": "a b"}]});
     let e = import_document(DefinitionFormat::Bfcl, &format!("{bad}\n{bad}")).unwrap_err();
     assert_eq!(e.pointer, "/0/function/1/name", "{e}");

@@ -100,12 +100,19 @@ fn json_sources(sources: &[crate::JsonSource]) -> Result<Vec<TokenStream>, Strin
                 .tools
                 .iter()
                 .map(|t| {
-                    serde_json::json!({
+                    let mut e = serde_json::json!({
                         "name": t.name,
                         "original_name": t.original_name,
                         "description": t.description,
                         "input_schema": t.input_schema,
-                    })
+                    });
+                    if let Some(o) = &t.output_schema {
+                        e["output_schema"] = o.clone();
+                    }
+                    if let Some(a) = &t.annotations {
+                        e["annotations"] = a.clone();
+                    }
+                    e
                 })
                 .collect();
             let text = serde_json::to_string(&embedded).map_err(|e| e.to_string())?;

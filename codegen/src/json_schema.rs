@@ -218,8 +218,8 @@ fn check_tools(
             name: &full,
             description: &t.description,
             input_schema: &t.input_schema,
-            output_schema: None,
-            annotations: None,
+            output_schema: t.output_schema.as_ref(),
+            annotations: t.annotations.clone(),
         };
         if let Err(e) = jsonschema::options()
             .should_validate_formats(true)

@@ -520,7 +520,8 @@ impl<E: std::fmt::Display> ErrViaDisplay<E> for ErrTag<E> {
 }
 
 /// The imported tools of a `json_schema` source as codegen embeds them: a JSON array of
-/// `{name, original_name, description, input_schema}` (checked at build time).
+/// `{name, original_name, description, input_schema, output_schema?, annotations?}` (checked at
+/// build time).
 ///
 /// # Errors
 /// `Source` naming `source_id` if the embedded text is not that shape (a codegen bug).
@@ -534,6 +535,10 @@ pub fn embedded_tools(
         original_name: String,
         description: String,
         input_schema: Value,
+        #[serde(default)]
+        output_schema: Option<Value>,
+        #[serde(default)]
+        annotations: Option<Value>,
     }
     let list: Vec<Embedded> =
         serde_json::from_str(text).map_err(|e| crate::BuildError::Source {
@@ -547,6 +552,8 @@ pub fn embedded_tools(
             original_name: e.original_name,
             description: e.description,
             input_schema: e.input_schema,
+            output_schema: e.output_schema,
+            annotations: e.annotations,
             notes: Vec::new(),
         })
         .collect())

@@ -35,7 +35,8 @@ use toolgate_spec::import::ImportedTool;
 use toolgate_spec::names::{NameError, exported_name, validate_source_id, validate_tool_name};
 
 use crate::{
-    ArgumentValidator, BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource,
+    ArgumentValidator, BoxFuture, ToolAnnotations, ToolContext, ToolDescriptor, ToolError,
+    ToolOutput, ToolSource,
 };
 
 /// One call as a [`JsonSchemaSource`]'s handler receives it.
@@ -252,10 +253,20 @@ impl JsonSchemaSourceBuilder {
                     message: e.message().to_string(),
                 });
             }
+            let annotations = match t.annotations {
+                None => ToolAnnotations::default(),
+                Some(a) => serde_json::from_value(a).map_err(|e| JsonSourceError::Schema {
+                    source_id: self.id.clone(),
+                    tool: t.original_name.clone(),
+                    message: format!("its `annotations` are not MCP tool annotations: {e}"),
+                })?,
+            };
             let descriptor = Arc::new(ToolDescriptor {
                 name: name.clone(),
                 description: t.description,
                 input_schema: t.input_schema,
+                output_schema: t.output_schema,
+                annotations,
                 source: self.id.clone(),
                 category: self.category.clone(),
                 ..ToolDescriptor::default()

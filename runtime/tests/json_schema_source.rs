@@ -149,3 +149,36 @@ fn one_tool_a_dialect_cannot_express_does_not_hide_the_others() {
         failed[0]
     );
 }
+
+/// An MCP `tools/list` entry keeps its output schema and annotations.
+#[test]
+fn mcp_definitions_keep_output_schema_and_annotations() {
+    let listed = r#"{"tools": [{"name": "count_rows", "title": "Count rows", "description": "Count.",
+        "inputSchema": {"type": "object", "properties": {}},
+        "outputSchema": {"type": "object", "properties": {"result": {"type": "integer"}},
+                         "required": ["result"]},
+        "annotations": {"readOnlyHint": true}}]}"#;
+    let tools = Toolset::builder()
+        .source(source("db", listed).unwrap())
+        .build()
+        .unwrap();
+    let d = tools.describe("db.count_rows").unwrap();
+    assert_eq!(
+        d.output_schema.as_ref().unwrap()["required"],
+        json!(["result"])
+    );
+    assert_eq!(d.annotations.read_only_hint, Some(true));
+    assert_eq!(d.annotations.title.as_deref(), Some("Count rows"));
+    let mcp = d.export(toolgate_runtime::Dialect::Mcp).unwrap();
+    assert_eq!(
+        mcp["annotations"],
+        json!({"title": "Count rows", "readOnlyHint": true})
+    );
+    assert_eq!(
+        mcp["outputSchema"]["properties"]["result"]["type"],
+        "integer"
+    );
+    let bad = r#"[{"name": "t", "parameters": {}, "outputSchema": {"type": "string"}}]"#;
+    let e = import_document(DefinitionFormat::JsonSchema, bad).unwrap_err();
+    assert_eq!(e.pointer, "/0/outputSchema", "{e}");
+}

@@ -282,7 +282,13 @@ fn config_policy_for_an_unknown_tool_is_a_warning() {
     )
     .unwrap();
     let config = config.display().to_string();
-    let run = toolgate(&["--config", &config, "call", "calc", r#"{"expression": "1"}"#]);
+    let run = toolgate(&[
+        "--config",
+        &config,
+        "call",
+        "calc",
+        r#"{"expression": "1"}"#,
+    ]);
     run.code(0).stderr_has(&[
         "tools.yaml:4:12: policy for `calcc`, which is not a tool of this toolset",
         "hint: did you mean `calc`?",

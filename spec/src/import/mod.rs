@@ -53,6 +53,12 @@ pub struct ImportedTool {
     /// JSON Schema 2020-12 of the arguments: an object root with `properties` (also when the
     /// tool takes no parameters).
     pub input_schema: Value,
+    /// JSON Schema of the structured result, when the definition has one (MCP `outputSchema`,
+    /// an object root).
+    pub output_schema: Option<Value>,
+    /// MCP tool annotations (`readOnlyHint`, ...), when the definition has them (MCP `annotations`
+    /// merged with a top-level `title`).
+    pub annotations: Option<Value>,
     /// Every lossy or surprising conversion, each `"<JSON pointer into the source definition>:
     /// <what>"`.
     pub notes: Vec<String>,
@@ -276,11 +282,20 @@ pub fn import_definition(
         DefinitionFormat::Bfcl => bfcl::root(def, &mut notes),
     }
     .map_err(|(p, m)| fail(&p, &m))?;
+    let (output_schema, annotations) = match format {
+        DefinitionFormat::JsonSchema => (
+            output_schema(def).map_err(|(p, m)| fail(&p, &m))?,
+            mcp_annotations(def),
+        ),
+        DefinitionFormat::Bfcl => (None, None),
+    };
     Ok(ImportedTool {
         name,
         original_name,
         description,
         input_schema,
+        output_schema,
+        annotations,
         notes,
     })
 }
@@ -299,15 +314,54 @@ fn export_name(name: &str, notes: &mut Vec<String>) -> Result<String, String> {
 }
 
 /// The keys of a JSON Schema definition that are imported.
-const JSON_SCHEMA_KEYS: [&str; 7] = [
+const JSON_SCHEMA_KEYS: [&str; 11] = [
     "name",
     "description",
     "parameters",
     "input_schema",
     "inputSchema",
+    "outputSchema",
+    "output_schema",
+    "annotations",
+    "title",
     "type",
     "strict",
 ];
+
+/// MCP's `outputSchema` (or `output_schema`): an object root, as MCP requires.
+fn output_schema(def: &Map<String, Value>) -> Result<Option<Value>, (String, String)> {
+    let Some((key, schema)) = ["outputSchema", "output_schema"]
+        .into_iter()
+        .find_map(|k| def.get(k).map(|s| (k, s)))
+    else {
+        return Ok(None);
+    };
+    match schema {
+        Value::Object(m) if m.get("type").is_none_or(|t| t == "object") => {
+            let mut m = m.clone();
+            m.entry("type").or_insert_with(|| "object".into());
+            Ok(Some(Value::Object(m)))
+        }
+        other => Err((
+            format!("/{key}"),
+            format!(
+                "the output schema must be an object schema (MCP: `type: object`), got `{other}`"
+            ),
+        )),
+    }
+}
+
+/// MCP's `annotations`, with a top-level `title` as the annotation title when none is given.
+fn mcp_annotations(def: &Map<String, Value>) -> Option<Value> {
+    let mut out = match def.get("annotations") {
+        Some(Value::Object(a)) => a.clone(),
+        _ => Map::new(),
+    };
+    if let Some(Value::String(t)) = def.get("title") {
+        out.entry("title").or_insert_with(|| t.clone().into());
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
 
 /// [`DefinitionFormat::JsonSchema`]: the schema under `parameters`, `input_schema` or
 /// `inputSchema` (the first present), with a root `type: object` and `properties` filled in.

@@ -102,7 +102,8 @@ pub struct ToolOutput {
     /// The content parts, in order.
     #[serde(default)]
     pub content: Vec<Content>,
-    /// Structured result (a JSON object), validated against the tool's output schema when it has one.
+    /// Structured result (a JSON object), described by the tool's output schema when it has one
+    /// (for a `#[tool]` function, the schema of its return type).
     #[serde(
         default,
         rename = "structuredContent",

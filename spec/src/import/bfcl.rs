@@ -53,9 +53,9 @@
 //!   beside the type as above, since the function receives it when the argument is omitted.
 //! - **`items`** and nested `properties` are converted recursively; `description`, `format`,
 //!   `title`, numeric and length bounds are kept; any other key is dropped with a note, and so are
-//!   a definition's `response` (BFCL's result descriptions: not imported as an output schema,
-//!   since toolgate validates structured results against it and these are informal) and a
-//!   `default` on the parameters object itself.
+//!   a definition's `response` (BFCL's informal result description, not imported as an output
+//!   schema: clients would take it as a promise about `structuredContent`) and a `default` on
+//!   the parameters object itself.
 
 use serde_json::{Map, Number, Value, json};
 

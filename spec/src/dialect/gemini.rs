@@ -211,15 +211,7 @@ fn objects_for_true(v: &mut Value, ptr: &str, notes: &mut Notes) {
             ("properties", Value::Object(props)) => {
                 for (name, p) in props.iter_mut() {
                     let at = format!("{at}/{}", super::normalize::escape(name));
-                    if *p == Value::Bool(true) {
-                        *p = Value::Object(Map::new());
-                        notes.push(
-                            &at,
-                            "accepts any value: exported as a schema without `type`",
-                        );
-                    } else {
-                        objects_for_true(p, &at, notes);
-                    }
+                    subschema(p, &at, notes);
                 }
             }
             ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => {
@@ -227,21 +219,21 @@ fn objects_for_true(v: &mut Value, ptr: &str, notes: &mut Notes) {
                     objects_for_true(p, &format!("{at}/{i}"), notes);
                 }
             }
-            ("items", p) => {
-                if *p == Value::Bool(true) {
-                    *p = Value::Object(Map::new());
-                    notes.push(
-                        &at,
-                        "accepts any value: exported as a schema without `type`",
-                    );
-                } else {
-                    objects_for_true(p, &at, notes);
-                }
-            }
-            (_, p @ Value::Object(_)) if k == "additionalProperties" || k == "not" => {
+            ("items", p) => subschema(p, &at, notes),
+            ("additionalProperties" | "not", p @ Value::Object(_)) => {
                 objects_for_true(p, &at, notes);
             }
             _ => {}
         }
+    }
+}
+
+/// One subschema of [`objects_for_true`]: `true` replaced, anything else walked.
+fn subschema(p: &mut Value, at: &str, notes: &mut Notes) {
+    if *p == Value::Bool(true) {
+        *p = Value::Object(Map::new());
+        notes.push(at, "accepts any value: exported as a schema without `type`");
+    } else {
+        objects_for_true(p, at, notes);
     }
 }

@@ -102,19 +102,6 @@ pub(crate) fn resolve(config: &LoadedConfig, root: &Path, taken: &[String]) -> R
                 format!("`{}` holds no tool definition", entry.file),
             ));
         }
-        // What the importer changed (a renamed duplicate, a `.` in a name, a lossy type) is
-        // said, never silent.
-        for t in &imported {
-            for note in &t.notes {
-                out.warnings.push(config.warning_at(
-                    &at("file"),
-                    format!(
-                        "json_schema source `{}`, definition `{}` (imported as `{}`): {note}",
-                        entry.id, t.original_name, t.name
-                    ),
-                ));
-            }
-        }
         let (allow, deny) = match (patterns(&entry.allow), patterns(&entry.deny)) {
             (Ok(a), Ok(d)) => (a, d),
             (Err(e), _) => {
@@ -139,6 +126,34 @@ pub(crate) fn resolve(config: &LoadedConfig, root: &Path, taken: &[String]) -> R
                 &at("file"),
                 format!(
                     "json_schema source `{}`: no definition left after `allow` / `deny`",
+                    entry.id
+                ),
+            ));
+        }
+        // What the importer changed (a renamed duplicate, a `.` in a name, a lossy type) is
+        // said, never silent: for the definitions compiled in.
+        for t in &tools {
+            for note in &t.notes {
+                out.warnings.push(config.warning_at(
+                    &at("file"),
+                    format!(
+                        "json_schema source `{}`, definition `{}` (imported as `{}`): {note}",
+                        entry.id, t.original_name, t.name
+                    ),
+                ));
+            }
+        }
+        for p in entry.allow.iter().filter(|p| {
+            glob::Pattern::new(p).is_ok_and(|g| {
+                !tools
+                    .iter()
+                    .any(|t| g.matches(&t.name) || g.matches(&t.original_name))
+            })
+        }) {
+            out.warnings.push(config.warning_at(
+                &at("allow"),
+                format!(
+                    "json_schema source `{}`: `allow` pattern `{p}` matches no definition",
                     entry.id
                 ),
             ));
@@ -181,8 +196,15 @@ fn check_tools(
 ) {
     for t in &source.tools {
         let what = format!(
-            "json_schema source `{}`, definition `{}`",
-            entry.id, t.original_name
+            "json_schema source `{}`, definition `{}` (at {} in `{}`)",
+            entry.id,
+            t.original_name,
+            if t.location.is_empty() {
+                "/"
+            } else {
+                &t.location
+            },
+            entry.file
         );
         if let Err(e) = validate_tool_name(&t.name) {
             errors.push(config.error_at(pointer, format!("{what}: {e}")));
@@ -221,15 +243,24 @@ fn check_tools(
             output_schema: t.output_schema.as_ref(),
             annotations: t.annotations.clone(),
         };
-        if let Err(e) = jsonschema::options()
-            .should_validate_formats(true)
-            .should_ignore_unknown_formats(true)
-            .build(&t.input_schema)
-        {
-            errors.push(config.error_at(
-                pointer,
-                format!("{what}: its input schema is not valid JSON Schema: {e}"),
-            ));
+        let schemas = [
+            ("input", Some(&t.input_schema)),
+            ("output", t.output_schema.as_ref()),
+        ];
+        let invalid = schemas.iter().find_map(|(which, schema)| {
+            let e = jsonschema::options()
+                .should_validate_formats(true)
+                .should_ignore_unknown_formats(true)
+                .build((*schema)?)
+                .err()?;
+            let at = e.instance_path().as_str();
+            let at = if at.is_empty() { "/" } else { at };
+            Some(format!(
+                "its {which} schema is not valid JSON Schema at {at}: {e}"
+            ))
+        });
+        if let Some(invalid) = invalid {
+            errors.push(config.error_at(pointer, format!("{what}: {invalid}")));
             continue;
         }
         for dialect in [Dialect::Mcp, Dialect::OpenAi, Dialect::Anthropic] {

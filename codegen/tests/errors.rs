@@ -411,7 +411,7 @@ fn json_schema_source_errors_name_the_line() {
     .unwrap_err();
     assert_eq!(e.len(), 1, "{e:#?}");
     assert!(
-        e[0].contains("definition `read_file`: the tool name `read_file` is already taken by the compiled tool `read_file`"),
+        e[0].contains("definition `read_file` (at /1 in `defs.json`): the tool name `read_file` is already taken by the compiled tool `read_file`"),
         "{}",
         e[0]
     );
@@ -481,7 +481,7 @@ fn json_schema_names_are_unique_as_exported() {
     .unwrap_err();
     assert!(
         e.iter().any(|m| m.contains(
-            "the tool name `alerts.get_alerts` (exported as `alerts__get_alerts`) is already taken by the compiled tool `alerts__get_alerts`"
+            "(at /0 in `defs.json`): the tool name `alerts.get_alerts` (exported as `alerts__get_alerts`) is already taken by the compiled tool `alerts__get_alerts`"
         )),
         "{e:#?}"
     );
@@ -501,6 +501,29 @@ fn json_schema_import_notes_are_warnings() {
     assert!(
         w.iter()
             .any(|m| m.contains("definition `get_alerts` (imported as `get_alerts_2`)")),
+        "{w:#?}"
+    );
+}
+
+#[test]
+fn json_schema_warnings_are_about_what_is_compiled_in() {
+    let defs = r#"[{"name": "get.alerts", "description": "d", "parameters": {"type": "object"}},
+                   {"name": "set.alerts", "description": "d", "parameters": {"type": "object"}}]"#;
+    let report = check(
+        "json_filtered_notes",
+        &json_yaml(r#", allow: ["get*", "nothing_*"]"#),
+        &[("defs.json", defs)],
+    )
+    .unwrap();
+    let w: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        w.iter().any(|m| m.contains("definition `get.alerts`")),
+        "{w:#?}"
+    );
+    assert!(!w.iter().any(|m| m.contains("set.alerts")), "{w:#?}");
+    assert!(
+        w.iter()
+            .any(|m| m.contains("`allow` pattern `nothing_*` matches no definition")),
         "{w:#?}"
     );
 }

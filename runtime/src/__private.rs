@@ -555,6 +555,7 @@ pub fn embedded_tools(
             output_schema: e.output_schema,
             annotations: e.annotations,
             notes: Vec::new(),
+            location: String::new(),
         })
         .collect())
 }

@@ -42,8 +42,13 @@ use crate::{
 /// One call as a [`JsonSchemaSource`]'s handler receives it.
 #[derive(Clone)]
 pub struct JsonToolCall {
-    /// The tool's name as its definition document writes it (e.g. BFCL's `math.factorial`).
+    /// The tool's name in its source, as imported: unique within the source (`math_factorial`
+    /// for BFCL's `math.factorial`; a second, different definition of `d` is `d_2`). Dispatch on
+    /// this.
     pub tool: String,
+    /// The name as the definition document writes it (`math.factorial`; `d` for both `d` and
+    /// `d_2`).
+    pub original_name: String,
     /// The tool's name inside the toolset (`{source}.{tool}` with the provider-safe name, or the
     /// bare name when the source is mounted without prefix).
     pub name: String,
@@ -128,6 +133,7 @@ pub enum JsonSourceError {
 
 struct Entry {
     descriptor: Arc<ToolDescriptor>,
+    imported: String,
     original: String,
 }
 
@@ -253,6 +259,30 @@ impl JsonSchemaSourceBuilder {
                     message: e.message().to_string(),
                 });
             }
+            // The rules of every MCP tool (the same check as at build time), on the
+            // definition as written (annotation keys included).
+            let view = toolgate_spec::dialect::ToolSchema {
+                name: &name,
+                description: &t.description,
+                input_schema: &t.input_schema,
+                output_schema: t.output_schema.as_ref(),
+                annotations: t.annotations.clone(),
+            };
+            let mcp = toolgate_spec::dialect::Dialect::Mcp;
+            let broken = match toolgate_spec::dialect::export(mcp, &view) {
+                Err(e) => Some(e.message),
+                Ok(def) => toolgate_spec::dialect::check::check(mcp, &def)
+                    .into_iter()
+                    .next()
+                    .map(|v| format!("as an MCP tool, {v}")),
+            };
+            if let Some(message) = broken {
+                return Err(JsonSourceError::Schema {
+                    source_id: self.id,
+                    tool: t.original_name,
+                    message,
+                });
+            }
             let annotations = match t.annotations {
                 None => ToolAnnotations::default(),
                 Some(a) => serde_json::from_value(a).map_err(|e| JsonSourceError::Schema {
@@ -271,8 +301,18 @@ impl JsonSchemaSourceBuilder {
                 category: self.category.clone(),
                 ..ToolDescriptor::default()
             });
+            if let Some(o) = &descriptor.output_schema
+                && let Err(e) = ArgumentValidator::compile(&name, o)
+            {
+                return Err(JsonSourceError::Schema {
+                    source_id: self.id,
+                    tool: t.original_name,
+                    message: format!("output schema: {}", e.message()),
+                });
+            }
             let entry = Entry {
                 descriptor: Arc::clone(&descriptor),
+                imported: t.name,
                 original: t.original_name,
             };
             if by_name.insert(name.clone(), entry).is_some() {
@@ -320,7 +360,8 @@ impl ToolSource for JsonSchemaSource {
             args
         };
         self.handler.call(JsonToolCall {
-            tool: entry.original.clone(),
+            tool: entry.imported.clone(),
+            original_name: entry.original.clone(),
             name: name.to_string(),
             args,
             ctx: ctx.clone(),

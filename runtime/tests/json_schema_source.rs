@@ -182,3 +182,41 @@ fn mcp_definitions_keep_output_schema_and_annotations() {
     let e = import_document(DefinitionFormat::JsonSchema, bad).unwrap_err();
     assert_eq!(e.pointer, "/0/outputSchema", "{e}");
 }
+
+#[tokio::test]
+async fn a_renamed_duplicate_reaches_the_handler_under_its_own_name() {
+    let defs = r#"[{"name": "d", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                   {"name": "d", "parameters": {"type": "object", "properties": {"b": {"type": "string"}}}}]"#;
+    let tools = Toolset::builder()
+        .source(source("m", defs).unwrap())
+        .build()
+        .unwrap();
+    let out = tools.call("m.d_2", json!({"b": "x"})).await.unwrap();
+    assert_eq!(out.text_joined(), r#"d_2 m.d_2 {"b":"x"}"#);
+    let out = tools.call("m.d", json!({"a": "x"})).await.unwrap();
+    assert_eq!(out.text_joined(), r#"d m.d {"a":"x"}"#);
+}
+
+#[test]
+fn run_time_sources_get_the_build_time_checks() {
+    for (defs, says) in [
+        (
+            r#"[{"name": "t", "parameters": {"type": "object", "properties": {"x": {"type": "string"}},
+                                              "required": ["x", "y"]}}]"#,
+            "required \"y\" is not a property",
+        ),
+        (
+            r#"[{"name": "t", "parameters": {}, "outputSchema": {"type": "object",
+                                              "properties": {"x": {"type": "integr"}}}}]"#,
+            "/outputSchema/properties/x",
+        ),
+        (
+            r#"[{"name": "t", "parameters": {}, "annotations": {"fooHint": 1}}]"#,
+            "fooHint",
+        ),
+    ] {
+        let e = source("s", defs).unwrap_err();
+        assert!(matches!(e, JsonSourceError::Schema { .. }), "{e}");
+        assert!(e.to_string().contains(says), "{says}: {e}");
+    }
+}

@@ -188,7 +188,11 @@ pub fn check_report(report: &toolgate_codegen::Report) {
         }
     }
     for s in &report.states {
-        outln!("  state {} (taken by {})", s.ty, s.tools.join(", "));
+        if s.tools.is_empty() {
+            outln!("  state {} (taken by no tool)", s.ty);
+        } else {
+            outln!("  state {} (taken by {})", s.ty, s.tools.join(", "));
+        }
     }
     for w in &report.warnings {
         outln!("{w}");

@@ -62,6 +62,9 @@ pub struct ImportedTool {
     /// Every lossy or surprising conversion, each `"<JSON pointer into the source definition>:
     /// <what>"`.
     pub notes: Vec<String>,
+    /// Where the definition is in the document given to [`import_document`] (a JSON pointer, as
+    /// in [`ImportError`]; empty from [`import_definition`]).
+    pub location: String,
 }
 
 /// The format of the definitions given to [`import_document`] and [`import_definition`].
@@ -150,7 +153,8 @@ pub fn import_document(
     let mut variants: HashMap<String, Vec<usize>> = HashMap::new();
     let mut taken: HashMap<String, String> = HashMap::new();
     for (at, def) in found {
-        let tool = import_definition(format, &def).map_err(|e| e.within(&at))?;
+        let mut tool = import_definition(format, &def).map_err(|e| e.within(&at))?;
+        tool.location.clone_from(&at);
         let same = variants.get(&tool.original_name).is_some_and(|ix| {
             ix.iter().any(|&i| {
                 out[i].description == tool.description && out[i].input_schema == tool.input_schema
@@ -204,6 +208,12 @@ fn collect(v: &Value, at: &str, out: &mut Vec<(String, Value)>) -> Result<(), Im
     match v {
         Value::Array(items) => list("", items, out),
         Value::Object(m) => {
+            if let Some(result @ Value::Object(r)) = m.get("result")
+                && r.contains_key("tools")
+            {
+                // A saved MCP `tools/list` response: {"jsonrpc", "id", "result": {"tools"}}.
+                return collect(result, &format!("{at}/result"), out);
+            }
             if let Some(Value::Array(items)) = m.get("tools") {
                 list("tools/", items, out);
             } else if let Some(Value::Array(items)) = m.get("functions") {
@@ -285,7 +295,7 @@ pub fn import_definition(
     let (output_schema, annotations) = match format {
         DefinitionFormat::JsonSchema => (
             output_schema(def).map_err(|(p, m)| fail(&p, &m))?,
-            mcp_annotations(def),
+            mcp_annotations(def).map_err(|(p, m)| fail(&p, &m))?,
         ),
         DefinitionFormat::Bfcl => (None, None),
     };
@@ -297,6 +307,7 @@ pub fn import_definition(
         output_schema,
         annotations,
         notes,
+        location: String::new(),
     })
 }
 
@@ -351,16 +362,32 @@ fn output_schema(def: &Map<String, Value>) -> Result<Option<Value>, (String, Str
     }
 }
 
-/// MCP's `annotations`, with a top-level `title` as the annotation title when none is given.
-fn mcp_annotations(def: &Map<String, Value>) -> Option<Value> {
+/// MCP's `annotations` (an object), with a top-level `title` as the title (MCP: a tool's `title`
+/// takes precedence over `annotations.title`).
+fn mcp_annotations(def: &Map<String, Value>) -> Result<Option<Value>, (String, String)> {
     let mut out = match def.get("annotations") {
+        None | Some(Value::Null) => Map::new(),
         Some(Value::Object(a)) => a.clone(),
-        _ => Map::new(),
+        Some(other) => {
+            return Err((
+                "/annotations".into(),
+                format!("`annotations` must be an object (MCP `ToolAnnotations`), got `{other}`"),
+            ));
+        }
     };
-    if let Some(Value::String(t)) = def.get("title") {
-        out.entry("title").or_insert_with(|| t.clone().into());
+    match def.get("title") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(t)) => {
+            out.insert("title".into(), t.clone().into());
+        }
+        Some(other) => {
+            return Err((
+                "/title".into(),
+                format!("`title` must be a string, got `{other}`"),
+            ));
+        }
     }
-    (!out.is_empty()).then_some(Value::Object(out))
+    Ok((!out.is_empty()).then_some(Value::Object(out)))
 }
 
 /// [`DefinitionFormat::JsonSchema`]: the schema under `parameters`, `input_schema` or
@@ -374,9 +401,21 @@ fn json_schema_root(
             notes.push(format!("/{k}: not imported"));
         }
     }
-    let (key, schema) = ["parameters", "input_schema", "inputSchema"]
+    let given: Vec<(&str, &Value)> = ["parameters", "input_schema", "inputSchema"]
         .into_iter()
-        .find_map(|k| def.get(k).map(|s| (k, s)))
+        .filter_map(|k| def.get(k).map(|s| (k, s)))
+        .collect();
+    if let [(first, a), (second, b), ..] = given[..]
+        && a != b
+    {
+        return Err((
+            format!("/{second}"),
+            format!("two different input schemas, `{first}` and `{second}`: keep one"),
+        ));
+    }
+    let (key, schema) = given
+        .first()
+        .copied()
         .unwrap_or(("parameters", &Value::Null));
     let mut root = match schema {
         Value::Null => Map::new(),

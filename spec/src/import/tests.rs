@@ -415,3 +415,39 @@ fn duplicates_collapse_or_get_numbered() {
     let tools = import_document(DefinitionFormat::Bfcl, &doc).unwrap();
     assert_eq!(tools[1].name, format!("{}_2", "n".repeat(62)));
 }
+
+#[test]
+fn mcp_shapes_and_their_mistakes() {
+    // A saved `tools/list` response, whole.
+    let saved = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+        {"name": "a", "title": "Top", "annotations": {"title": "Inner", "readOnlyHint": true},
+         "inputSchema": {"type": "object", "properties": {}}}]}});
+    let tools = import_document(DefinitionFormat::JsonSchema, &saved.to_string()).unwrap();
+    assert_eq!(tools[0].location, "/result/tools/0");
+    // MCP: the tool's `title` takes precedence over `annotations.title`.
+    assert_eq!(
+        tools[0].annotations,
+        Some(json!({"title": "Top", "readOnlyHint": true}))
+    );
+    let bad = |def: Value| import_definition(DefinitionFormat::JsonSchema, &def).unwrap_err();
+    let e = bad(json!({"name": "t", "annotations": "readonly"}));
+    assert_eq!(e.pointer, "/annotations", "{e}");
+    assert!(e.message.contains("must be an object"), "{e}");
+    let e = bad(json!({"name": "t", "title": 7}));
+    assert_eq!(e.pointer, "/title", "{e}");
+    let e = bad(json!({"name": "t", "parameters": {"type": "object"},
+                        "inputSchema": {"type": "object", "properties": {"q": {"type": "integer"}}}}));
+    assert_eq!(e.pointer, "/inputSchema", "{e}");
+    assert!(
+        e.message
+            .contains("two different input schemas, `parameters` and `inputSchema`"),
+        "{e}"
+    );
+    // The same schema twice is one schema.
+    let same = json!({"type": "object", "properties": {}});
+    import_definition(
+        DefinitionFormat::JsonSchema,
+        &json!({"name": "t", "parameters": same, "input_schema": same}),
+    )
+    .unwrap();
+}

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use toolgate_spec::Diagnostic;
 use toolgate_spec::LoadedConfig;
 use toolgate_spec::config::JsonSchemaSource as Entry;
-use toolgate_spec::dialect::{Dialect, ToolSchema, check::check, export};
 use toolgate_spec::import::{ImportedTool, import_document};
 use toolgate_spec::names::{exported_name, validate_tool_name};
 
@@ -236,13 +235,6 @@ fn check_tools(
         }
         names.insert(full.clone(), what.clone());
         names.insert(exported, what.clone());
-        let view = ToolSchema {
-            name: &full,
-            description: &t.description,
-            input_schema: &t.input_schema,
-            output_schema: t.output_schema.as_ref(),
-            annotations: t.annotations.clone(),
-        };
         let schemas = [
             ("input", Some(&t.input_schema)),
             ("output", t.output_schema.as_ref()),
@@ -263,19 +255,8 @@ fn check_tools(
             errors.push(config.error_at(pointer, format!("{what}: {invalid}")));
             continue;
         }
-        for dialect in [Dialect::Mcp, Dialect::OpenAi, Dialect::Anthropic] {
-            match export(dialect, &view) {
-                Err(e) => {
-                    errors.push(config.error_at(pointer, format!("{what}: {e}")));
-                    break;
-                }
-                Ok(def) => {
-                    if let Some(v) = check(dialect, &def).into_iter().next() {
-                        errors.push(config.error_at(pointer, format!("{what}: as {dialect}, {v}")));
-                        break;
-                    }
-                }
-            }
+        if let Err(e) = t.check_exports(&full) {
+            errors.push(config.error_at(pointer, format!("{what}: {e}")));
         }
     }
 }

@@ -66,7 +66,7 @@ pub fn decode_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, To
             // serde reports a missing field at its parent; point at the field itself.
             if let Some(field) = missing_field(&e.inner().to_string()) {
                 pointer.push('/');
-                pointer.push_str(&field.replace('~', "~0").replace('/', "~1"));
+                pointer.push_str(&toolgate_spec::config::location::escape(field));
             }
             let message = e.inner().to_string();
             ToolError::invalid_arguments(tool, vec![ArgumentError { pointer, message }])
@@ -160,7 +160,7 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
             }
             Segment::Map { key } | Segment::Enum { variant: key } => {
                 out.push('/');
-                out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                out.push_str(&toolgate_spec::config::location::escape(key));
             }
             Segment::Unknown => {}
         }

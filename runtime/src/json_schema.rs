@@ -259,24 +259,8 @@ impl JsonSchemaSourceBuilder {
                     message: e.message().to_string(),
                 });
             }
-            // The rules of every MCP tool (the same check as at build time), on the
-            // definition as written (annotation keys included).
-            let view = toolgate_spec::dialect::ToolSchema {
-                name: &name,
-                description: &t.description,
-                input_schema: &t.input_schema,
-                output_schema: t.output_schema.as_ref(),
-                annotations: t.annotations.clone(),
-            };
-            let mcp = toolgate_spec::dialect::Dialect::Mcp;
-            let broken = match toolgate_spec::dialect::export(mcp, &view) {
-                Err(e) => Some(e.message),
-                Ok(def) => toolgate_spec::dialect::check::check(mcp, &def)
-                    .into_iter()
-                    .next()
-                    .map(|v| format!("as an MCP tool, {v}")),
-            };
-            if let Some(message) = broken {
+            // The same provider rules as at build time, on the definition as written.
+            if let Err(message) = t.check_exports(&name) {
                 return Err(JsonSourceError::Schema {
                     source_id: self.id,
                     tool: t.original_name,

@@ -38,6 +38,8 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use toolgate_spec::config::location::escape;
+
 use crate::{ArgumentError, ToolDescriptor, ToolError};
 
 pub use toolgate_spec::config::{ExtraArguments, ValidationMode};
@@ -629,11 +631,6 @@ fn is_null_mismatch(branch: &[ValidationError<'_>]) -> bool {
         branch,
         [e] if matches!(e.kind(), ValidationErrorKind::Type { kind: TypeKind::Single(jsonschema::JsonType::Null) })
     )
-}
-
-/// One JSON pointer segment (RFC 6901).
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,20 +11,28 @@ use toolgate_runtime::{
     ValidationMode,
 };
 
-fn stubs() -> StubSource {
+/// A stub source `stubs` with tool `name` of this input schema, echoing its arguments as text.
+fn echo_stub(name: &str, input_schema: Value) -> StubSource {
     let descriptor = ToolDescriptor {
-        name: "search".into(),
-        description: "search".into(),
-        input_schema: json!({"type": "object",
-                             "properties": {"limit": {"type": "integer", "minimum": 1},
-                                            "exact": {"type": "boolean"}},
-                             "required": ["limit"], "additionalProperties": false}),
+        name: name.into(),
+        description: name.into(),
+        input_schema,
         source: "stubs".into(),
         ..ToolDescriptor::default()
     };
     StubSource::new("stubs").stub_with(descriptor, |args: Value| {
         Ok(ToolOutput::text(args.to_string()))
     })
+}
+
+fn stubs() -> StubSource {
+    echo_stub(
+        "search",
+        json!({"type": "object",
+               "properties": {"limit": {"type": "integer", "minimum": 1},
+                              "exact": {"type": "boolean"}},
+               "required": ["limit"], "additionalProperties": false}),
+    )
 }
 
 #[tokio::test]
@@ -306,18 +314,13 @@ impl tracing::Subscriber for Logs {
 }
 
 fn page_stub() -> StubSource {
-    let descriptor = ToolDescriptor {
-        name: "page".into(),
-        input_schema: json!({"type": "object",
-            "properties": {"limit": {"type": "integer", "minimum": 1},
-                           "exact": {"type": "boolean"}, "ratio": {"type": "number"}},
-            "required": ["limit"], "additionalProperties": false}),
-        source: "stubs".into(),
-        ..ToolDescriptor::default()
-    };
-    StubSource::new("stubs").stub_with(descriptor, |args: Value| {
-        Ok(ToolOutput::text(args.to_string()))
-    })
+    echo_stub(
+        "page",
+        json!({"type": "object",
+               "properties": {"limit": {"type": "integer", "minimum": 1},
+                              "exact": {"type": "boolean"}, "ratio": {"type": "number"}},
+               "required": ["limit"], "additionalProperties": false}),
+    )
 }
 
 /// cases.md C34: "The original arguments are logged" — each changed value, as sent and as

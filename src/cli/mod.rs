@@ -208,7 +208,7 @@ fn warn_unknown_policy_tools(loaded: &LoadedConfig, tools: &Toolset) {
         }
         let pointer = format!(
             "/policy/tools/{}",
-            name.replace('~', "~0").replace('/', "~1")
+            toolgate::spec::config::location::escape(name)
         );
         let mut warning = loaded.warning_at(
             &pointer,

@@ -56,6 +56,7 @@
 
 use std::fmt;
 
+use crate::config::location::escape;
 use serde_json::{Map, Value};
 
 use super::Dialect;
@@ -594,9 +595,4 @@ fn each_schema(v: &Value, ptr: &str, f: &mut dyn FnMut(&Map<String, Value>, &str
     for (at, c) in children(m, ptr) {
         each_schema(c, &at, f);
     }
-}
-
-/// One JSON pointer segment (RFC 6901).
-fn escape(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
 }

@@ -104,9 +104,7 @@ pub(crate) fn walk(v: &mut Value, ptr: &str, f: &mut Visit<'_>) -> Result<(), St
     Ok(())
 }
 
-pub(crate) fn escape(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
-}
+pub(crate) use crate::config::location::escape;
 
 /// How a dialect treats recursive `$ref`s.
 #[derive(Debug, Clone, Copy)]

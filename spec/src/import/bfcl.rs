@@ -57,6 +57,7 @@
 //!   schema: clients would take it as a promise about `structuredContent`) and a `default` on
 //!   the parameters object itself.
 
+use crate::config::location::escape;
 use serde_json::{Map, Number, Value, json};
 
 type Fail = (String, String);
@@ -598,9 +599,4 @@ fn default(d: &Value, out: &mut Map<String, Value>, at: &str, notes: &mut Vec<St
         "{at}/default: `{d}` is not a value of the schema; the schema also admits exactly it"
     ));
     admit(out, vec![d.clone()]);
-}
-
-/// One JSON pointer segment (RFC 6901).
-fn escape(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
 }

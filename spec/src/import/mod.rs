@@ -67,6 +67,35 @@ pub struct ImportedTool {
     pub location: String,
 }
 
+impl ImportedTool {
+    /// The first rule a provider would refuse this tool for, exported as `name` (its name in a
+    /// toolset) in `mcp`, `openai` and `anthropic`: an export error, or a violation found by
+    /// [`check`](crate::dialect::check::check) (annotation keys included, as written). Gemini is
+    /// left out: it cannot express some valid tools (recursion), which is an export-time error
+    /// for that dialect only. The one check of imported tools, at build time (codegen) and at
+    /// run time (`JsonSchemaSource`).
+    ///
+    /// # Errors
+    /// What is wrong, with the dialect and the pointer into the exported definition.
+    pub fn check_exports(&self, name: &str) -> Result<(), String> {
+        use crate::dialect::{Dialect, ToolSchema, check::check, export};
+        let view = ToolSchema {
+            name,
+            description: &self.description,
+            input_schema: &self.input_schema,
+            output_schema: self.output_schema.as_ref(),
+            annotations: self.annotations.clone(),
+        };
+        for dialect in [Dialect::Mcp, Dialect::OpenAi, Dialect::Anthropic] {
+            let def = export(dialect, &view).map_err(|e| e.message)?;
+            if let Some(v) = check(dialect, &def).into_iter().next() {
+                return Err(format!("as {dialect}, {v}"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The format of the definitions given to [`import_document`] and [`import_definition`].
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,

@@ -321,6 +321,10 @@ impl ToolSource for JsonSchemaSource {
         &self.id
     }
 
+    fn kind(&self) -> &str {
+        "json_schema"
+    }
+
     fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
         self.order.clone()
     }

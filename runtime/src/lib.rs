@@ -14,7 +14,10 @@ mod context;
 mod descriptor;
 mod error;
 mod json_schema;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod output;
+pub mod remote;
 mod source;
 mod state;
 pub mod testing;
@@ -31,7 +34,7 @@ pub use json_schema::{
     JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
 };
 pub use output::{Content, ResourceContents, ToolOutput};
-pub use source::{BoxFuture, ToolSource};
+pub use source::{BoxFuture, SourceState, SourceStatus, ToolSource};
 pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use toolgate_spec::dialect::Dialect;

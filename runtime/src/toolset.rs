@@ -155,6 +155,95 @@ impl Toolset {
         })
     }
 
+    /// For a name not found: when its prefix is a source's id (`everything.echo`, or the exported
+    /// `everything__echo`), that source is asked to [discover](ToolSource::discover) its tools
+    /// (a lazy source's first use; a failed source after its retry interval), then the name is
+    /// looked up again. A source that cannot list its tools gives its error, not `not_found`.
+    async fn resolve_remote(
+        &self,
+        name: &str,
+    ) -> Result<(&Arc<dyn ToolSource>, Arc<ToolDescriptor>), ToolError> {
+        let internal = toolgate_spec::names::internal_name(name);
+        let Some((prefix, _)) = internal.split_once('.') else {
+            return Err(ToolError::not_found(name));
+        };
+        let Some(source) = self.inner.sources.iter().find(|s| s.id() == prefix) else {
+            return Err(ToolError::not_found(name));
+        };
+        source.discover().await?;
+        self.resolve(name).ok_or_else(|| ToolError::not_found(name))
+    }
+
+    /// Lists the tools of every source that is contacted at start-up (remote sources not marked
+    /// `lazy`), all at once with at most `concurrency` at a time (each bounded by its own
+    /// discovery timeout), and returns every source's status afterwards, in source order. A
+    /// failing source is reported in its status; it never keeps the others from being listed.
+    pub async fn discover(&self, concurrency: usize) -> Vec<crate::SourceStatus> {
+        self.discover_with(concurrency, |_| {}).await
+    }
+
+    /// [`discover`](Self::discover), calling `done` with each source's status as soon as its
+    /// listing ends (for a progress bar).
+    pub async fn discover_with(
+        &self,
+        concurrency: usize,
+        mut done: impl FnMut(&crate::SourceStatus),
+    ) -> Vec<crate::SourceStatus> {
+        use futures::StreamExt;
+        let mut pending = futures::stream::iter(
+            self.inner
+                .sources
+                .iter()
+                .filter(|s| s.discover_at_startup())
+                .map(|s| async move {
+                    let _ = s.discover().await;
+                    s.status()
+                }),
+        )
+        .buffer_unordered(concurrency.max(1));
+        while let Some(status) = pending.next().await {
+            done(&status);
+        }
+        self.statuses()
+    }
+
+    /// Every source's status, in source order.
+    pub fn statuses(&self) -> Vec<crate::SourceStatus> {
+        self.inner.sources.iter().map(|s| s.status()).collect()
+    }
+
+    /// Lists source `id`'s tools again now.
+    ///
+    /// # Errors
+    /// `not_found` when no source has that id; otherwise the source's listing error.
+    pub async fn refresh(&self, id: &str) -> Result<(), ToolError> {
+        let source = self
+            .inner
+            .sources
+            .iter()
+            .find(|s| s.id() == id)
+            .ok_or_else(|| {
+                ToolError::new(
+                    crate::ErrorKind::NotFound,
+                    format!("no source named `{id}`"),
+                )
+            })?;
+        source.refresh().await
+    }
+
+    /// A result kept in full after it was cut to a size limit, by the `toolgate://results/...`
+    /// URI named in the cut result.
+    pub fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
+        self.inner.sources.iter().find_map(|s| s.stored_result(uri))
+    }
+
+    /// Closes every source: remote sessions end, child processes are asked to exit (stdin
+    /// closed, then SIGTERM, then killed), background tasks stop. Later calls to remote tools
+    /// fail with `network`.
+    pub async fn close(&self) {
+        futures::future::join_all(self.inner.sources.iter().map(|s| s.close())).await;
+    }
+
     /// Checks `args` against tool `name`'s input schema under `policy` (a [`ValidationMode`]
     /// converts into one), without calling it and whether or not the builder turned validation
     /// on for calls: the arguments as they would be forwarded and every change made to them.
@@ -222,8 +311,9 @@ impl Toolset {
         mut ctx: ToolContext,
         watch_cancel: bool,
     ) -> Result<ToolOutput, ToolError> {
-        let Some((source, descriptor)) = self.resolve(name) else {
-            return Err(ToolError::not_found(name));
+        let (source, descriptor) = match self.resolve(name) {
+            Some(found) => found,
+            None => self.resolve_remote(name).await?,
         };
         // A context whose token is already cancelled runs nothing (a sync tool would otherwise
         // finish on its first poll, before the cancellation below is looked at).

@@ -1,0 +1,288 @@
+//! MCP wire types (rmcp's) to toolgate's: tools to descriptors, results to [`ToolOutput`] or
+//! [`ToolError`], rmcp errors to [`ToolError`] kinds.
+//!
+//! Results go through JSON on purpose: the MCP content model and [`Content`] share the wire
+//! format, so a part rmcp knows and toolgate does not is still seen (kept as a text note, never
+//! dropped).
+
+use serde_json::{Value, json};
+
+use crate::{Content, ErrorKind, ToolAnnotations, ToolDescriptor, ToolError, ToolOutput};
+
+use super::stdio::ProcessLog;
+
+/// A tool as the server lists it; `name` is the server's name for it.
+pub(crate) fn descriptor(tool: &rmcp::model::Tool) -> ToolDescriptor {
+    let v = serde_json::to_value(tool).unwrap_or_default();
+    let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    let mut annotations: ToolAnnotations = v
+        .get("annotations")
+        .and_then(|a| serde_json::from_value(a.clone()).ok())
+        .unwrap_or_default();
+    if annotations.title.is_none() {
+        annotations.title = text("title");
+    }
+    let input_schema = match v.get("inputSchema") {
+        Some(s @ Value::Object(_)) => s.clone(),
+        _ => json!({"type": "object"}),
+    };
+    ToolDescriptor {
+        name: tool.name.to_string(),
+        description: text("description")
+            .or_else(|| annotations.title.clone())
+            .unwrap_or_default(),
+        input_schema,
+        output_schema: v.get("outputSchema").filter(|s| s.is_object()).cloned(),
+        // Only an explicit hint makes a tool dangerous (MCP's default for an absent
+        // destructiveHint is "may be destructive", which would mark nearly every tool).
+        dangerous: annotations.destructive_hint == Some(true)
+            && annotations.read_only_hint != Some(true),
+        annotations,
+        ..ToolDescriptor::default()
+    }
+}
+
+/// The text shown for a result with no content at all (cases.md C23).
+pub(crate) const NO_CONTENT: &str = "(tool returned no content)";
+
+/// A `tools/call` result as toolgate's result.
+///
+/// * Every content part is kept, in order; a part of a type toolgate does not model becomes a
+///   text note quoting it.
+/// * `isError: true` is the tool's own failure: `upstream`, not retryable, with the content in
+///   the error's details (its text in the message). Its `structuredContent` is not checked
+///   against the output schema (C25).
+/// * Otherwise `structuredContent` must match the tool's output schema (`protocol` error
+///   naming each violation) and, when `content` is empty, is mirrored as a JSON text part so
+///   that a model reading only text sees it (C25); an empty result reads
+///   `(tool returned no content)` (C23).
+pub(crate) fn output(
+    server: &str,
+    tool: &ToolDescriptor,
+    result: &rmcp::model::CallToolResult,
+    check_output: impl FnOnce(&Value) -> Result<(), String>,
+) -> Result<ToolOutput, ToolError> {
+    let v = serde_json::to_value(result).unwrap_or_default();
+    let content: Vec<Content> = v
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|parts| parts.iter().map(|p| part(server, p)).collect())
+        .unwrap_or_default();
+    let structured = v.get("structuredContent").cloned();
+    let meta = v.get("_meta").and_then(Value::as_object).cloned();
+    if v.get("isError").and_then(Value::as_bool) == Some(true) {
+        let mut text = content
+            .iter()
+            .filter_map(Content::as_text)
+            .collect::<Vec<_>>()
+            .join("\n");
+        if text.is_empty() {
+            text = "(no message)".to_string();
+        }
+        let mut details = json!({ "server": server, "content": content });
+        if let Some(s) = structured {
+            details["structuredContent"] = s;
+        }
+        return Err(ToolError::new(
+            ErrorKind::Upstream,
+            format!("tool `{}` reported an error: {text}", tool.name),
+        )
+        .with_retryable(false)
+        .with_details(details));
+    }
+    if let Some(s) = &structured
+        && tool.output_schema.is_some()
+        && let Err(violations) = check_output(s)
+    {
+        return Err(ToolError::new(
+            ErrorKind::Protocol,
+            format!(
+                "server `{server}` returned structuredContent for tool `{}` that does not match its output schema: {violations}",
+                tool.name
+            ),
+        )
+        .with_retryable(false));
+    }
+    let mut out = ToolOutput {
+        content,
+        structured,
+        is_error: false,
+        meta,
+    };
+    if out.content.is_empty() {
+        let text = match &out.structured {
+            Some(s) => s.to_string(),
+            None => NO_CONTENT.to_string(),
+        };
+        out.content.push(Content::text(text));
+    }
+    Ok(out)
+}
+
+/// One content part; an unknown type is kept as a note quoting it.
+fn part(server: &str, p: &Value) -> Content {
+    serde_json::from_value(p.clone()).unwrap_or_else(|e| {
+        let kind = p.get("type").and_then(Value::as_str).unwrap_or("?");
+        tracing::warn!(server, kind, error = %e, "content part of a type toolgate does not model; kept as text");
+        let quoted: String = p.to_string().chars().take(2000).collect();
+        Content::text(format!("[content part of type `{kind}`: {quoted}]"))
+    })
+}
+
+/// What a failed request becomes. `what` names the request (`tools/call get-sum`); `process` is
+/// the server process's log, for a stdio server.
+pub(crate) fn service_error(
+    server: &str,
+    what: &str,
+    error: &rmcp::ServiceError,
+    process: Option<&ProcessLog>,
+) -> ToolError {
+    use rmcp::ServiceError as E;
+    match error {
+        E::McpError(e) => {
+            tracing::warn!(server, request = what, code = e.code.0, message = %e.message, "JSON-RPC error");
+            let mut details = json!({"server": server, "code": e.code.0, "message": e.message});
+            if let Some(data) = &e.data {
+                details["data"] = data.clone();
+            }
+            ToolError::new(
+                ErrorKind::Protocol,
+                format!(
+                    "server `{server}` answered {what} with JSON-RPC error {}: {}",
+                    e.code.0, e.message
+                ),
+            )
+            .with_retryable(false)
+            .with_details(details)
+        }
+        E::TransportClosed | E::TransportSend(_) => {
+            let how = process
+                .and_then(ProcessLog::exit)
+                .unwrap_or_else(|| "closed the connection".to_string());
+            let mut message = format!("server `{server}` {how} during {what}");
+            if let Some(tail) = process
+                .map(ProcessLog::stderr_tail)
+                .filter(|t| !t.is_empty())
+            {
+                message.push_str("; its last stderr lines: ");
+                message.push_str(&tail.join(" | "));
+            }
+            if let E::TransportSend(e) = error {
+                message.push_str(&format!(" ({e})"));
+            }
+            ToolError::new(ErrorKind::Network, message).with_retryable(true)
+        }
+        E::Timeout { timeout } => ToolError::new(
+            ErrorKind::Timeout,
+            format!(
+                "server `{server}` did not answer {what} within {} ms",
+                timeout.as_millis()
+            ),
+        ),
+        E::Cancelled { reason } => ToolError::new(
+            ErrorKind::Cancelled,
+            format!(
+                "{what} on server `{server}` was cancelled{}",
+                reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            ),
+        ),
+        other => ToolError::new(
+            ErrorKind::Protocol,
+            format!("server `{server}` gave an unexpected answer to {what}: {other}"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(v: Value) -> rmcp::model::CallToolResult {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn tool(output_schema: Option<Value>) -> ToolDescriptor {
+        ToolDescriptor {
+            name: "s.t".into(),
+            output_schema,
+            ..ToolDescriptor::default()
+        }
+    }
+
+    #[test]
+    fn every_part_is_kept_in_order() {
+        let r = result(json!({"content": [
+            {"type": "text", "text": "Page title: Dashboard"},
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///r/report.csv", "mimeType": "text/csv", "text": "a,b\n1,2"}},
+            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}
+        ]}));
+        let out = output("s", &tool(None), &r, |_| Ok(())).unwrap();
+        let kinds: Vec<_> = out
+            .content
+            .iter()
+            .map(|c| serde_json::to_value(c).unwrap()["type"].clone())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                json!("text"),
+                json!("image"),
+                json!("resource"),
+                json!("audio")
+            ]
+        );
+    }
+
+    #[test]
+    fn is_error_is_an_upstream_error_carrying_the_content() {
+        let r = result(
+            json!({"isError": true, "content": [{"type": "text", "text": "table not found: orders"}]}),
+        );
+        let e = output("db", &tool(None), &r, |_| Ok(())).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Upstream);
+        assert!(!e.is_retryable());
+        assert!(
+            e.message().contains("table not found: orders"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(
+            e.details().unwrap()["content"][0]["text"],
+            "table not found: orders"
+        );
+    }
+
+    #[test]
+    fn structured_only_results_are_mirrored_as_text_and_errors_skip_the_schema() {
+        let schema = json!({"type": "object", "required": ["status"]});
+        let r = result(
+            json!({"content": [], "structuredContent": {"status": "available", "count": 3}}),
+        );
+        let out = output("s", &tool(Some(schema.clone())), &r, |_| Ok(())).unwrap();
+        assert_eq!(
+            out.content,
+            [Content::text(r#"{"status":"available","count":3}"#)]
+        );
+        let r = result(
+            json!({"isError": true, "content": [{"type":"text","text":"quota exceeded"}], "structuredContent": {"error": "quota"}}),
+        );
+        let e = output("s", &tool(Some(schema)), &r, |_| panic!("not checked")).unwrap_err();
+        assert!(e.message().contains("quota exceeded"));
+    }
+
+    #[test]
+    fn empty_content_reads_as_such() {
+        let out = output(
+            "s",
+            &tool(None),
+            &result(json!({"content": []})),
+            |_| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(out.content, [Content::text(NO_CONTENT)]);
+    }
+}

@@ -1,0 +1,137 @@
+//! The client side of one MCP session: what toolgate does with what a server sends unasked
+//! (progress, tool list changes, log messages).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+#[allow(deprecated)]
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RoleClient};
+use tokio::sync::watch;
+
+use crate::ProgressReporter;
+
+/// Shared by every session of one server (a reconnect makes a new session, not a new handler).
+pub(crate) struct Shared {
+    /// The source id, for log lines.
+    pub(crate) server: String,
+    /// Progress tokens of calls in flight whose caller listens for progress.
+    progress: Mutex<HashMap<ProgressToken, ProgressReporter>>,
+    /// Bumped on `notifications/tools/list_changed`.
+    changes: watch::Sender<u64>,
+}
+
+impl Shared {
+    pub(crate) fn new(server: String) -> Arc<Self> {
+        Arc::new(Self {
+            server,
+            progress: Mutex::new(HashMap::new()),
+            changes: watch::channel(0).0,
+        })
+    }
+
+    pub(crate) fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Routes progress reports for `token` to `reporter` until the guard is dropped.
+    pub(crate) fn track_progress(
+        self: &Arc<Self>,
+        token: ProgressToken,
+        reporter: ProgressReporter,
+    ) -> ProgressGuard {
+        self.progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(token.clone(), reporter);
+        ProgressGuard {
+            shared: Arc::clone(self),
+            token,
+        }
+    }
+}
+
+/// Stops routing a call's progress when the call ends (however it ends).
+pub(crate) struct ProgressGuard {
+    shared: Arc<Shared>,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        self.shared
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.token);
+    }
+}
+
+/// rmcp's client handler for toolgate's sessions.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) protocol_version: ProtocolVersion,
+}
+
+// Logging notifications are deprecated by SEP-2577 but servers still send them.
+#[allow(deprecated)]
+impl rmcp::ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+        );
+        info.protocol_version = self.protocol_version.clone();
+        info
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let reporter = self
+            .shared
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&params.progress_token)
+            .cloned();
+        match reporter {
+            Some(r) => r.report(params.progress, params.total, params.message.as_deref()),
+            None => {
+                tracing::debug!(server = %self.shared.server, token = ?params.progress_token, "progress for no call in flight")
+            }
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.shared.server, "notifications/tools/list_changed");
+        self.shared.changes.send_modify(|n| *n += 1);
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let server = &self.shared.server;
+        let logger = params.logger.as_deref().unwrap_or("");
+        let data = match &params.data {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        match params.level {
+            LoggingLevel::Debug => tracing::debug!(server = %server, logger, "{data}"),
+            LoggingLevel::Info | LoggingLevel::Notice => {
+                tracing::info!(server = %server, logger, "{data}");
+            }
+            LoggingLevel::Warning => tracing::warn!(server = %server, logger, "{data}"),
+            _ => tracing::error!(server = %server, logger, "{data}"),
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! Remote MCP servers as tool sources, over one persistent session per server.
+//!
+//! [`McpBackend`] is the MCP client behind a [`RemoteSource`]: rmcp's client service over
+//! stdio (our [transport](stdio) with junk-line skipping and process-group shutdown), streamable
+//! HTTP (rmcp's reqwest transport) or the legacy HTTP+SSE transport of MCP 2024-11-05 (ours, on
+//! rmcp's types: rmcp dropped it). Both protocol eras are negotiated: `server/discover`
+//! (2026-07-28) first, `initialize` (2024-11-05 … 2025-11-25) when the server is older; any
+//! version rmcp knows is accepted, never only an exact match (cases.md C28).
+//!
+//! One session is shared by every call. When it drops (the process dies, the HTTP session
+//! expires), the calls in flight fail at once with `network` naming what happened, and the next
+//! call starts a new session; consecutive failures to connect back off exponentially.
+
+mod convert;
+mod handler;
+mod session;
+mod sse;
+mod stdio;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+use toolgate_spec::config::{McpServer, McpTransport};
+
+use crate::remote::{PeerInfo, RemoteBackend, RemoteSource, ToolFilter};
+use crate::{BoxFuture, BuildError, ToolContext, ToolDescriptor, ToolError, ToolOutput};
+
+pub use session::SUPPORTED_VERSIONS;
+
+/// How to reach an MCP server, with every `${ENV}` already resolved.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum McpConnection {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio {
+        /// The program (looked up in `PATH`).
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to its environment.
+        env: BTreeMap<String, String>,
+        /// Its working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// MCP streamable HTTP.
+    Http {
+        /// The endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+        url: String,
+        /// Headers sent with every request (values may be secrets: never logged).
+        headers: BTreeMap<String, String>,
+    },
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05).
+    Sse {
+        /// The SSE endpoint, e.g. `http://127.0.0.1:3001/sse`.
+        url: String,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl std::fmt::Debug for McpConnection {
+    /// Shows where, never header or environment values (they may hold secrets).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdio {
+                program,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("program", program)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .finish(),
+            Self::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+            Self::Sse { url, headers } => f
+                .debug_struct("Sse")
+                .field("url", url)
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+/// Limits of an MCP connection.
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    /// The longest the handshake (spawn or connect, then `server/discover` or `initialize`)
+    /// may take. Default 30 s.
+    pub connect_timeout: Duration,
+    /// The largest frame accepted from the server, in bytes (stdio line, SSE event, HTTP JSON
+    /// body); a larger one is rejected, never buffered. Default 64 MiB.
+    pub max_frame_bytes: usize,
+    /// The most `tools/list` pages followed (a server that always returns a `nextCursor` is cut
+    /// off there, with a warning). Default 100.
+    pub max_list_pages: usize,
+}
+
+impl Default for McpOptions {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(30),
+            max_frame_bytes: 64 << 20,
+            max_list_pages: 100,
+        }
+    }
+}
+
+/// The MCP client of one server, as a [`RemoteBackend`]. Cheap to clone; clones share the
+/// session.
+#[derive(Clone)]
+pub struct McpBackend {
+    client: Arc<session::Client>,
+}
+
+impl McpBackend {
+    /// A client of server `id` (its source id: log lines and errors name it). Nothing is
+    /// contacted until the first listing or call.
+    pub fn new(id: impl Into<String>, connection: McpConnection, options: McpOptions) -> Self {
+        Self {
+            client: session::Client::new(id.into(), connection, options),
+        }
+    }
+
+    /// A client for one tools.yaml `mcp` entry: `${ENV}` references resolved now, relative
+    /// `cwd`s taken from `base_dir` (the folder of the tools.yaml).
+    ///
+    /// # Errors
+    /// [`BuildError::Source`] naming the server when an environment variable it references is
+    /// not set.
+    pub fn from_config(server: &McpServer, base_dir: &Path) -> Result<Self, BuildError> {
+        let connection = connection(server, base_dir)?;
+        Ok(Self::new(&server.id, connection, McpOptions::default()))
+    }
+
+    /// The connection's settings.
+    pub fn connection(&self) -> &McpConnection {
+        self.client.connection()
+    }
+}
+
+/// The tool source of one tools.yaml `mcp` entry: its allow/deny lists, `lazy`, `timeout_ms`,
+/// plus `global`, the allow/deny lists that apply to every remote source.
+///
+/// # Errors
+/// [`BuildError::Source`] for an unset environment variable or an invalid glob.
+pub fn source(
+    server: &McpServer,
+    base_dir: &Path,
+    global: ToolFilter,
+) -> Result<RemoteSource, BuildError> {
+    let backend = McpBackend::from_config(server, base_dir)?;
+    let filter = ToolFilter::new(&server.id, &server.allow, &server.deny)?;
+    Ok(RemoteSource::builder(&server.id, backend)
+        .lazy(server.lazy)
+        .filter(filter)
+        .global_filter(global)
+        .call_timeout(server.timeout_ms.map(Duration::from_millis))
+        .build())
+}
+
+fn connection(server: &McpServer, base_dir: &Path) -> Result<McpConnection, BuildError> {
+    let id = &server.id;
+    let resolve = |what: &str, v: &toolgate_spec::config::Interpolated| {
+        v.resolve()
+            .map(toolgate_spec::config::Secret::into_inner)
+            .map_err(|e| BuildError::Source {
+                source_id: id.clone(),
+                message: format!("{what}: {e}"),
+            })
+    };
+    let headers = |headers: &BTreeMap<String, toolgate_spec::config::Interpolated>,
+                   bearer: &Option<toolgate_spec::config::Interpolated>| {
+        let mut out = BTreeMap::new();
+        for (k, v) in headers {
+            out.insert(k.clone(), resolve(&format!("header `{k}`"), v)?);
+        }
+        if let Some(token) = bearer {
+            out.insert(
+                "Authorization".to_string(),
+                format!("Bearer {}", resolve("bearer_token", token)?),
+            );
+        }
+        Ok::<_, BuildError>(out)
+    };
+    Ok(match &server.transport {
+        McpTransport::Stdio(t) => McpConnection::Stdio {
+            program: t.command.clone(),
+            args: t
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| resolve(&format!("args[{i}]"), a))
+                .collect::<Result<_, _>>()?,
+            env: t
+                .env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), resolve(&format!("env `{k}`"), v)?)))
+                .collect::<Result<_, BuildError>>()?,
+            cwd: t.cwd.as_ref().map(|c| base_dir.join(c)),
+        },
+        McpTransport::Http(t) => McpConnection::Http {
+            url: t.url.clone(),
+            headers: headers(&t.headers, &t.bearer_token)?,
+        },
+        McpTransport::Sse(t) => McpConnection::Sse {
+            url: t.url.clone(),
+            headers: headers(&t.headers, &t.bearer_token)?,
+        },
+    })
+}
+
+impl RemoteBackend for McpBackend {
+    fn protocol(&self) -> &'static str {
+        "mcp"
+    }
+
+    fn list_tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, ToolError>> {
+        Box::pin(self.client.list_tools())
+    }
+
+    fn call<'a>(
+        &'a self,
+        tool: &'a ToolDescriptor,
+        remote_name: &'a str,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(self.client.call(tool, remote_name, args, ctx))
+    }
+
+    fn ping(&self) -> BoxFuture<'_, Result<Duration, ToolError>> {
+        Box::pin(self.client.ping())
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.client.close())
+    }
+
+    fn changes(&self) -> watch::Receiver<u64> {
+        self.client.changes()
+    }
+
+    fn peer(&self) -> PeerInfo {
+        self.client.peer_info()
+    }
+}
+
+impl std::fmt::Debug for McpBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpBackend")
+            .field("connection", self.client.connection())
+            .finish()
+    }
+}

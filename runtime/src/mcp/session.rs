@@ -1,0 +1,659 @@
+//! One MCP server's client: the shared session, (re)connecting with backoff, and the requests
+//! toolgate sends (`tools/list` with pagination, `tools/call`, `ping`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientNotification, ClientRequest, PaginatedRequestParams, PingRequest, ProtocolVersion,
+    RequestId, ServerResult,
+};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, Peer, PeerRequestOptions, RoleClient,
+    RunningService, serve_client_with_lifecycle,
+};
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::handler::{Handler, Shared};
+use super::stdio::{ProcessLog, StdioCommand, StdioTransport};
+use super::{McpConnection, McpOptions, convert, sse};
+use crate::remote::PeerInfo;
+use crate::{ErrorKind, ToolContext, ToolDescriptor, ToolError, ToolOutput};
+
+/// The MCP protocol versions toolgate speaks as a client, oldest first: every version rmcp
+/// knows. A server answering with another one is refused (cases.md C28).
+pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = ProtocolVersion::KNOWN_VERSIONS;
+
+/// The first wait after a failed reconnect; doubled on each further failure, up to
+/// [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How long closing a session may take (the stdio shutdown sequence included).
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(6);
+
+/// A live session.
+struct Session {
+    generation: u64,
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    process: Option<Arc<ProcessLog>>,
+    info: PeerInfo,
+}
+
+impl Session {
+    fn is_alive(&self) -> bool {
+        !self.peer.is_transport_closed()
+    }
+
+    async fn shutdown(&self) {
+        if let Some(mut service) = self.service.lock().await.take() {
+            let _ = service.close_with_timeout(CLOSE_TIMEOUT).await;
+        }
+    }
+}
+
+#[derive(Default)]
+struct Backoff {
+    failures: u32,
+    last: Option<(Instant, ToolError)>,
+}
+
+impl Backoff {
+    fn wait(&self) -> Duration {
+        let exp = self.failures.saturating_sub(1).min(16);
+        (FIRST_BACKOFF * 2u32.pow(exp)).min(MAX_BACKOFF)
+    }
+}
+
+/// The client of one server.
+pub(crate) struct Client {
+    id: String,
+    connection: super::McpConnection,
+    options: McpOptions,
+    shared: Arc<Shared>,
+    http: Mutex<Option<reqwest::Client>>,
+    current: RwLock<Option<Arc<Session>>>,
+    /// Held while connecting: concurrent callers wait for one handshake.
+    connecting: tokio::sync::Mutex<Backoff>,
+    generation: AtomicU64,
+    closed: CancellationToken,
+    /// Compiled output schemas, by the toolset's tool name.
+    output_validators: Mutex<HashMap<String, (Value, Arc<jsonschema::Validator>)>>,
+}
+
+impl Client {
+    pub(crate) fn new(id: String, connection: McpConnection, options: McpOptions) -> Arc<Self> {
+        Arc::new(Self {
+            shared: Shared::new(id.clone()),
+            id,
+            connection,
+            options,
+            http: Mutex::new(None),
+            current: RwLock::new(None),
+            connecting: tokio::sync::Mutex::new(Backoff::default()),
+            generation: AtomicU64::new(0),
+            closed: CancellationToken::new(),
+            output_validators: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub(crate) fn connection(&self) -> &McpConnection {
+        &self.connection
+    }
+
+    pub(crate) fn changes(&self) -> watch::Receiver<u64> {
+        self.shared.changes()
+    }
+
+    pub(crate) fn peer_info(&self) -> PeerInfo {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|s| s.info.clone())
+            .unwrap_or_default()
+    }
+
+    fn closed_error(&self) -> ToolError {
+        ToolError::new(
+            ErrorKind::Network,
+            format!("MCP server `{}` is closed", self.id),
+        )
+        .with_retryable(false)
+    }
+
+    /// The live session, connecting first if there is none (or it dropped).
+    async fn session(&self) -> Result<Arc<Session>, ToolError> {
+        if self.closed.is_cancelled() {
+            return Err(self.closed_error());
+        }
+        if let Some(s) = self.live() {
+            return Ok(s);
+        }
+        let mut backoff = self.connecting.lock().await;
+        if let Some(s) = self.live() {
+            return Ok(s);
+        }
+        if let Some((at, error)) = &backoff.last {
+            let wait = backoff.wait();
+            let since = at.elapsed();
+            if since < wait {
+                return Err(ToolError::new(
+                    error.kind(),
+                    format!(
+                        "MCP server `{}` is unreachable; next attempt to reconnect in {} ms (last error: {})",
+                        self.id,
+                        (wait - since).as_millis(),
+                        error.message()
+                    ),
+                )
+                .with_retry_after(wait - since));
+            }
+        }
+        let old = self
+            .current
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(old) = old {
+            tracing::info!(server = %self.id, generation = old.generation, "session dropped; starting a new one");
+            tokio::spawn(async move { old.shutdown().await });
+        }
+        let connected = tokio::select! {
+            r = self.connect() => r,
+            () = self.closed.cancelled() => Err(self.closed_error()),
+        };
+        match connected {
+            Ok(s) => {
+                *backoff = Backoff::default();
+                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&s));
+                Ok(s)
+            }
+            Err(e) => {
+                backoff.failures += 1;
+                backoff.last = Some((Instant::now(), e.clone()));
+                Err(e)
+            }
+        }
+    }
+
+    fn live(&self) -> Option<Arc<Session>> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .filter(|s| s.is_alive())
+            .cloned()
+    }
+
+    /// Forgets `session` if it is still the current one (its transport failed).
+    fn drop_session(&self, session: &Session) {
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        if current
+            .as_ref()
+            .is_some_and(|s| s.generation == session.generation)
+            && let Some(old) = current.take()
+        {
+            tokio::spawn(async move { old.shutdown().await });
+        }
+    }
+
+    fn http(&self) -> Result<reqwest::Client, ToolError> {
+        let mut http = self.http.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = http.as_ref() {
+            return Ok(c.clone());
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(self.options.connect_timeout)
+            .build()
+            .map_err(|e| {
+                ToolError::internal(format!(
+                    "cannot build an HTTP client for MCP server `{}`: {e}",
+                    self.id
+                ))
+            })?;
+        *http = Some(client.clone());
+        Ok(client)
+    }
+
+    /// Starts a session: `server/discover` first, `initialize` when the server is older.
+    async fn connect(&self) -> Result<Arc<Session>, ToolError> {
+        let started = Instant::now();
+        let timeout = self.options.connect_timeout;
+        let attempt = async {
+            let auto = ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::LATEST],
+                legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+            };
+            match self.serve(auto).await {
+                Ok(s) => Ok(s),
+                // A server that answers `server/discover` with something other than a JSON-RPC
+                // error (an HTTP 400, a closed connection) gets a plain `initialize` on a new
+                // connection.
+                Err((e, process)) if !matches!(e, ClientInitializeError::Cancelled) => {
+                    tracing::debug!(server = %self.id, error = %e, "server/discover failed; trying initialize");
+                    drop(process);
+                    self.serve(ClientLifecycleMode::Initialize).await
+                }
+                Err(failed) => Err(failed),
+            }
+        };
+        let (service, process) = match tokio::time::timeout(timeout, attempt).await {
+            Ok(Ok(s)) => s,
+            Ok(Err((e, process))) => return Err(self.init_error(&e, process.as_deref())),
+            Err(_) => {
+                return Err(ToolError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "MCP server `{}` did not finish the handshake within {} ms",
+                        self.id,
+                        timeout.as_millis()
+                    ),
+                ));
+            }
+        };
+        let peer = service.peer().clone();
+        let info = peer.peer_info();
+        let version = info
+            .as_ref()
+            .map(|i| i.protocol_version.clone())
+            .unwrap_or_default();
+        if !SUPPORTED_VERSIONS.contains(&version) {
+            let mut service = service;
+            let _ = service.close_with_timeout(CLOSE_TIMEOUT).await;
+            return Err(ToolError::new(
+                ErrorKind::Protocol,
+                format!(
+                    "MCP server `{}` answered with unsupported protocol version {version} (supported: {})",
+                    self.id,
+                    SUPPORTED_VERSIONS
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+            .with_retryable(false));
+        }
+        let server = info
+            .as_ref()
+            .and_then(|i| i.server_info.as_ref())
+            .map(|s| format!("{} {}", s.name, s.version));
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
+        tracing::info!(
+            server = %self.id,
+            generation,
+            protocol = %version,
+            peer = server.as_deref().unwrap_or("?"),
+            ms = started.elapsed().as_millis() as u64,
+            "MCP session started"
+        );
+        Ok(Arc::new(Session {
+            generation,
+            peer,
+            service: tokio::sync::Mutex::new(Some(service)),
+            process,
+            info: PeerInfo {
+                protocol_version: Some(version.to_string()),
+                server,
+            },
+        }))
+    }
+
+    /// One handshake over a new transport.
+    async fn serve(
+        &self,
+        mode: ClientLifecycleMode,
+    ) -> Result<
+        (RunningService<RoleClient, Handler>, Option<Arc<ProcessLog>>),
+        (ClientInitializeError, Option<Arc<ProcessLog>>),
+    > {
+        let handler = Handler {
+            shared: Arc::clone(&self.shared),
+            protocol_version: ProtocolVersion::LATEST_WITH_INITIALIZE,
+        };
+        let transport_error = |message: String| ClientInitializeError::TransportError {
+            error: rmcp::transport::DynamicTransportError::new::<StdioTransport, _>(
+                std::io::Error::other(message),
+            ),
+            context: "connect".into(),
+        };
+        match &self.connection {
+            McpConnection::Stdio {
+                program,
+                args,
+                env,
+                cwd,
+            } => {
+                let cmd = StdioCommand {
+                    server: self.id.clone(),
+                    program: program.clone(),
+                    args: args.clone(),
+                    env: env.clone(),
+                    cwd: cwd.clone(),
+                    max_frame_bytes: self.options.max_frame_bytes,
+                };
+                let (transport, log) = StdioTransport::spawn(&cmd).map_err(|e| {
+                    (
+                        transport_error(format!("cannot start `{program}`: {e}")),
+                        None,
+                    )
+                })?;
+                serve_client_with_lifecycle(handler, transport, mode)
+                    .await
+                    .map(|s| (s, Some(Arc::clone(&log))))
+                    .map_err(|e| (e, Some(log)))
+            }
+            McpConnection::Http { url, headers } => {
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                let http = self
+                    .http()
+                    .map_err(|e| (transport_error(e.message().to_string()), None))?;
+                let mut custom = HashMap::new();
+                let mut auth = None;
+                for (k, v) in headers {
+                    if k.eq_ignore_ascii_case("authorization") {
+                        auth = Some(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
+                        continue;
+                    }
+                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes());
+                    let value = reqwest::header::HeaderValue::from_str(v);
+                    match (name, value) {
+                        (Ok(n), Ok(v)) => {
+                            custom.insert(n, v);
+                        }
+                        _ => {
+                            return Err((
+                                transport_error(format!("header `{k}` is not a valid HTTP header")),
+                                None,
+                            ));
+                        }
+                    }
+                }
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom)
+                    .reinit_on_expired_session(false);
+                config.max_json_response_size = self.options.max_frame_bytes;
+                config.max_sse_event_size = self.options.max_frame_bytes;
+                if let Some(token) = auth {
+                    config = config.auth_header(token);
+                }
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
+                serve_client_with_lifecycle(handler, transport, mode)
+                    .await
+                    .map(|s| (s, None))
+                    .map_err(|e| (e, None))
+            }
+            McpConnection::Sse { url, headers } => {
+                let http = self
+                    .http()
+                    .map_err(|e| (transport_error(e.message().to_string()), None))?;
+                let mut map = reqwest::header::HeaderMap::new();
+                for (k, v) in headers {
+                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes());
+                    let value = reqwest::header::HeaderValue::from_str(v);
+                    match (name, value) {
+                        (Ok(n), Ok(mut v)) => {
+                            v.set_sensitive(true);
+                            map.insert(n, v);
+                        }
+                        _ => {
+                            return Err((
+                                transport_error(format!("header `{k}` is not a valid HTTP header")),
+                                None,
+                            ));
+                        }
+                    }
+                }
+                let config = sse::SseConfig {
+                    url: url.clone(),
+                    headers: map,
+                    connect_timeout: self.options.connect_timeout,
+                    post_timeout: self.options.connect_timeout,
+                    max_frame_bytes: self.options.max_frame_bytes,
+                    server: self.id.clone(),
+                };
+                let transport = sse::SseClientTransport::connect(http, config)
+                    .await
+                    .map_err(|e| (transport_error(e.to_string()), None))?;
+                serve_client_with_lifecycle(handler, transport, mode)
+                    .await
+                    .map(|s| (s, None))
+                    .map_err(|e| (e, None))
+            }
+        }
+    }
+
+    fn init_error(&self, e: &ClientInitializeError, process: Option<&ProcessLog>) -> ToolError {
+        let mut message = format!("cannot start an MCP session with server `{}`: {e}", self.id);
+        if let Some(exit) = process.and_then(ProcessLog::exit) {
+            message.push_str(&format!(" (the process {exit})"));
+        }
+        if let Some(tail) = process
+            .map(ProcessLog::stderr_tail)
+            .filter(|t| !t.is_empty())
+        {
+            message.push_str("; its last stderr lines: ");
+            message.push_str(&tail.join(" | "));
+        }
+        let kind = match e {
+            ClientInitializeError::JsonRpcError(_)
+            | ClientInitializeError::ExpectedInitResult(_)
+            | ClientInitializeError::NoCompatibleProtocolVersion { .. } => ErrorKind::Protocol,
+            _ => ErrorKind::Network,
+        };
+        ToolError::new(kind, message)
+    }
+
+    /// Every tool the server lists, following `nextCursor` up to `max_list_pages` pages.
+    pub(crate) async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ToolError> {
+        let session = self.session().await?;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for page in 0.. {
+            if page == self.options.max_list_pages {
+                tracing::warn!(server = %self.id, pages = page, "tools/list keeps returning a nextCursor; the listing is cut off here");
+                break;
+            }
+            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+            let result = session.peer.list_tools(Some(params)).await.map_err(|e| {
+                if matches!(
+                    e,
+                    rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
+                ) {
+                    self.drop_session(&session);
+                }
+                convert::service_error(&self.id, "tools/list", &e, session.process.as_deref())
+            })?;
+            tools.extend(result.tools.iter().map(convert::descriptor));
+            match result.next_cursor {
+                Some(next) if seen.insert(next.to_string()) => cursor = Some(next.to_string()),
+                Some(_) => {
+                    tracing::warn!(server = %self.id, "tools/list repeated a cursor; the listing stops there");
+                    break;
+                }
+                None => break,
+            }
+        }
+        Ok(tools)
+    }
+
+    /// `tools/call`: progress relayed to the caller, a cancellation sent when the call is
+    /// abandoned (timeout, caller cancel) before the answer, a dropped session failing it at once.
+    pub(crate) async fn call(
+        &self,
+        tool: &ToolDescriptor,
+        remote: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let session = self.session().await?;
+        let what = format!("tools/call {remote}");
+        let mut params = CallToolRequestParams::new(remote.to_string());
+        params.arguments = match args {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = session
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| {
+                self.drop_session(&session);
+                convert::service_error(&self.id, &what, &e, session.process.as_deref())
+            })?;
+        let _progress = ctx.progress().is_active().then(|| {
+            self.shared
+                .track_progress(handle.progress_token.clone(), ctx.progress().clone())
+        });
+        let mut abandoned = Abandoned {
+            peer: session.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let response = tokio::select! {
+            r = handle.await_response() => r,
+            () = ctx.cancellation().cancelled() => {
+                return Err(ToolError::cancelled(&tool.name));
+            }
+        };
+        abandoned.id = None;
+        let result = match response {
+            Ok(ServerResult::CallToolResult(r)) => r,
+            Ok(other) => {
+                return Err(ToolError::new(
+                    ErrorKind::Protocol,
+                    format!(
+                        "MCP server `{}` answered {what} with a result that is not a tool result: {}",
+                        self.id,
+                        serde_json::to_string(&other)
+                            .unwrap_or_default()
+                            .chars()
+                            .take(200)
+                            .collect::<String>()
+                    ),
+                ));
+            }
+            Err(e) => {
+                if matches!(
+                    e,
+                    rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
+                ) {
+                    self.drop_session(&session);
+                }
+                return Err(convert::service_error(
+                    &self.id,
+                    &what,
+                    &e,
+                    session.process.as_deref(),
+                ));
+            }
+        };
+        convert::output(&self.id, tool, &result, |structured| {
+            self.check_output(tool, structured)
+        })
+    }
+
+    /// Checks structured content against the tool's output schema (compiled once per schema).
+    fn check_output(&self, tool: &ToolDescriptor, structured: &Value) -> Result<(), String> {
+        let Some(schema) = &tool.output_schema else {
+            return Ok(());
+        };
+        let validator = {
+            let mut cache = self
+                .output_validators
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            match cache.get(&tool.name) {
+                Some((s, v)) if s == schema => Arc::clone(v),
+                _ => match jsonschema::validator_for(schema) {
+                    Ok(v) => {
+                        let v = Arc::new(v);
+                        cache.insert(tool.name.clone(), (schema.clone(), Arc::clone(&v)));
+                        v
+                    }
+                    Err(e) => {
+                        tracing::warn!(server = %self.id, tool = %tool.name, error = %e, "output schema does not compile; structuredContent not checked");
+                        return Ok(());
+                    }
+                },
+            }
+        };
+        let violations: Vec<String> = validator
+            .iter_errors(structured)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect();
+        if violations.is_empty() {
+            Ok(())
+        } else {
+            Err(violations.join("; "))
+        }
+    }
+
+    /// `ping` on the current session (connecting if needed); the round trip.
+    pub(crate) async fn ping(&self) -> Result<Duration, ToolError> {
+        let session = self.session().await?;
+        let started = Instant::now();
+        session
+            .peer
+            .send_request(ClientRequest::PingRequest(PingRequest::default()))
+            .await
+            .map_err(|e| {
+                if matches!(
+                    e,
+                    rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
+                ) {
+                    self.drop_session(&session);
+                }
+                convert::service_error(&self.id, "ping", &e, session.process.as_deref())
+            })?;
+        Ok(started.elapsed())
+    }
+
+    /// Ends the session (stdio: stdin closed, SIGTERM, SIGKILL; HTTP: DELETE) and refuses
+    /// later calls.
+    pub(crate) async fn close(&self) {
+        self.closed.cancel();
+        let session = self
+            .current
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(s) = session {
+            s.shutdown().await;
+        }
+    }
+}
+
+/// Sends `notifications/cancelled` for a request dropped before its answer (the caller's
+/// deadline passed, the caller cancelled); the late answer, if any, is then ignored by rmcp.
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let notification = CancelledNotification::new(CancelledNotificationParam::new(
+                Some(id),
+                Some("the caller gave up on the request (deadline or cancellation)".into()),
+            ));
+            let _ = peer
+                .send_notification(ClientNotification::CancelledNotification(notification))
+                .await;
+        });
+    }
+}

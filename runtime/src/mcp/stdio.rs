@@ -1,0 +1,328 @@
+//! The stdio transport: an MCP server as a child process, newline-delimited JSON-RPC on its
+//! stdin/stdout (MCP 2025-06-18, "Transports").
+//!
+//! Ours rather than rmcp's `TokioChildProcess` because of what a gateway needs from it:
+//! * stdout lines that are not JSON-RPC (a server's log line, a banner) are skipped and logged
+//!   with the server's id, rate-limited (cases.md C20), and a frame over the size cap is
+//!   discarded without being buffered (C30);
+//! * stderr is read line by line into our log, never mixed with protocol frames, and its last
+//!   lines are kept for error messages;
+//! * the way the process ended (`exited with status 1`, `killed by signal 9`) is recorded the
+//!   moment stdout closes, so calls in flight fail with it at once (C21);
+//! * the child runs in its own process group, so that `npx`'s grandchildren are stopped with it:
+//!   close stdin, wait, SIGTERM the group, wait, SIGKILL — never a zombie.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// How many stderr lines are kept for error messages.
+const STDERR_TAIL: usize = 8;
+/// How long `close` waits for the child after closing stdin, and again after SIGTERM.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// What is known of how a server process ended, and its last stderr lines.
+#[derive(Debug, Default)]
+pub(crate) struct ProcessLog {
+    exit: Mutex<Option<String>>,
+    stderr: Mutex<VecDeque<String>>,
+}
+
+impl ProcessLog {
+    /// `exited with status 1`, `killed by signal 9`, once known.
+    pub(crate) fn exit(&self) -> Option<String> {
+        self.exit.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The last lines the process wrote to stderr, oldest first.
+    pub(crate) fn stderr_tail(&self) -> Vec<String> {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    fn set_exit(&self, status: std::process::ExitStatus) {
+        use std::os::unix::process::ExitStatusExt;
+        let what = match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(signal)) => format!("was killed by signal {signal}"),
+            _ => "exited".to_string(),
+        };
+        *self.exit.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
+    }
+}
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub(crate) struct StdioCommand {
+    pub(crate) server: String,
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) cwd: Option<std::path::PathBuf>,
+    pub(crate) max_frame_bytes: usize,
+}
+
+/// A running server process as an rmcp [`Transport`].
+pub(crate) struct StdioTransport {
+    server: Arc<str>,
+    child: Arc<tokio::sync::Mutex<Child>>,
+    pid: Option<i32>,
+    stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
+    stdout: BufReader<ChildStdout>,
+    line: Vec<u8>,
+    discarding: bool,
+    max_frame_bytes: usize,
+    junk_lines: u64,
+    log: Arc<ProcessLog>,
+}
+
+impl StdioTransport {
+    /// Starts the process.
+    ///
+    /// # Errors
+    /// The OS error of spawning it (program not found, not executable, bad cwd).
+    pub(crate) fn spawn(cmd: &StdioCommand) -> std::io::Result<(Self, Arc<ProcessLog>)> {
+        let mut command = tokio::process::Command::new(&cmd.program);
+        command
+            .args(&cmd.args)
+            .envs(&cmd.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        if let Some(cwd) = &cmd.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command.spawn()?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(std::io::Error::other("the child's stdio was not piped"));
+        };
+        let pid = child.id().and_then(|p| i32::try_from(p).ok());
+        let log = Arc::new(ProcessLog::default());
+        let server: Arc<str> = Arc::from(cmd.server.as_str());
+        tokio::spawn(read_stderr(
+            Arc::clone(&server),
+            BufReader::new(stderr),
+            Arc::clone(&log),
+        ));
+        Ok((
+            Self {
+                server,
+                child: Arc::new(tokio::sync::Mutex::new(child)),
+                pid,
+                stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
+                stdout: BufReader::new(stdout),
+                line: Vec::new(),
+                discarding: false,
+                max_frame_bytes: cmd.max_frame_bytes,
+                junk_lines: 0,
+                log: Arc::clone(&log),
+            },
+            log,
+        ))
+    }
+
+    /// One complete line: a message, or `None` to skip it.
+    fn parse_line(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let mut line: &[u8] = &self.line;
+        line = line.strip_suffix(b"\r").unwrap_or(line);
+        line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        match serde_json::from_slice(line) {
+            Ok(message) => Some(message),
+            Err(e) => {
+                self.junk_lines += 1;
+                let n = self.junk_lines;
+                // The first few in full, then one in a hundred: a chatty server must not flood
+                // the log.
+                if n <= 5 || n % 100 == 0 {
+                    let text = String::from_utf8_lossy(line);
+                    let shown: String = text.chars().take(200).collect();
+                    let what = if e.is_data() {
+                        "JSON that is not a JSON-RPC message"
+                    } else {
+                        "a line that is not JSON"
+                    };
+                    tracing::warn!(
+                        server = %self.server,
+                        skipped = n,
+                        "server wrote {what} to stdout (skipped): {shown}"
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// Records how the process ended (it closed stdout: it exited or is about to).
+    async fn record_exit(&self) {
+        let mut child = self.child.lock().await;
+        if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(1), child.wait()).await {
+            self.log.set_exit(status);
+        }
+    }
+
+    fn signal_group(pid: Option<i32>, signal: i32) {
+        if let Some(pid) = pid {
+            // SAFETY: kill(2) with a negative pid signals the process group the child leads
+            // (spawned with process_group(0)); it touches no memory of ours.
+            unsafe {
+                libc::kill(-pid, signal);
+            }
+        }
+    }
+}
+
+async fn read_stderr(
+    server: Arc<str>,
+    mut stderr: BufReader<tokio::process::ChildStderr>,
+    log: Arc<ProcessLog>,
+) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match stderr.read_line(&mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = line.trim_end();
+                if text.is_empty() {
+                    continue;
+                }
+                let text: String = text.chars().take(1000).collect();
+                tracing::info!(server = %server, "stderr: {text}");
+                let mut tail = log.stderr.lock().unwrap_or_else(|p| p.into_inner());
+                if tail.len() == STDERR_TAIL {
+                    tail.pop_front();
+                }
+                tail.push_back(text);
+            }
+        }
+    }
+}
+
+impl Transport<RoleClient> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let stdin = Arc::clone(&self.stdin);
+        async move {
+            let mut frame = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            frame.push(b'\n');
+            let mut stdin = stdin.lock().await;
+            let Some(stdin) = stdin.as_mut() else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    "the server's stdin is closed",
+                ));
+            };
+            stdin.write_all(&frame).await?;
+            stdin.flush().await
+        }
+    }
+
+    /// Cancel-safe: a partial line stays in `self.line` (only `fill_buf`/`consume` touch the
+    /// reader, and neither loses data when dropped).
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        async move {
+            loop {
+                let available = match self.stdout.fill_buf().await {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        tracing::warn!(server = %self.server, error = %e, "cannot read the server's stdout");
+                        self.record_exit().await;
+                        return None;
+                    }
+                };
+                if available.is_empty() {
+                    self.record_exit().await;
+                    return None;
+                }
+                let newline = available.iter().position(|b| *b == b'\n');
+                let take = newline.map_or(available.len(), |i| i + 1);
+                let body = &available[..newline.unwrap_or(available.len())];
+                if !self.discarding {
+                    if self.line.len() + body.len() > self.max_frame_bytes {
+                        tracing::error!(
+                            server = %self.server,
+                            max_bytes = self.max_frame_bytes,
+                            "server sent a frame over the size cap; discarded"
+                        );
+                        self.discarding = true;
+                        self.line = Vec::new();
+                    } else {
+                        self.line.extend_from_slice(body);
+                    }
+                }
+                self.stdout.consume(take);
+                if newline.is_none() {
+                    continue;
+                }
+                if std::mem::take(&mut self.discarding) {
+                    continue;
+                }
+                let message = self.parse_line();
+                self.line.clear();
+                if let Some(message) = message {
+                    return Some(message);
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        let stdin = Arc::clone(&self.stdin);
+        let child = Arc::clone(&self.child);
+        let pid = self.pid;
+        let log = Arc::clone(&self.log);
+        async move {
+            // MCP's stdio shutdown: close stdin, wait; SIGTERM, wait; SIGKILL.
+            drop(stdin.lock().await.take());
+            let mut child = child.lock().await;
+            if let Ok(Ok(status)) = tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+                log.set_exit(status);
+                Self::signal_group(pid, libc::SIGKILL);
+                return Ok(());
+            }
+            Self::signal_group(pid, libc::SIGTERM);
+            if let Ok(Ok(status)) = tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+                log.set_exit(status);
+                Self::signal_group(pid, libc::SIGKILL);
+                return Ok(());
+            }
+            Self::signal_group(pid, libc::SIGKILL);
+            let status = child.wait().await?;
+            log.set_exit(status);
+            Ok(())
+        }
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        // The whole group, so that children of the server (npx → node) go too; tokio's
+        // kill_on_drop reaps the direct child.
+        if self.log.exit().is_none() {
+            Self::signal_group(self.pid, libc::SIGKILL);
+        }
+    }
+}

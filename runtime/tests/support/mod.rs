@@ -1,0 +1,4 @@
+//! Shared helpers for the runtime crate's integration tests (`mod support;`).
+#![allow(dead_code)]
+
+pub mod peers;

@@ -51,10 +51,17 @@ pub use toolgate_runtime::{
     ArgumentError, ArgumentPolicy, ArgumentValidator, BoxFuture, BuildError, COERCIONS_META_KEY,
     Coercion, CoercionKind, Content, Dialect, ErrorKind, ExtraArguments, Identity,
     JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
-    Progress, ProgressReporter, Provides, ResourceContents, State, StateMap, ToolAnnotations,
-    ToolContext, ToolContextBuilder, ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset,
-    ToolsetBuilder, Validated, ValidationMode, ValidatorCache, testing,
+    Progress, ProgressReporter, Provides, ResourceContents, SourceState, SourceStatus, State,
+    StateMap, ToolAnnotations, ToolContext, ToolContextBuilder, ToolDescriptor, ToolError,
+    ToolOutput, ToolSource, Toolset, ToolsetBuilder, Validated, ValidationMode, ValidatorCache,
+    testing,
 };
+
+/// Remote tool sources: the registry every protocol shares ([`remote::RemoteSource`]).
+pub use toolgate_runtime::remote;
+
+/// Remote MCP servers as tool sources (stdio, streamable HTTP, legacy HTTP+SSE).
+pub use toolgate_runtime::mcp;
 
 /// The cancellation token of a [`ToolContext`] (re-exported from `tokio-util`, so callers can
 /// pass their own to [`ToolContextBuilder::cancellation`] without depending on it).

@@ -187,6 +187,25 @@ impl Toolset {
     pub async fn discover_with(
         &self,
         concurrency: usize,
+        done: impl FnMut(&crate::SourceStatus),
+    ) -> Vec<crate::SourceStatus> {
+        self.discover_sources(concurrency, false, done).await
+    }
+
+    /// [`discover_with`](Self::discover_with) for every source, the `lazy` ones included
+    /// (`toolgate discover`).
+    pub async fn discover_all(
+        &self,
+        concurrency: usize,
+        done: impl FnMut(&crate::SourceStatus),
+    ) -> Vec<crate::SourceStatus> {
+        self.discover_sources(concurrency, true, done).await
+    }
+
+    async fn discover_sources(
+        &self,
+        concurrency: usize,
+        lazy_too: bool,
         mut done: impl FnMut(&crate::SourceStatus),
     ) -> Vec<crate::SourceStatus> {
         use futures::StreamExt;
@@ -194,7 +213,7 @@ impl Toolset {
             self.inner
                 .sources
                 .iter()
-                .filter(|s| s.discover_at_startup())
+                .filter(|s| lazy_too || s.discover_at_startup())
                 .map(|s| async move {
                     let _ = s.discover().await;
                     s.status()
@@ -205,6 +224,18 @@ impl Toolset {
             done(&status);
         }
         self.statuses()
+    }
+
+    /// The tool called `name` (as [`describe`](Self::describe)), first asking the source its
+    /// prefix names to discover its tools when it has not yet (a lazy remote source).
+    ///
+    /// # Errors
+    /// `not_found` for an unknown name; the source's error when it cannot list its tools.
+    pub async fn lookup(&self, name: &str) -> Result<Arc<ToolDescriptor>, ToolError> {
+        match self.resolve(name) {
+            Some((_, d)) => Ok(d),
+            None => self.resolve_remote(name).await.map(|(_, d)| d),
+        }
     }
 
     /// Every source's status, in source order.

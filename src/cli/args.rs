@@ -30,8 +30,9 @@ Exit codes:
 #[derive(Debug, Parser)]
 #[command(name = "toolgate", version, about, after_help = AFTER_HELP)]
 pub struct Cli {
-    /// The tools.yaml to read settings and policies from. Default: ./tools.yaml if it exists,
-    /// otherwise the tools.yaml the binary was built from.
+    /// The tools.yaml to read settings, policies and remote sources from (or an `mcpServers`
+    /// JSON file as Claude Desktop, Cursor and VS Code write it). Default: ./tools.yaml if it
+    /// exists, otherwise the tools.yaml the binary was built from.
     #[arg(long, global = true, value_name = "FILE", env = "TOOLGATE_CONFIG")]
     pub config: Option<PathBuf>,
 
@@ -87,6 +88,20 @@ pub enum Command {
         /// Give up after this many milliseconds (default: the tool's timeout).
         #[arg(long, value_name = "MS")]
         timeout_ms: Option<u64>,
+    },
+    /// Contact every source (MCP servers, lazy ones too) and show its status: state, tool
+    /// count, time taken, protocol version, and the error of a source that failed. Exit code 1
+    /// when a source failed.
+    Discover {
+        /// Print every source's status as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a tools.yaml `tools: mcp:` section made from an `mcpServers` JSON file (Claude
+    /// Desktop, Cursor, VS Code `mcp.json`). `--config FILE` reads such a file directly too.
+    ImportMcp {
+        /// The JSON file.
+        file: PathBuf,
     },
     /// Check a tools.yaml (default ./tools.yaml): shape, names, functions, state, sources.
     Check {

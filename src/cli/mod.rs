@@ -7,6 +7,7 @@ mod output;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
@@ -77,58 +78,63 @@ fn run(cli: Cli) -> CmdResult {
             output::print_json(&ToolsConfig::json_schema());
             Ok(exit::OK)
         }
-        Command::List { json, category } => {
+        Command::ImportMcp { file } => import_mcp(&file),
+        command => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| {
+                    Failure::new(
+                        exit::TOOL_ERROR,
+                        format!("error: internal: cannot start the async runtime: {e}"),
+                    )
+                })?;
             let tools = toolset(cli.config.as_deref())?;
-            output::list(&tools, json, category.as_deref());
+            let result = runtime.block_on(async {
+                let result = run_with(&tools, command).await;
+                // Remote sessions end and server processes exit before the command does.
+                tools.close().await;
+                result
+            });
+            // A tool that timed out may leave a blocking thread running (a sync function cannot
+            // be interrupted): do not wait for it before exiting.
+            runtime.shutdown_background();
+            result
+        }
+    }
+}
+
+/// The commands that use the toolset, inside the async runtime.
+async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
+    match command {
+        Command::List { json, category } => {
+            let statuses = discover(tools, false).await;
+            output::list(tools, json, category.as_deref());
+            output::unavailable(&statuses, json);
             Ok(exit::OK)
         }
+        Command::Discover { json } => {
+            let statuses = discover(tools, true).await;
+            output::statuses(&statuses, json);
+            let failed = statuses
+                .iter()
+                .any(|s| s.state == toolgate::SourceState::Failed);
+            Ok(if failed { exit::TOOL_ERROR } else { exit::OK })
+        }
         Command::Describe { name } => {
-            let tools = toolset(cli.config.as_deref())?;
-            let d = tools.describe(&name).ok_or_else(|| not_found(&name))?;
+            let d = lookup(tools, &name).await?;
             output::describe(&d);
             Ok(exit::OK)
         }
         Command::Schema { name, all, dialect } => {
-            let tools = toolset(cli.config.as_deref())?;
-            let dialect = dialect.into();
-            let export_failed = |e: toolgate::spec::dialect::ExportError| {
-                Failure::new(exit::TOOL_ERROR, format!("error: {e}"))
-            };
             let chosen = if all {
+                let statuses = discover(tools, false).await;
+                output::unavailable(&statuses, true);
                 tools.tools()
             } else {
-                let name = name.unwrap_or_default();
-                vec![tools.describe(&name).ok_or_else(|| not_found(&name))?]
+                vec![lookup(tools, &name.unwrap_or_default()).await?]
             };
-            let mut definitions = Vec::with_capacity(chosen.len());
-            let mut failed = 0;
-            for d in &chosen {
-                let (definition, notes) = match d.export_with_notes(dialect) {
-                    Ok(exported) => exported,
-                    // One tool the dialect cannot express does not hide the others.
-                    Err(e) if all => {
-                        output::write_err(&format!("error: {e}"));
-                        failed += 1;
-                        continue;
-                    }
-                    Err(e) => return Err(export_failed(e)),
-                };
-                for note in notes {
-                    output::write_err(&format!("note: {} ({dialect}): {note}", d.name));
-                }
-                definitions.push(definition);
-            }
-            let exported = if all {
-                Value::Array(definitions)
-            } else {
-                definitions.pop().unwrap_or_default()
-            };
-            if failed > 0 {
-                output::print_json(&exported);
-                return Ok(exit::TOOL_ERROR);
-            }
-            output::print_json(&exported);
-            Ok(exit::OK)
+            schema(&chosen, all, dialect.into())
         }
         Command::Call {
             name,
@@ -136,11 +142,114 @@ fn run(cli: Cli) -> CmdResult {
             json,
             timeout_ms,
         } => {
-            let tools = toolset(cli.config.as_deref())?;
             let args = read_args(&args)?;
-            call(&tools, &name, args, json, timeout_ms)
+            call(tools, &name, args, json, timeout_ms).await
+        }
+        Command::Check { .. } | Command::SchemaConfig | Command::ImportMcp { .. } => {
+            unreachable!("handled without a toolset")
         }
     }
+}
+
+/// Lists the tools of the remote sources (all of them at once, at most 8 at a time), with a
+/// progress bar on a terminal; `lazy_too` includes sources configured `lazy`.
+async fn discover(tools: &Toolset, lazy_too: bool) -> Vec<toolgate::SourceStatus> {
+    let remote = tools
+        .sources()
+        .iter()
+        .filter(|s| lazy_too || s.discover_at_startup())
+        .filter(|s| !matches!(s.kind(), "local" | "json_schema"))
+        .count();
+    if remote == 0 {
+        return tools.statuses();
+    }
+    let bar = indicatif::ProgressBar::new(remote as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} discovering sources {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    let done = |s: &toolgate::SourceStatus| {
+        if !matches!(s.kind.as_str(), "local" | "json_schema") {
+            bar.inc(1);
+            bar.set_message(s.id.clone());
+        }
+    };
+    let statuses = if lazy_too {
+        tools.discover_all(8, done).await
+    } else {
+        tools.discover_with(8, done).await
+    };
+    bar.finish_and_clear();
+    statuses
+}
+
+/// The tool `name`, discovering its source first when needed.
+async fn lookup(tools: &Toolset, name: &str) -> Result<Arc<toolgate::ToolDescriptor>, Failure> {
+    tools.lookup(name).await.map_err(|e| {
+        if e.kind() == ErrorKind::NotFound {
+            not_found(name)
+        } else {
+            Failure::new(exit::TOOL_ERROR, output::error_text(&e))
+        }
+    })
+}
+
+/// `toolgate schema`: the definitions on stdout, notes and unexportable tools on stderr.
+fn schema(
+    chosen: &[Arc<toolgate::ToolDescriptor>],
+    all: bool,
+    dialect: toolgate::Dialect,
+) -> CmdResult {
+    let mut definitions = Vec::with_capacity(chosen.len());
+    let mut failed = 0;
+    for d in chosen {
+        let (definition, notes) = match d.export_with_notes(dialect) {
+            Ok(exported) => exported,
+            // One tool the dialect cannot express does not hide the others.
+            Err(e) if all => {
+                output::write_err(&format!("error: {e}"));
+                failed += 1;
+                continue;
+            }
+            Err(e) => return Err(Failure::new(exit::TOOL_ERROR, format!("error: {e}"))),
+        };
+        for note in notes {
+            output::write_err(&format!("note: {} ({dialect}): {note}", d.name));
+        }
+        definitions.push(definition);
+    }
+    let exported = if all {
+        Value::Array(definitions)
+    } else {
+        definitions.pop().unwrap_or_default()
+    };
+    output::print_json(&exported);
+    Ok(if failed > 0 {
+        exit::TOOL_ERROR
+    } else {
+        exit::OK
+    })
+}
+
+/// `toolgate import-mcp FILE`: the tools.yaml section of an `mcpServers` JSON file.
+fn import_mcp(file: &Path) -> CmdResult {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Failure::new(
+            exit::USAGE,
+            format!("error: cannot read `{}`: {e}", file.display()),
+        )
+    })?;
+    let parsed = toolgate::spec::config::parse_mcp_json(&text, file)
+        .map_err(|e| Failure::new(exit::CONFIG, e.to_string()))?;
+    for w in &parsed.warnings {
+        output::write_err(&w.to_string());
+    }
+    output::print_text(&toolgate::spec::config::to_tools_yaml(
+        &parsed.servers,
+        file,
+    ));
+    Ok(exit::OK)
 }
 
 fn not_found(name: &str) -> Failure {
@@ -190,10 +299,19 @@ fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
         )
     })?;
     warn_uncompiled_tools(&loaded);
-    let tools = toolgate::builtin::toolset(settings)
-        .policy(&loaded.config.policy)
-        .build()
-        .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?;
+    let mut builder = toolgate::builtin::toolset(settings).policy(&loaded.config.policy);
+    let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
+    let global = toolgate::remote::ToolFilter::new(
+        "tools",
+        &loaded.config.tools.allow,
+        &loaded.config.tools.deny,
+    )
+    .map_err(config_error)?;
+    for server in &loaded.config.tools.mcp {
+        builder = builder
+            .source(toolgate::mcp::source(server, &base, global.clone()).map_err(config_error)?);
+    }
+    let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
     Ok(tools)
 }
@@ -296,31 +414,18 @@ fn read_args(raw: &str) -> Result<Value, Failure> {
     })
 }
 
-fn call(
+async fn call(
     tools: &Toolset,
     name: &str,
     args: Value,
     json: bool,
     timeout_ms: Option<u64>,
 ) -> CmdResult {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            Failure::new(
-                exit::TOOL_ERROR,
-                format!("error: internal: cannot start the async runtime: {e}"),
-            )
-        })?;
     let mut ctx = ToolContext::builder().caller("cli");
     if let Some(ms) = timeout_ms {
         ctx = ctx.timeout(Duration::from_millis(ms));
     }
-    let result = runtime.block_on(tools.call_with(name, args, ctx.build()));
-    // A tool that timed out may leave a blocking thread running (a sync function cannot be
-    // interrupted): do not wait for it before exiting.
-    runtime.shutdown_background();
-    match result {
+    match tools.call_with(name, args, ctx.build()).await {
         Ok(out) => {
             output::call_output(&out, json);
             Ok(if out.is_error {

@@ -66,6 +66,86 @@ pub fn list(tools: &Toolset, json: bool, category: Option<&str>) {
     }
 }
 
+/// After a listing: the sources whose tools are missing from it, with their state and error
+/// (on stdout after a table; on stderr next to JSON, which stays a plain array).
+pub fn unavailable(statuses: &[toolgate::SourceStatus], json: bool) {
+    for s in statuses {
+        let line = match s.state {
+            toolgate::SourceState::Ready => continue,
+            toolgate::SourceState::Pending => format!(
+                "source `{}` ({}): lazy, not contacted yet (its tools are listed after first use; `toolgate discover` contacts it)",
+                s.id, s.kind
+            ),
+            state => format!(
+                "source `{}` ({}): {}: {}",
+                s.id,
+                s.kind,
+                state_name(state),
+                s.error.as_deref().unwrap_or("no error recorded")
+            ),
+        };
+        if json {
+            write_err(&format!("warning: {line}"));
+        } else {
+            outln!("{line}");
+        }
+    }
+}
+
+fn state_name(state: toolgate::SourceState) -> &'static str {
+    match state {
+        toolgate::SourceState::Pending => "pending",
+        toolgate::SourceState::Ready => "ready",
+        toolgate::SourceState::Degraded => "degraded",
+        toolgate::SourceState::Failed => "failed",
+        toolgate::SourceState::Closed => "closed",
+    }
+}
+
+/// `toolgate discover`: one line per source (or every status as JSON).
+pub fn statuses(statuses: &[toolgate::SourceStatus], json: bool) {
+    if json {
+        print_json(&statuses);
+        return;
+    }
+    let id_width = statuses
+        .iter()
+        .map(|s| s.id.len())
+        .max()
+        .unwrap_or(2)
+        .max(6);
+    outln!(
+        "{:id_width$}  {:11}  {:8}  {:>5}  {:>6}  {:16}  SERVER",
+        "SOURCE",
+        "KIND",
+        "STATE",
+        "TOOLS",
+        "MS",
+        "PROTOCOL"
+    );
+    for s in statuses {
+        outln!(
+            "{:id_width$}  {:11}  {:8}  {:>5}  {:>6}  {:16}  {}",
+            s.id,
+            s.kind,
+            state_name(s.state),
+            s.tools,
+            s.discovery_ms
+                .map_or_else(|| "-".to_string(), |ms| ms.to_string()),
+            s.protocol.as_deref().unwrap_or("-"),
+            s.server.as_deref().unwrap_or("-"),
+        );
+        if let Some(e) = &s.error {
+            outln!("{:id_width$}  error: {e}", "");
+        }
+    }
+}
+
+/// Text on stdout as it is.
+pub fn print_text(text: &str) {
+    outln!("{}", text.trim_end());
+}
+
 /// `toolgate describe`.
 pub fn describe(d: &ToolDescriptor) {
     outln!("{}", d.name);

@@ -38,6 +38,7 @@ mod json_schema;
 mod local;
 pub mod location;
 mod mcp;
+mod mcp_json;
 mod openapi;
 mod policy;
 mod validate;
@@ -56,6 +57,7 @@ pub use json_schema::JsonSchemaSource;
 pub use local::{Discover, LocalEntry, LocalFunction};
 pub use location::{Location, LocationMap};
 pub use mcp::{HttpTransport, McpServer, McpTransport, SseTransport, StdioTransport};
+pub use mcp_json::{McpJsonConfig, is_mcp_json, parse_mcp_json, to_tools_config, to_tools_yaml};
 pub use openapi::{
     ApiKeyAuth, ApiKeyLocation, AuthConfig, BasicAuth, LoadMode, OpenApiSource, OperationFilter,
 };
@@ -108,6 +110,15 @@ pub struct ToolsSection {
     /// Tools defined by JSON Schema documents (compiled in), answered by one handler each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub json_schema: Vec<JsonSchemaSource>,
+    /// Only the tools of remote sources (MCP, A2A) whose full name (`{id}.{tool}`) matches one
+    /// of these names or globs (`*`, `?`) are offered; empty: all. Applied with each source's own
+    /// `allow`/`deny`, the same way for every transport.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Tools of remote sources whose full name matches one of these are never offered (wins
+    /// over `allow`), e.g. `"*.delete_*"`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
 }
 
 /// A loaded tools.yaml: the model, the file it came from, its text, and where each node is.
@@ -185,13 +196,18 @@ impl ToolsConfig {
         }
     }
 
-    /// Reads and parses the file at `path`.
+    /// Reads and parses the file at `path`: a tools.yaml, or the `mcpServers` JSON of Claude
+    /// Desktop, Cursor or VS Code ([`is_mcp_json`], read by [`parse_mcp_json`]).
     ///
     /// # Errors
-    /// [`ConfigError::Io`] when it cannot be read; otherwise as [`ToolsConfig::from_yaml_str`].
+    /// [`ConfigError::Io`] when it cannot be read; otherwise as [`ToolsConfig::from_yaml_str`]
+    /// or [`parse_mcp_json`].
     pub fn load(path: impl AsRef<Path>) -> Result<LoadedConfig, ConfigError> {
         let path = path.as_ref();
         let src = std::fs::read_to_string(path).map_err(|e| ConfigError::io(path, e))?;
+        if is_mcp_json(&src) {
+            return mcp_json::load(&src, path);
+        }
         Self::from_yaml_str(&src, path)
     }
 

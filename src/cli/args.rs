@@ -97,6 +97,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Connect to one MCP server without a config: list its tools, or call one. TARGET is a
+    /// URL (streamable HTTP; a URL whose path ends in `/sse` uses the legacy HTTP+SSE
+    /// transport) or, after `--`, a command that starts a stdio server.
+    Probe {
+        /// Call this tool (its name on the server) instead of listing.
+        #[arg(long, value_name = "TOOL")]
+        call: Option<String>,
+        /// The call's arguments as a JSON object.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        args: String,
+        /// Give up after this many milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 30000)]
+        timeout_ms: u64,
+        /// The server: a URL, or a command and its arguments.
+        #[arg(required = true, num_args = 1.., value_name = "TARGET")]
+        target: Vec<String>,
+    },
     /// Print a tools.yaml `tools: mcp:` section made from an `mcpServers` JSON file (Claude
     /// Desktop, Cursor, VS Code `mcp.json`). `--config FILE` reads such a file directly too.
     ImportMcp {

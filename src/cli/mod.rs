@@ -3,6 +3,7 @@
 
 mod args;
 mod output;
+mod probe;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -79,6 +80,26 @@ fn run(cli: Cli) -> CmdResult {
             Ok(exit::OK)
         }
         Command::ImportMcp { file } => import_mcp(&file),
+        Command::Probe {
+            call,
+            args,
+            timeout_ms,
+            target,
+        } => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| {
+                    Failure::new(
+                        exit::TOOL_ERROR,
+                        format!("error: internal: cannot start the async runtime: {e}"),
+                    )
+                })?;
+            let args = read_args(&args)?;
+            let result = runtime.block_on(probe::run(target, call, args, timeout_ms));
+            runtime.shutdown_background();
+            result
+        }
         command => {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
@@ -145,7 +166,10 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
             let args = read_args(&args)?;
             call(tools, &name, args, json, timeout_ms).await
         }
-        Command::Check { .. } | Command::SchemaConfig | Command::ImportMcp { .. } => {
+        Command::Check { .. }
+        | Command::SchemaConfig
+        | Command::ImportMcp { .. }
+        | Command::Probe { .. } => {
             unreachable!("handled without a toolset")
         }
     }
@@ -298,19 +322,14 @@ fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
             loaded.error_at(&e.pointer, e.message).to_string(),
         )
     })?;
-    warn_uncompiled_tools(&loaded);
-    let mut builder = toolgate::builtin::toolset(settings).policy(&loaded.config.policy);
-    let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
-    let global = toolgate::remote::ToolFilter::new(
-        "tools",
-        &loaded.config.tools.allow,
-        &loaded.config.tools.deny,
-    )
-    .map_err(config_error)?;
-    for server in &loaded.config.tools.mcp {
-        builder = builder
-            .source(toolgate::mcp::source(server, &base, global.clone()).map_err(config_error)?);
+    for warning in &loaded.warnings {
+        output::write_err(&warning.to_string());
     }
+    warn_uncompiled_tools(&loaded);
+    let builder = toolgate::builtin::toolset(settings)
+        .policy(&loaded.config.policy)
+        .mcp_servers(&loaded.config.tools, &base);
+    let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
     let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
     Ok(tools)

@@ -110,11 +110,23 @@ pub(crate) fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitSta
 /// Runs `toolgate ARGS` in `dir`, feeding `stdin` if given, under [`COMMAND_TIMEOUT`].
 pub(crate) fn toolgate_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Run {
     let command = format!("toolgate {}", args.join(" "));
-    let mut child = Command::new(BIN)
-        .args(args)
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
         .current_dir(dir)
         .env_remove("TOOLGATE_CONFIG")
-        .env("RUST_BACKTRACE", "1")
+        .env("RUST_BACKTRACE", "1");
+    run_command(command, &mut cmd, stdin)
+}
+
+/// Runs any command under [`COMMAND_TIMEOUT`], with captured output (e.g. a peer's tool that
+/// runs the binary itself).
+pub(crate) fn run_with_deadline(cmd: &mut Command) -> Run {
+    let command = format!("{cmd:?}");
+    run_command(command, cmd, None)
+}
+
+fn run_command(command: String, cmd: &mut Command, stdin: Option<&str>) -> Run {
+    let mut child = cmd
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {

@@ -11,4 +11,5 @@ mod calls;
 mod fetch;
 mod harness;
 mod inspect;
+mod mcp;
 mod usage;

@@ -161,12 +161,65 @@ pub fn source(
 ) -> Result<RemoteSource, BuildError> {
     let backend = McpBackend::from_config(server, base_dir)?;
     let filter = ToolFilter::new(&server.id, &server.allow, &server.deny)?;
-    Ok(RemoteSource::builder(&server.id, backend)
+    let mut builder = RemoteSource::builder(&server.id, backend)
         .lazy(server.lazy)
         .filter(filter)
         .global_filter(global)
-        .call_timeout(server.timeout_ms.map(Duration::from_millis))
-        .build())
+        .call_timeout(server.timeout_ms.map(Duration::from_millis));
+    if let Some(max) = server.max_result_bytes {
+        builder =
+            builder.max_result_bytes((max > 0).then(|| usize::try_from(max).unwrap_or(usize::MAX)));
+    }
+    Ok(builder.build())
+}
+
+impl crate::ToolsetBuilder {
+    /// Adds one source per `mcp` entry of a tools.yaml `tools:` section (see [`source`]), with
+    /// the section's `allow`/`deny` applied to every one; relative `cwd`s are taken from
+    /// `base_dir`. Nothing is contacted until [`Toolset::discover`](crate::Toolset::discover)
+    /// or the first call.
+    ///
+    /// # Errors
+    /// At [`build`](crate::ToolsetBuilder::build): [`BuildError::Source`] for an unset
+    /// environment variable or an invalid glob.
+    pub fn mcp_servers(
+        mut self,
+        tools: &toolgate_spec::config::ToolsSection,
+        base_dir: impl AsRef<Path>,
+    ) -> Self {
+        let base = base_dir.as_ref().to_path_buf();
+        let global = ToolFilter::new("tools", &tools.allow, &tools.deny);
+        for server in tools.mcp.iter().cloned() {
+            let base = base.clone();
+            let global = global.clone();
+            self = self.source_with(move |_| {
+                let source = source(&server, &base, global?)?;
+                Ok(Arc::new(source) as Arc<dyn crate::ToolSource>)
+            });
+        }
+        self
+    }
+
+    /// [`mcp_servers`](Self::mcp_servers) from the text of a tools.yaml (generated code passes
+    /// the `TOOLS_YAML` it was built from).
+    ///
+    /// # Errors
+    /// At [`build`](crate::ToolsetBuilder::build): [`BuildError::Source`] when the text does
+    /// not load, and as [`mcp_servers`](Self::mcp_servers).
+    pub fn mcp_servers_from_yaml(self, yaml: &str, base_dir: impl AsRef<Path>) -> Self {
+        match toolgate_spec::config::ToolsConfig::from_yaml_str(yaml, Path::new("tools.yaml")) {
+            Ok(loaded) => self.mcp_servers(&loaded.config.tools, base_dir),
+            Err(e) => {
+                let message = e.to_string();
+                self.source_with(move |_| {
+                    Err(BuildError::Source {
+                        source_id: "mcp".to_string(),
+                        message,
+                    })
+                })
+            }
+        }
+    }
 }
 
 fn connection(server: &McpServer, base_dir: &Path) -> Result<McpConnection, BuildError> {

@@ -425,6 +425,7 @@ impl Client {
                 let transport = sse::SseClientTransport::connect(http, config)
                     .await
                     .map_err(|e| before(ErrorKind::Network, e.to_string()))?;
+                tracing::debug!(server = %self.id, endpoint = %transport.message_url(), "legacy SSE: messages go to the endpoint the server named");
                 serve_client_with_lifecycle(handler, transport, mode)
                     .await
                     .map(|s| (s, None))

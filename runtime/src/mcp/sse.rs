@@ -1,48 +1,583 @@
-//! Placeholder, replaced by the legacy HTTP+SSE client transport.
+//! Client side of the legacy HTTP+SSE transport (MCP 2024-11-05), on rmcp's [`Transport`].
+//!
+//! The server streams its JSON-RPC messages as `message` events of one long GET
+//! (`text/event-stream`); the stream's first `endpoint` event names the URL to which the
+//! client POSTs its own messages. A background task reads the stream into a channel, so
+//! [`Transport::receive`] is cancel-safe; closing or dropping the transport stops that task.
 
-use std::time::Duration;
+use std::{convert::Infallible, future::Future, mem, time::Duration};
 
-use rmcp::RoleClient;
+use bytes::Bytes;
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::{StatusCode, Url};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::{RoleClient, transport::Transport};
+use sse_stream::SseStream;
+use tokio::sync::{mpsc, watch};
+use tokio::time::{Instant, timeout_at};
 
+/// Characters of a body or of event data kept in errors and log lines.
+const EXCERPT_CHARS: usize = 200;
+/// Messages buffered between the reader task and `receive()`.
+const CHANNEL_CAPACITY: usize = 64;
+
+/// Settings of a legacy HTTP+SSE connection. No `Debug`: the headers may hold a token.
+#[derive(Clone)]
 pub(crate) struct SseConfig {
+    /// The SSE URL, opened with GET.
     pub url: String,
-    pub headers: reqwest::header::HeaderMap,
+    /// Headers sent with the GET and with every POST; never logged.
+    pub headers: HeaderMap,
+    /// Bound on getting the GET's answer and its first `endpoint` event.
     pub connect_timeout: Duration,
+    /// Bound on one POST, its answer included.
     pub post_timeout: Duration,
+    /// Largest event accepted, counted over its non-comment lines with their newlines (so it
+    /// bounds the event's data); a larger one is logged and skipped, never buffered past this.
     pub max_frame_bytes: usize,
+    /// The source id, for log lines and errors.
     pub server: String,
 }
 
+/// What went wrong on a legacy HTTP+SSE connection; never carries header values.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SseError {
-    #[error("legacy SSE is not available yet for server `{0}`")]
-    Unavailable(String),
+    /// The request could not be made or answered: refused connection, DNS, TLS, a bad URL, an
+    /// answer that is no event stream, an unserializable message.
+    #[error("{0}: {1}")]
+    Failed(SseTarget, String),
+    /// The server answered with this non-2xx status and body (an excerpt).
+    #[error("{0}: HTTP {1}: {2}")]
+    Status(SseTarget, StatusCode, String),
+    /// Time ran out: "no answer" or "no `endpoint` event" within so many milliseconds.
+    #[error("{0}: {1} within {2} ms")]
+    Timeout(SseTarget, &'static str, u128),
+    /// The stream ended before its first `endpoint` event, or that event was unusable.
+    #[error("{0}: no usable `endpoint` event: {1}")]
+    Endpoint(SseTarget, String),
+    /// A message was sent after `close()`.
+    #[error("{0}: the transport is closed")]
+    Closed(SseTarget),
 }
 
-pub(crate) struct SseClientTransport;
+/// The server and request an [`SseError`] is about, shown as "MCP server `id`: GET url".
+#[derive(Debug, Clone)]
+pub(crate) struct SseTarget {
+    /// The source id.
+    pub server: String,
+    /// `GET` (the event stream) or `POST` (a message).
+    pub method: &'static str,
+    /// The request's URL.
+    pub url: String,
+}
+
+impl std::fmt::Display for SseTarget {
+    /// "MCP server `id`: GET url".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "MCP server `{}`: {} {}",
+            self.server, self.method, self.url
+        )
+    }
+}
+
+impl SseTarget {
+    /// [`SseError::Timeout`] after `limit`.
+    fn timeout(&self, what: &'static str, limit: Duration) -> SseError {
+        SseError::Timeout(self.clone(), what, limit.as_millis())
+    }
+
+    /// [`SseError::Failed`] for `reason`.
+    fn failed(&self, reason: impl Into<String>) -> SseError {
+        SseError::Failed(self.clone(), reason.into())
+    }
+
+    /// Passes a 2xx answer through; turns another into [`SseError::Status`] with a body excerpt.
+    async fn success(
+        &self,
+        answer: reqwest::Result<reqwest::Response>,
+    ) -> Result<reqwest::Response, SseError> {
+        let mut answer = answer.map_err(|e| self.failed(causes(e)))?;
+        let status = answer.status();
+        if status.is_success() {
+            return Ok(answer);
+        }
+        let mut body = Vec::new();
+        while body.len() < 4 * EXCERPT_CHARS
+            && let Ok(Some(chunk)) = answer.chunk().await
+        {
+            body.extend_from_slice(&chunk);
+        }
+        let body = excerpt(&String::from_utf8_lossy(&body));
+        Err(SseError::Status(self.clone(), status, body))
+    }
+}
+
+/// A reqwest failure with its causes, without its URL (the error messages have it already).
+fn causes(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut reason = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        reason = format!("{reason}: {cause}");
+        source = cause.source();
+    }
+    reason
+}
+
+/// The first [`EXCERPT_CHARS`] characters of `text` on one line, with `…` if cut.
+fn excerpt(text: &str) -> String {
+    let mut chars = text.chars().map(|c| if c.is_control() { ' ' } else { c });
+    let mut out: String = chars.by_ref().take(EXCERPT_CHARS).collect();
+    if chars.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Latest `endpoint` outcome: its resolved URL, or why there is none.
+type Endpoint = Option<Result<Url, String>>;
+
+/// Aborts the reader task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    /// Stops the task.
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A connected legacy HTTP+SSE client transport.
+pub(crate) struct SseClientTransport {
+    /// Client used for the POSTs.
+    client: reqwest::Client,
+    /// The settings (POST headers and timeout, server id).
+    config: SseConfig,
+    /// Where POSTs go: the latest usable `endpoint`.
+    message_url: Url,
+    /// `endpoint` updates from the reader task.
+    endpoint: watch::Receiver<Endpoint>,
+    /// Messages from the reader task; `None` once closed.
+    inbox: Option<mpsc::Receiver<RxJsonRpcMessage<RoleClient>>>,
+    /// The reader task.
+    reader: AbortOnDrop,
+}
+
+impl std::fmt::Debug for SseClientTransport {
+    /// The message URL, never the headers.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SseClientTransport({})", self.message_url)
+    }
+}
 
 impl SseClientTransport {
+    /// Opens GET url (Accept: text/event-stream, the configured headers), waits
+    /// (≤ connect_timeout) for the first `endpoint` event, resolves its data (a relative or
+    /// absolute URL, e.g. `/message?sessionId=…`) against the SSE URL, and returns the
+    /// transport. An endpoint of another origin is refused: the headers would go there.
     pub(crate) async fn connect(
-        _client: reqwest::Client,
+        client: reqwest::Client,
         config: SseConfig,
     ) -> Result<Self, SseError> {
-        Err(SseError::Unavailable(config.server))
+        let (target, limit) = (target(&config, "GET", &config.url), config.connect_timeout);
+        let sse_url = Url::parse(&config.url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https"));
+        let sse_url = sse_url.ok_or_else(|| target.failed("not an absolute http(s) URL"))?;
+        let deadline = Instant::now() + limit;
+        let request = client.get(sse_url.clone()).headers(config.headers.clone());
+        let request = request.header(ACCEPT, "text/event-stream");
+        let answer = async { target.success(request.send().await).await };
+        let answer = timeout_at(deadline, answer).await;
+        let answer = answer.map_err(|_| target.timeout("no answer", limit))??;
+        let kind = answer.headers().get(CONTENT_TYPE).map(|v| v.as_bytes());
+        if let Some(kind) = kind.filter(|t| !t.starts_with(b"text/event-stream")) {
+            let kind = excerpt(&String::from_utf8_lossy(kind));
+            return Err(target.failed(format!("answered `{kind}`, not an event stream")));
+        }
+        let (tx, inbox) = mpsc::channel(CHANNEL_CAPACITY);
+        let (endpoint_tx, mut endpoint) = watch::channel(None);
+        let server = config.server.clone();
+        let max = config.max_frame_bytes;
+        let framer = Framer::default();
+        let reader = Reader {
+            server,
+            sse_url,
+            max,
+            tx,
+            endpoint: endpoint_tx,
+            framer,
+        };
+        let reader = AbortOnDrop(tokio::spawn(reader.run(answer)));
+        let first = timeout_at(deadline, endpoint.wait_for(Option::is_some)).await;
+        drop(first.map_err(|_| target.timeout("no `endpoint` event", limit))?);
+        let first = endpoint.borrow_and_update().clone();
+        match first.unwrap_or_else(|| Err("the stream ended".into())) {
+            Ok(message_url) => {
+                let inbox = Some(inbox);
+                Ok(Self {
+                    client,
+                    config,
+                    message_url,
+                    endpoint,
+                    inbox,
+                    reader,
+                })
+            }
+            Err(reason) => Err(SseError::Endpoint(target, reason)),
+        }
+    }
+
+    /// The resolved message URL.
+    pub(crate) fn message_url(&self) -> &Url {
+        &self.message_url
+    }
+
+    /// Takes in the latest usable `endpoint`, if one came since the last look.
+    fn refresh_message_url(&mut self) {
+        if self.endpoint.has_changed().unwrap_or(false)
+            && let Some(Ok(url)) = &*self.endpoint.borrow_and_update()
+        {
+            self.message_url = url.clone();
+        }
     }
 }
 
-impl rmcp::transport::Transport<RoleClient> for SseClientTransport {
+/// An [`SseTarget`] for a request of `config`'s server.
+fn target(config: &SseConfig, method: &'static str, url: &str) -> SseTarget {
+    let (server, url) = (config.server.clone(), url.to_string());
+    SseTarget {
+        server,
+        method,
+        url,
+    }
+}
+
+impl Transport<RoleClient> for SseClientTransport {
     type Error = SseError;
+
+    /// POSTs the message as JSON to the message URL; a 2xx answer (usually 202) is success.
     fn send(
         &mut self,
-        _item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        async { Err(SseError::Unavailable(String::new())) }
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), SseError>> + Send + 'static {
+        self.refresh_message_url();
+        let target = target(&self.config, "POST", self.message_url.as_str());
+        let limit = self.config.post_timeout;
+        let request = self.client.post(self.message_url.clone());
+        let request = request.headers(self.config.headers.clone());
+        let (closed, body) = (self.inbox.is_none(), serde_json::to_vec(&item));
+        async move {
+            if closed {
+                return Err(SseError::Closed(target));
+            }
+            let body = body.map_err(|e| target.failed(format!("cannot serialize: {e}")))?;
+            let request = request.header(CONTENT_TYPE, "application/json").body(body);
+            let answer = async { target.success(request.send().await).await };
+            let answer = timeout_at(Instant::now() + limit, answer).await;
+            answer.map_err(|_| target.timeout("no answer", limit))??;
+            Ok(())
+        }
     }
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        async { None }
+
+    /// The next server message; `None` once the stream ended or the transport was closed.
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        self.refresh_message_url();
+        self.inbox.as_mut()?.recv().await
     }
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        async { Ok(()) }
+
+    /// Stops the reader; later `receive()` calls return `None` and later sends fail.
+    fn close(&mut self) -> impl Future<Output = Result<(), SseError>> + Send {
+        self.reader.0.abort();
+        self.inbox = None;
+        std::future::ready(Ok(()))
+    }
+}
+
+/// The background task reading the event stream: it cuts the stream into whole events of at
+/// most `max` bytes, skipping a larger event as it streams by, and has [`SseStream`] parse them.
+struct Reader {
+    /// Source id.
+    server: String,
+    /// The SSE URL, against which `endpoint` data is resolved.
+    sse_url: Url,
+    /// Largest event kept.
+    max: usize,
+    /// Where messages go.
+    tx: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
+    /// Where `endpoint` outcomes go.
+    endpoint: watch::Sender<Endpoint>,
+    /// Where the stream is in an event.
+    framer: Framer,
+}
+
+/// Framing state: line endings become `\n`, comment lines are dropped.
+#[derive(Default)]
+struct Framer {
+    /// The current event's lines so far.
+    buf: Vec<u8>,
+    /// Whether the current line has had a byte.
+    in_line: bool,
+    /// Whether the current line is a comment.
+    comment: bool,
+    /// Whether the last byte was `\r` (so a `\n` now ends nothing).
+    after_cr: bool,
+    /// Whether the current event went over `max` and is being skipped.
+    oversized: bool,
+}
+
+impl Reader {
+    /// Reads events until the stream ends or fails or the transport goes.
+    async fn run(mut self, mut answer: reqwest::Response) {
+        let reason = loop {
+            let chunk = match answer.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break "the server closed it".to_string(),
+                Err(e) => break causes(e),
+            };
+            for event in self.frame(&chunk) {
+                if !self.dispatch(event).await {
+                    return;
+                }
+            }
+        };
+        let (server, url) = (&self.server, self.sse_url.as_str());
+        tracing::warn!(%server, %url, "MCP SSE stream ended: {reason}");
+        let reason = format!("the stream ended: {reason}");
+        self.endpoint
+            .send_if_modified(|e| e.is_none() && e.replace(Err(reason)).is_none());
+    }
+
+    /// Feeds a chunk; returns the events it completed, each ending in a blank line.
+    fn frame(&mut self, chunk: &[u8]) -> Vec<Bytes> {
+        let (f, mut events) = (&mut self.framer, Vec::new());
+        for &byte in chunk {
+            if mem::take(&mut f.after_cr) && byte == b'\n' {
+                continue;
+            }
+            if byte == b'\r' || byte == b'\n' {
+                f.after_cr = byte == b'\r';
+                if mem::take(&mut f.in_line) {
+                    if !f.comment && !f.oversized {
+                        f.buf.push(b'\n');
+                    }
+                } else if !mem::take(&mut f.oversized) && !f.buf.is_empty() {
+                    f.buf.push(b'\n');
+                    events.push(Bytes::from(mem::take(&mut f.buf)));
+                }
+                continue;
+            }
+            if !mem::replace(&mut f.in_line, true) {
+                f.comment = byte == b':';
+            }
+            if !f.comment && !f.oversized {
+                f.buf.push(byte);
+                if f.buf.len() > self.max {
+                    (f.oversized, f.buf) = (true, Vec::new());
+                    let (server, max) = (&self.server, self.max);
+                    tracing::warn!(%server, max, "MCP SSE event over max_frame_bytes skipped");
+                }
+            }
+        }
+        events
+    }
+
+    /// Handles one whole event; false once nobody receives messages.
+    async fn dispatch(&mut self, event: Bytes) -> bool {
+        let server = self.server.clone();
+        let event = futures::stream::iter([Ok::<_, Infallible>(event)]);
+        let mut parsed = SseStream::from_bytes_stream(event);
+        while let Some(sse) = parsed.next().await {
+            let sse = match sse {
+                Ok(sse) => sse,
+                Err(e) => {
+                    tracing::warn!(%server, "malformed MCP SSE event skipped: {e}");
+                    continue;
+                }
+            };
+            let data = sse.data.unwrap_or_default();
+            match sse.event.as_deref() {
+                Some("endpoint") => self.on_endpoint(data.trim()),
+                None | Some("message") => match serde_json::from_str(&data) {
+                    Ok(message) => {
+                        if self.tx.send(message).await.is_err() {
+                            return false;
+                        }
+                    }
+                    Err(e) => {
+                        let data = excerpt(&data);
+                        tracing::warn!(%server, %data, "MCP SSE message is no JSON-RPC, skipped: {e}");
+                    }
+                },
+                Some(other) => tracing::debug!(%server, event = other, "MCP SSE event ignored"),
+            }
+        }
+        true
+    }
+
+    /// Resolves an `endpoint` event and publishes it; a bad one after a good one is ignored.
+    fn on_endpoint(&self, data: &str) {
+        let server = &self.server;
+        let reason = match self.sse_url.join(data) {
+            Ok(url) if url.origin() == self.sse_url.origin() => {
+                tracing::debug!(%server, %url, "MCP SSE message endpoint");
+                self.endpoint.send_replace(Some(Ok(url)));
+                return;
+            }
+            Ok(url) => format!("another origin ({})", url.origin().ascii_serialization()),
+            Err(e) => e.to_string(),
+        };
+        let reason = format!("`{}`: {reason}", excerpt(data));
+        if matches!(*self.endpoint.borrow(), Some(Ok(_))) {
+            tracing::warn!(%server, "MCP SSE `endpoint` event ignored: {reason}");
+        } else {
+            self.endpoint.send_replace(Some(Err(reason)));
+        }
+    }
+}
+
+/// Fake-server unit tests (the reference server over SSE is in runtime/tests/mcp_everything.rs).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Connects to `url` with short timeouts.
+    async fn connect(url: String, connect_ms: u64) -> Result<SseClientTransport, SseError> {
+        let (connect_timeout, post_timeout) =
+            (Duration::from_millis(connect_ms), Duration::from_secs(5));
+        let (headers, server) = (HeaderMap::new(), "fake".into());
+        let config = SseConfig {
+            url,
+            headers,
+            connect_timeout,
+            post_timeout,
+            max_frame_bytes: 1 << 16,
+            server,
+        };
+        SseClientTransport::connect(reqwest::Client::new(), config).await
+    }
+
+    /// An HTTP/1.1 server on 127.0.0.1 answering a GET with `events` (then holding the stream
+    /// open) and a POST with the raw answer `post`; returns its base URL.
+    async fn fake(events: String, post: &'static str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let events = events.clone();
+                tokio::spawn(async move {
+                    let (mut seen, mut buf) = (Vec::new(), [0u8; 4096]);
+                    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                        let Ok(n @ 1..) = socket.read(&mut buf).await else {
+                            return;
+                        };
+                        seen.extend_from_slice(&buf[..n]);
+                    }
+                    if seen.starts_with(b"GET") {
+                        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+                        let _ = socket.write_all(format!("{head}{events}").as_bytes()).await;
+                        std::future::pending::<()>().await;
+                    }
+                    let _ = socket.write_all(post.as_bytes()).await;
+                    let _ = socket.shutdown().await;
+                    while socket.read(&mut buf).await.is_ok_and(|n| n > 0) {}
+                });
+            }
+        });
+        base
+    }
+
+    /// Relative endpoints resolve against the SSE URL; another origin is refused.
+    #[tokio::test]
+    async fn resolves_relative_endpoints_and_refuses_other_origins() {
+        let cases = [
+            ("/message?sessionId=x", "/message?sessionId=x"),
+            ("message?x=1", "/base/message?x=1"),
+        ];
+        for (data, want) in cases {
+            let base = fake(format!("event: endpoint\ndata: {data}\n\n"), "").await;
+            let transport = connect(format!("{base}/base/sse"), 2000).await.unwrap();
+            assert_eq!(transport.message_url().as_str(), format!("{base}{want}"));
+        }
+        let base = fake(
+            "event: endpoint\ndata: http://elsewhere.test/m\n\n".into(),
+            "",
+        )
+        .await;
+        let error = connect(format!("{base}/sse"), 2000)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.ends_with("another origin (http://elsewhere.test)"),
+            "{error}"
+        );
+    }
+
+    /// Junk and oversized events are skipped, a later `endpoint` moves POSTs, close ends it.
+    #[tokio::test]
+    async fn skips_junk_and_oversized_events() {
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{{"p":"{}"}}}}"#,
+            "x".repeat(1 << 17)
+        );
+        let events = format!(
+            ": hi\n\nevent: endpoint\ndata: /m?s=1\n\nevent: message\ndata: not json\n\n\
+             data: {{\"foo\":1}}\n\nevent: ping\ndata: 1\n\nevent: message\ndata: {big}\n\n\
+             event: endpoint\r\ndata: /m?s=2\r\n\r\n\
+             event: message\r\ndata: {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}}\r\n\r\n"
+        );
+        let base = fake(events, "").await;
+        let mut transport = connect(format!("{base}/sse"), 2000).await.unwrap();
+        let message = transport.receive().await.unwrap();
+        assert_eq!(serde_json::to_value(&message).unwrap()["id"], 1);
+        assert_eq!(transport.message_url().as_str(), format!("{base}/m?s=2"));
+        transport.close().await.unwrap();
+        assert!(transport.receive().await.is_none());
+    }
+
+    /// Without an `endpoint` event, connect fails once connect_timeout is over.
+    #[tokio::test]
+    async fn no_endpoint_event_is_a_timely_error() {
+        let base = fake(": keep-alive\n\nevent: other\ndata: 1\n\n".into(), "").await;
+        let started = std::time::Instant::now();
+        let error = connect(format!("{base}/sse"), 300).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let want = format!("MCP server `fake`: GET {base}/sse: no `endpoint` event within 300 ms");
+        assert_eq!(error.to_string(), want);
+    }
+
+    /// A closed port gives an error that says the connection was refused.
+    #[tokio::test]
+    async fn refused_connection_is_an_error() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let error = connect(format!("http://127.0.0.1:{port}/sse"), 2000)
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("refused"), "{error}");
+    }
+
+    /// A non-2xx POST answer gives its status and body.
+    #[tokio::test]
+    async fn post_failure_reports_status_and_body() {
+        let answer = "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 4\r\n\r\nboom";
+        let base = fake("event: endpoint\ndata: /m\n\n".into(), answer).await;
+        let mut transport = connect(format!("{base}/sse"), 2000).await.unwrap();
+        let message = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let error = transport
+            .send(serde_json::from_value(message).unwrap())
+            .await
+            .unwrap_err();
+        let want =
+            format!("MCP server `fake`: POST {base}/m: HTTP 500 Internal Server Error: boom");
+        assert_eq!(error.to_string(), want);
     }
 }

@@ -42,6 +42,10 @@ pub struct McpServer {
     /// `true`: connect and list tools on first use of the `{id}.` prefix, not when the toolset
     /// starts. Default `false`.
     pub lazy: bool,
+    /// The most bytes of one text part of a result (default 65536): a longer one is cut head +
+    /// tail with a marker naming a `toolgate://results/...` URI where the full result stays
+    /// readable; a larger `structuredContent` is left out whole, with a note. `0`: no limit.
+    pub max_result_bytes: Option<u64>,
 }
 
 /// How an MCP server is reached.
@@ -129,6 +133,9 @@ struct RawMcpServer {
     /// Connect on first use instead of at start (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     lazy: bool,
+    /// The most bytes of one text part of a result (default 65536; 0: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_result_bytes: Option<u64>,
 }
 
 fn one_transport(schema: &mut schemars::Schema) {
@@ -168,6 +175,7 @@ impl TryFrom<RawMcpServer> for McpServer {
             deny: r.deny,
             timeout_ms: r.timeout_ms,
             lazy: r.lazy,
+            max_result_bytes: r.max_result_bytes,
         })
     }
 }
@@ -189,6 +197,7 @@ impl From<McpServer> for RawMcpServer {
             deny: s.deny,
             timeout_ms: s.timeout_ms,
             lazy: s.lazy,
+            max_result_bytes: s.max_result_bytes,
         }
     }
 }

@@ -318,6 +318,7 @@ impl Cx<'_> {
             deny,
             timeout_ms,
             lazy,
+            max_result_bytes: None,
         })
     }
 

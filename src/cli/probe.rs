@@ -1,0 +1,92 @@
+//! `toolgate probe`: one MCP server, no config: list its tools or call one. Also what the MCP
+//! conformance suite's client scenarios drive (it appends the scenario server's URL).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
+use toolgate::remote::RemoteSource;
+use toolgate::{ToolContext, Toolset};
+
+use super::args::exit;
+use super::{CmdResult, Failure, output};
+
+/// The source id the probed server gets.
+const ID: &str = "server";
+
+pub(super) async fn run(
+    target: Vec<String>,
+    call: Option<String>,
+    args: Value,
+    timeout_ms: u64,
+) -> CmdResult {
+    let connection = connection(target);
+    let timeout = Duration::from_millis(timeout_ms);
+    let options = McpOptions {
+        connect_timeout: timeout,
+        ..McpOptions::default()
+    };
+    let source = RemoteSource::builder(ID, McpBackend::new(ID, connection, options))
+        .discovery_timeout(timeout)
+        .health_interval(None)
+        .build();
+    let tools = Toolset::builder()
+        .source(source)
+        .build()
+        .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?;
+    let result = async {
+        let status = tools.discover(1).await.remove(0);
+        if let Some(error) = status.error {
+            return Err(Failure::new(exit::TOOL_ERROR, format!("error: {error}")));
+        }
+        let Some(name) = call else {
+            output::list(&tools, false, None);
+            return Ok(exit::OK);
+        };
+        let ctx = ToolContext::builder()
+            .caller("cli")
+            .timeout(timeout)
+            .build();
+        match tools.call_with(&format!("{ID}.{name}"), args, ctx).await {
+            Ok(out) => {
+                output::call_output(&out, false);
+                Ok(if out.is_error {
+                    exit::TOOL_ERROR
+                } else {
+                    exit::OK
+                })
+            }
+            Err(e) => Err(Failure::new(exit::TOOL_ERROR, output::error_text(&e))),
+        }
+    }
+    .await;
+    tools.close().await;
+    result
+}
+
+/// A URL (an `/sse` path: legacy HTTP+SSE), else a command line.
+fn connection(mut target: Vec<String>) -> McpConnection {
+    let first = target.first().cloned().unwrap_or_default();
+    if first.starts_with("http://") || first.starts_with("https://") {
+        let path = first.split('?').next().unwrap_or_default();
+        return if path.trim_end_matches('/').ends_with("/sse") {
+            McpConnection::Sse {
+                url: first,
+                headers: BTreeMap::new(),
+            }
+        } else {
+            McpConnection::Http {
+                url: first,
+                headers: BTreeMap::new(),
+            }
+        };
+    }
+    let program = target.remove(0);
+    McpConnection::Stdio {
+        program,
+        args: target,
+        env: BTreeMap::new(),
+        cwd: None,
+    }
+}

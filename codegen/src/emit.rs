@@ -15,6 +15,9 @@ pub(crate) struct Input<'a> {
     pub policy: &'a toolgate_spec::config::PolicyConfig,
     pub config_name: &'a str,
     pub config_text: &'a str,
+    /// The folder of tools.yaml relative to the crate, when it names MCP servers (their
+    /// relative `cwd`s start there).
+    pub mcp_base: Option<String>,
 }
 
 /// The generated file, formatted.
@@ -65,12 +68,20 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
     let arguments = argument_policy(input.policy);
     let json_sources = json_sources(input.json_sources)?;
     let yaml = input.config_text;
+    // MCP servers are discovered at run time: the builder reads them from TOOLS_YAML (their
+    // `${ENV}` secrets are resolved then, never at build time).
+    let mcp = input.mcp_base.as_ref().map(|base| {
+        quote!(.mcp_servers_from_yaml(
+            TOOLS_YAML,
+            ::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(#base),
+        ))
+    });
     Ok(quote! {
         #state
         #tool_enum
         #source
-        /// The toolset builder preloaded with this crate's compiled tools and tools.yaml's
-        /// default timeout and argument policies.
+        /// The toolset builder preloaded with this crate's compiled tools, tools.yaml's MCP
+        /// servers (contacted at run time), and its default timeout and argument policies.
         pub fn toolset() -> ::toolgate::ToolsetBuilder {
             ::toolgate::Toolset::builder()
                 .static_source(|states| {
@@ -79,6 +90,7 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
                     )
                 })
                 #(#json_sources)*
+                #mcp
                 #timeout
                 #(#arguments)*
         }

@@ -229,6 +229,14 @@ impl Builder {
             policy: &report.config.policy,
             config_name: &config_name,
             config_text: &report.config.source,
+            mcp_base: (!report.config.config.tools.mcp.is_empty()).then(|| {
+                // Relative to the crate (the generated code joins it to CARGO_MANIFEST_DIR), so
+                // that the code does not depend on where the crate was built.
+                self.config
+                    .parent()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default()
+            }),
         })
         .map_err(|message| {
             CodegenError::Invalid(vec![Diagnostic::error(&report.config.path, None, message)])

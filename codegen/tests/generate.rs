@@ -31,6 +31,16 @@ fn basic_fixture() {
     insta::assert_snapshot!("basic", g.code());
 }
 
+/// MCP servers are not contacted at build time: the builder reads them from TOOLS_YAML at run
+/// time (secrets unresolved in the generated code).
+#[test]
+fn mcp_fixture() {
+    let g = render("mcp");
+    assert_parses(g.code());
+    assert!(g.code().contains(".mcp_servers_from_yaml("), "{}", g.code());
+    insta::assert_snapshot!("mcp", g.code());
+}
+
 #[test]
 fn basic_fixture_report() {
     let g = render("basic");

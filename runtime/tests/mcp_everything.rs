@@ -223,3 +223,38 @@ async fn long_running_operation_reports_progress() {
     );
     tools.close().await;
 }
+
+/// The official Python SDK (PyPI `mcp` 2.x) speaks the stateless 2026-07-28 era: toolgate
+/// negotiates it with `server/discover` (no `initialize`), and calls work the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_server_in_the_2026_era() {
+    let script = peers::test_peers_dir().join("py_server.py");
+    let tools = Toolset::builder()
+        .source(source(
+            "py",
+            stdio(
+                peers::venv_python().to_str().unwrap(),
+                vec![script.display().to_string()],
+                &[],
+            ),
+        ))
+        .build()
+        .unwrap();
+    let status = tools.discover(1).await.remove(0);
+    assert_eq!(status.state, SourceState::Ready, "{status:?}");
+    assert_eq!(
+        status.protocol.as_deref(),
+        Some("mcp 2026-07-28"),
+        "{status:?}"
+    );
+    let out = tools.call("py.add", json!({"a": 2, "b": 3})).await.unwrap();
+    assert!(out.text_joined().contains('5'), "{out:?}");
+    let out = tools.call("py.shout", json!({"text": "hi"})).await.unwrap();
+    assert!(out.text_joined().contains("HI"), "{out:?}");
+    let e = tools
+        .call("py.add", json!({"a": "two", "b": 3}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArguments, "{e}");
+    tools.close().await;
+}

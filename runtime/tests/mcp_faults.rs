@@ -466,3 +466,37 @@ async fn streamable_http_session_expiry_starts_one_new_session() {
         "DELETE on close: {lines:#?}"
     );
 }
+
+/// What generated code does with tools.yaml's `mcp:` entries: sources built at `build()`,
+/// secrets resolved then, errors as `BuildError`s naming the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toolsets_read_mcp_servers_from_tools_yaml() {
+    let yaml = format!(
+        "version: 1\ntools:\n  deny: [\"*.hang\"]\n  mcp:\n    - id: faulty\n      stdio: {{command: {}, args: [{}, hang]}}\n",
+        peers::python3().display(),
+        peers::fault_server_py().display()
+    );
+    let tools = Toolset::builder()
+        .mcp_servers_from_yaml(&yaml, ".")
+        .build()
+        .unwrap();
+    ready(&tools).await;
+    let names: Vec<_> = tools.tools().iter().map(|d| d.name.clone()).collect();
+    assert_eq!(
+        names,
+        ["faulty.echo"],
+        "the global deny list hides faulty.hang"
+    );
+    tools.close().await;
+
+    let yaml = "version: 1\ntools:\n  mcp:\n    - id: remote\n      http: {url: \"http://127.0.0.1:9/mcp\", bearer_token: \"${TOOLGATE_TEST_UNSET_TOKEN}\"}\n";
+    let e = Toolset::builder()
+        .mcp_servers_from_yaml(yaml, ".")
+        .build()
+        .unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("remote") && m.contains("TOOLGATE_TEST_UNSET_TOKEN"),
+        "{m}"
+    );
+}

@@ -500,3 +500,25 @@ async fn toolsets_read_mcp_servers_from_tools_yaml() {
         "{m}"
     );
 }
+
+/// Called directly (no toolset, no deadline in the context), a remote source still bounds the
+/// call by its own timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_called_without_a_deadline_still_times_out() {
+    use toolgate_runtime::ToolSource;
+    let source = RemoteSource::builder(
+        "slow",
+        McpBackend::new("slow", fault("hang", &[]), McpOptions::default()),
+    )
+    .call_timeout(Some(Duration::from_millis(300)))
+    .build();
+    source.discover().await.unwrap();
+    let started = Instant::now();
+    let e = source
+        .call("slow.hang", json!({}), &ToolContext::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    source.close().await;
+}

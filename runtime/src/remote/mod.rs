@@ -118,6 +118,10 @@ pub struct RemoteSourceBuilder {
 }
 
 impl RemoteSourceBuilder {
+    /// The longest a call may take when neither the caller, the tool, the source nor the
+    /// toolset sets a deadline (120 s): a remote call never waits forever.
+    pub const FALLBACK_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
     /// The default result size limit: 64 KiB of text per part (cases.md C30).
     pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 * 1024;
 
@@ -478,11 +482,22 @@ impl ToolSource for RemoteSource {
             let Some((descriptor, remote)) = found else {
                 return Err(ToolError::not_found(name));
             };
-            let result = self
-                .inner
-                .backend
-                .call(&descriptor, &remote, args, ctx)
-                .await;
+            let call = self.inner.backend.call(&descriptor, &remote, args, ctx);
+            // Every remote call ends: with no deadline from the caller or the toolset, the
+            // source's own bound applies.
+            let result = match ctx.deadline() {
+                Some(_) => call.await,
+                None => {
+                    let limit = self
+                        .inner
+                        .settings
+                        .call_timeout
+                        .unwrap_or(RemoteSourceBuilder::FALLBACK_CALL_TIMEOUT);
+                    tokio::time::timeout(limit, call)
+                        .await
+                        .unwrap_or_else(|_| Err(ToolError::timeout(name, limit)))
+                }
+            };
             self.note_call(&result);
             result.map(|out| self.limit(out))
         })

@@ -1,5 +1,9 @@
 //! [`ToolOutput`]: the result of a tool call, in the MCP content model.
 
+mod render;
+
+pub use render::NO_CONTENT;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

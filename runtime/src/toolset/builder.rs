@@ -1,0 +1,270 @@
+//! [`ToolsetBuilder`]: sources, state, defaults and argument policies, checked once at `build`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use toolgate_spec::config::PolicyConfig;
+
+use super::{Inner, Overrides, StaticFactory, Toolset, Validation};
+use crate::{BuildError, ExtraArguments, StateMap, ToolSource, ValidationMode, ValidatorCache};
+
+/// Builds a [`Toolset`]: the compiled static table (from generated code), extra sources,
+/// application state and defaults. [`build`](Self::build) checks, once, that every `State<T>` a
+/// compiled tool takes was given, and that no two sources offer the same tool name.
+pub struct ToolsetBuilder {
+    static_source: Option<StaticFactory>,
+    /// Sources built from the application state at `build()`, after `sources` of the same call.
+    factories: Vec<StaticFactory>,
+    overlays: Vec<Arc<dyn ToolSource>>,
+    sources: Vec<Arc<dyn ToolSource>>,
+    states: StateMap,
+    default_timeout: Option<Duration>,
+    /// `None`: validation off.
+    validation: Option<Validation>,
+}
+
+impl Default for ToolsetBuilder {
+    fn default() -> Self {
+        Self {
+            static_source: None,
+            factories: Vec::new(),
+            overlays: Vec::new(),
+            sources: Vec::new(),
+            states: StateMap::default(),
+            default_timeout: None,
+            validation: Some(Validation::default()),
+        }
+    }
+}
+
+impl ToolsetBuilder {
+    /// Sets the compiled static table's factory (generated code calls this).
+    pub fn static_source(
+        mut self,
+        factory: impl FnOnce(&StateMap) -> Result<Arc<dyn ToolSource>, BuildError> + Send + 'static,
+    ) -> Self {
+        self.static_source = Some(Box::new(factory));
+        self
+    }
+
+    /// Adds a source after the static table (and after sources added earlier).
+    pub fn source(mut self, source: impl ToolSource) -> Self {
+        self.sources.push(Arc::new(source));
+        self
+    }
+
+    /// Adds a source *in front of* every other: its tools shadow same-named tools of the static
+    /// table and of other sources (no duplicate-name error). For tests — stub the real `fetch`
+    /// with a [`StubSource`](crate::testing::StubSource) — and for wrappers that replace a tool.
+    pub fn overlay(mut self, source: impl ToolSource) -> Self {
+        self.overlays.push(Arc::new(source));
+        self
+    }
+
+    /// Adds a source built when the toolset is built (with the application state given so far):
+    /// generated code adds `json_schema` sources this way, so that a failure is a
+    /// [`BuildError`], not a panic. Built in the order added, after the static table.
+    pub fn source_with(
+        mut self,
+        factory: impl FnOnce(&StateMap) -> Result<Arc<dyn ToolSource>, BuildError> + Send + 'static,
+    ) -> Self {
+        self.factories.push(Box::new(factory));
+        self
+    }
+
+    /// Adds a shared source.
+    pub fn source_arc(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.sources.push(source);
+        self
+    }
+
+    /// Gives tools taking `State<T>` this value.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(Arc::new(value));
+        self
+    }
+
+    /// Gives tools taking `State<T>` this shared value.
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.states.insert(value);
+        self
+    }
+
+    /// The timeout for tools that declare none (`None`: no timeout for local tools).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Whether every call's arguments are validated against the tool's input schema (JSON
+    /// Schema 2020-12, a validator compiled once per tool) before the tool runs; a mismatch is
+    /// `invalid_arguments` listing every violation with its JSON pointer. On by default; turning
+    /// it off forwards arguments as sent (a compiled tool still refuses what serde cannot decode)
+    /// and drops the per-tool settings below.
+    pub fn validate_arguments(mut self, validate: bool) -> Self {
+        match (validate, self.validation.is_some()) {
+            (true, false) => self.validation = Some(Validation::default()),
+            (false, true) => self.validation = None,
+            _ => {}
+        }
+        self
+    }
+
+    fn validation(&mut self) -> &mut Validation {
+        self.validation.get_or_insert_with(Validation::default)
+    }
+
+    /// How arguments are checked: [`ValidationMode::Strict`] (the default) or
+    /// [`ValidationMode::Lenient`], which first coerces unambiguous mistakes (numbers and
+    /// booleans sent as strings, ...) on a copy and forwards the copy. Turns validation on.
+    pub fn validation_mode(mut self, mode: ValidationMode) -> Self {
+        self.validation().defaults.mode = Some(mode);
+        self
+    }
+
+    /// The [validation mode](Self::validation_mode) of tool `tool` only (its name inside the
+    /// toolset), overriding its source's and the toolset's. Turns validation on.
+    pub fn validation_mode_for(mut self, tool: impl Into<String>, mode: ValidationMode) -> Self {
+        self.validation()
+            .per_tool
+            .entry(tool.into())
+            .or_default()
+            .mode = Some(mode);
+        self
+    }
+
+    /// The [validation mode](Self::validation_mode) of every tool of source `source` (its id),
+    /// overriding the toolset's. Turns validation on.
+    pub fn validation_mode_for_source(
+        mut self,
+        source: impl Into<String>,
+        mode: ValidationMode,
+    ) -> Self {
+        self.validation()
+            .per_source
+            .entry(source.into())
+            .or_default()
+            .mode = Some(mode);
+        self
+    }
+
+    /// What happens to argument keys a tool's schema refuses: [`ExtraArguments::Reject`] (the
+    /// default: `invalid_arguments` naming them and the allowed keys) or
+    /// [`ExtraArguments::Strip`] (removed, logged as a warning, listed in the result's
+    /// `_meta`). A tool's own `#[tool(extra = "strip")]` wins over this. Turns validation on.
+    pub fn extra_arguments(mut self, extra: ExtraArguments) -> Self {
+        self.validation().defaults.extra = Some(extra);
+        self
+    }
+
+    /// [`extra_arguments`](Self::extra_arguments) for tool `tool` only, overriding every other
+    /// level. Turns validation on.
+    pub fn extra_arguments_for(mut self, tool: impl Into<String>, extra: ExtraArguments) -> Self {
+        self.validation()
+            .per_tool
+            .entry(tool.into())
+            .or_default()
+            .extra = Some(extra);
+        self
+    }
+
+    /// [`extra_arguments`](Self::extra_arguments) for every tool of source `source`. Turns
+    /// validation on.
+    pub fn extra_arguments_for_source(
+        mut self,
+        source: impl Into<String>,
+        extra: ExtraArguments,
+    ) -> Self {
+        self.validation()
+            .per_source
+            .entry(source.into())
+            .or_default()
+            .extra = Some(extra);
+        self
+    }
+
+    /// Applies what the runtime enforces today of a tools.yaml `policy:` section: the default
+    /// `timeout_ms`, and `validation` / `extra_arguments` at each level (`defaults`,
+    /// `sources.<id>`, `tools.<name>`). Leaves settings the section does not mention as they are.
+    pub fn policy(mut self, policy: &PolicyConfig) -> Self {
+        if let Some(t) = policy.defaults.timeout() {
+            self.default_timeout = Some(t);
+        }
+        let apply = |o: &mut Overrides, p: &toolgate_spec::config::ToolPolicy| {
+            o.mode = p.validation.or(o.mode);
+            o.extra = p.extra_arguments.or(o.extra);
+        };
+        let any = |p: &toolgate_spec::config::ToolPolicy| {
+            p.validation.is_some() || p.extra_arguments.is_some()
+        };
+        if any(&policy.defaults) {
+            apply(&mut self.validation().defaults, &policy.defaults);
+        }
+        for (name, p) in policy.tools.iter().filter(|(_, p)| any(p)) {
+            apply(
+                self.validation().per_tool.entry(name.clone()).or_default(),
+                p,
+            );
+        }
+        for (id, p) in policy.sources.iter().filter(|(_, p)| any(p)) {
+            apply(
+                self.validation().per_source.entry(id.clone()).or_default(),
+                p,
+            );
+        }
+        self
+    }
+
+    /// Builds the toolset.
+    ///
+    /// # Errors
+    /// [`BuildError::MissingState`] when a compiled tool takes a `State<T>` that was not given;
+    /// [`BuildError::DuplicateSource`] / [`BuildError::DuplicateTool`] when sources clash.
+    pub fn build(self) -> Result<Toolset, BuildError> {
+        let mut sources = self.overlays;
+        let overlays = sources.len();
+        if let Some(factory) = self.static_source {
+            sources.push(factory(&self.states)?);
+        }
+        for factory in self.factories {
+            sources.push(factory(&self.states)?);
+        }
+        sources.extend(self.sources);
+        let mut ids = HashMap::new();
+        let mut names: HashMap<String, String> = HashMap::new();
+        for (i, s) in sources.iter().enumerate() {
+            if ids.insert(s.id().to_string(), ()).is_some() {
+                return Err(BuildError::DuplicateSource(s.id().to_string()));
+            }
+            if i < overlays {
+                continue;
+            }
+            for d in s.tools() {
+                // Unique as named inside toolgate and as exported (`a.b` and `a__b` would be
+                // one name to a model).
+                let exported = toolgate_spec::names::exported_name(&d.name).into_owned();
+                let first = names.get(&d.name).or_else(|| names.get(&exported)).cloned();
+                if let Some(first) = first {
+                    return Err(BuildError::DuplicateTool {
+                        name: d.name.clone(),
+                        first,
+                        second: s.id().to_string(),
+                    });
+                }
+                names.insert(d.name.clone(), s.id().to_string());
+                names.insert(exported, s.id().to_string());
+            }
+        }
+        Ok(Toolset {
+            inner: Arc::new(Inner {
+                sources,
+                states: self.states,
+                default_timeout: self.default_timeout,
+                blocking_runtime: OnceLock::new(),
+                validation: self.validation,
+                validators: ValidatorCache::new(),
+            }),
+        })
+    }
+}

@@ -1,0 +1,171 @@
+//! Starting a session: a new transport (spawned process, HTTP client, SSE stream) and the
+//! handshake over it, with errors that name the server and say what happened.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService,
+    serve_client_with_lifecycle,
+};
+
+use super::Client;
+use crate::mcp::handler::Handler;
+use crate::mcp::stdio::{ProcessLog, StdioCommand, StdioTransport};
+use crate::mcp::{McpConnection, sse};
+use crate::{ErrorKind, ToolError};
+
+/// Why a handshake failed: before the protocol started (spawn, connect), or in it.
+pub(super) enum Failed {
+    Before(ToolError),
+    Handshake(ClientInitializeError, Option<Arc<ProcessLog>>),
+}
+
+impl Client {
+    /// One handshake over a new transport.
+    pub(super) async fn serve(
+        &self,
+        mode: ClientLifecycleMode,
+    ) -> Result<(RunningService<RoleClient, Handler>, Option<Arc<ProcessLog>>), Failed> {
+        let handler = Handler {
+            shared: Arc::clone(&self.shared),
+            protocol_version: ProtocolVersion::LATEST_WITH_INITIALIZE,
+        };
+        let before =
+            |kind: ErrorKind, message: String| Failed::Before(ToolError::new(kind, message));
+        match &self.connection {
+            McpConnection::Stdio {
+                program,
+                args,
+                env,
+                cwd,
+            } => {
+                let cmd = StdioCommand {
+                    server: self.id.clone(),
+                    program: program.clone(),
+                    args: args.clone(),
+                    env: env.clone(),
+                    cwd: cwd.clone(),
+                    max_frame_bytes: self.options.max_frame_bytes,
+                };
+                let (transport, log) = StdioTransport::spawn(&cmd).map_err(|e| {
+                    before(
+                        ErrorKind::Network,
+                        format!("cannot start MCP server `{}` (`{program}`): {e}", self.id),
+                    )
+                })?;
+                serve_client_with_lifecycle(handler, transport, mode)
+                    .await
+                    .map(|s| (s, Some(Arc::clone(&log))))
+                    .map_err(|e| Failed::Handshake(e, Some(log)))
+            }
+            McpConnection::Http { url, headers } => {
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                let http = self.http().map_err(Failed::Before)?;
+                let mut custom = HashMap::new();
+                let mut auth = None;
+                for (k, v) in headers {
+                    if k.eq_ignore_ascii_case("authorization") {
+                        auth = Some(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
+                        continue;
+                    }
+                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes());
+                    let value = reqwest::header::HeaderValue::from_str(v);
+                    match (name, value) {
+                        (Ok(n), Ok(v)) => {
+                            custom.insert(n, v);
+                        }
+                        _ => {
+                            return Err(before(
+                                ErrorKind::Internal,
+                                format!(
+                                    "MCP server `{}`: header `{k}` is not a valid HTTP header",
+                                    self.id
+                                ),
+                            ));
+                        }
+                    }
+                }
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom)
+                    .reinit_on_expired_session(false);
+                config.max_json_response_size = self.options.max_frame_bytes;
+                config.max_sse_event_size = self.options.max_frame_bytes;
+                if let Some(token) = auth {
+                    config = config.auth_header(token);
+                }
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
+                serve_client_with_lifecycle(handler, transport, mode)
+                    .await
+                    .map(|s| (s, None))
+                    .map_err(|e| Failed::Handshake(e, None))
+            }
+            McpConnection::Sse { url, headers } => {
+                let http = self.http().map_err(Failed::Before)?;
+                let mut map = reqwest::header::HeaderMap::new();
+                for (k, v) in headers {
+                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes());
+                    let value = reqwest::header::HeaderValue::from_str(v);
+                    match (name, value) {
+                        (Ok(n), Ok(mut v)) => {
+                            v.set_sensitive(true);
+                            map.insert(n, v);
+                        }
+                        _ => {
+                            return Err(before(
+                                ErrorKind::Internal,
+                                format!(
+                                    "MCP server `{}`: header `{k}` is not a valid HTTP header",
+                                    self.id
+                                ),
+                            ));
+                        }
+                    }
+                }
+                let config = sse::SseConfig {
+                    url: url.clone(),
+                    headers: map,
+                    connect_timeout: self.options.connect_timeout,
+                    post_timeout: self.options.connect_timeout,
+                    max_frame_bytes: self.options.max_frame_bytes,
+                    server: self.id.clone(),
+                };
+                let transport = sse::SseClientTransport::connect(http, config)
+                    .await
+                    .map_err(|e| before(ErrorKind::Network, e.to_string()))?;
+                tracing::debug!(server = %self.id, endpoint = %transport.message_url(), "legacy SSE: messages go to the endpoint the server named");
+                serve_client_with_lifecycle(handler, transport, mode)
+                    .await
+                    .map(|s| (s, None))
+                    .map_err(|e| Failed::Handshake(e, None))
+            }
+        }
+    }
+
+    pub(super) fn init_error(
+        &self,
+        e: &ClientInitializeError,
+        process: Option<&ProcessLog>,
+    ) -> ToolError {
+        let mut message = format!("cannot start an MCP session with server `{}`: {e}", self.id);
+        if let Some(exit) = process.and_then(ProcessLog::exit) {
+            message.push_str(&format!(" (the process {exit})"));
+        }
+        if let Some(tail) = process
+            .map(ProcessLog::stderr_tail)
+            .filter(|t| !t.is_empty())
+        {
+            message.push_str("; its last stderr lines: ");
+            message.push_str(&tail.join(" | "));
+        }
+        let kind = match e {
+            ClientInitializeError::JsonRpcError(_)
+            | ClientInitializeError::ExpectedInitResult(_)
+            | ClientInitializeError::NoCompatibleProtocolVersion { .. } => ErrorKind::Protocol,
+            _ => ErrorKind::Network,
+        };
+        ToolError::new(kind, message)
+    }
+}

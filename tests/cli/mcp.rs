@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 use crate::harness::*;
 
 #[path = "../../runtime/tests/support/peers.rs"]
-#[allow(dead_code)]
 mod peers;
 
 fn node() -> String {

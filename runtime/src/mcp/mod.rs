@@ -189,7 +189,8 @@ impl crate::ToolsetBuilder {
     ) -> Self {
         let base = base_dir.as_ref().to_path_buf();
         let global = ToolFilter::new("tools", &tools.allow, &tools.deny);
-        for server in tools.mcp.iter().cloned() {
+        for server in &tools.mcp {
+            let server = server.clone();
             let base = base.clone();
             let global = global.clone();
             self = self.source_with(move |_| {

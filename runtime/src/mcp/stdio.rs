@@ -152,7 +152,7 @@ impl StdioTransport {
                 let n = self.junk_lines;
                 // The first few in full, then one in a hundred: a chatty server must not flood
                 // the log.
-                if n <= 5 || n % 100 == 0 {
+                if n <= 5 || n.is_multiple_of(100) {
                     let text = String::from_utf8_lossy(line);
                     let shown: String = text.chars().take(200).collect();
                     let what = if e.is_data() {
@@ -242,8 +242,8 @@ impl Transport<RoleClient> for StdioTransport {
 
     /// Cancel-safe: a partial line stays in `self.line` (only `fill_buf`/`consume` touch the
     /// reader, and neither loses data when dropped).
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        async move {
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        {
             loop {
                 let available = match self.stdout.fill_buf().await {
                     Ok(bytes) => bytes,

@@ -19,7 +19,7 @@ use crate::{ErrorKind, ToolError};
 /// Why a handshake failed: before the protocol started (spawn, connect), or in it.
 pub(super) enum Failed {
     Before(ToolError),
-    Handshake(ClientInitializeError, Option<Arc<ProcessLog>>),
+    Handshake(Box<ClientInitializeError>, Option<Arc<ProcessLog>>),
 }
 
 impl Client {
@@ -58,7 +58,7 @@ impl Client {
                 serve_client_with_lifecycle(handler, transport, mode)
                     .await
                     .map(|s| (s, Some(Arc::clone(&log))))
-                    .map_err(|e| Failed::Handshake(e, Some(log)))
+                    .map_err(|e| Failed::Handshake(Box::new(e), Some(log)))
             }
             McpConnection::Http { url, headers } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -100,7 +100,7 @@ impl Client {
                 serve_client_with_lifecycle(handler, transport, mode)
                     .await
                     .map(|s| (s, None))
-                    .map_err(|e| Failed::Handshake(e, None))
+                    .map_err(|e| Failed::Handshake(Box::new(e), None))
             }
             McpConnection::Sse { url, headers } => {
                 let http = self.http().map_err(Failed::Before)?;
@@ -139,7 +139,7 @@ impl Client {
                 serve_client_with_lifecycle(handler, transport, mode)
                     .await
                     .map(|s| (s, None))
-                    .map_err(|e| Failed::Handshake(e, None))
+                    .map_err(|e| Failed::Handshake(Box::new(e), None))
             }
         }
     }

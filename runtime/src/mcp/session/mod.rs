@@ -239,7 +239,7 @@ impl Client {
                 // A server that answers `server/discover` with something other than a JSON-RPC
                 // error (an HTTP 400, a closed connection) gets a plain `initialize` on a new
                 // connection.
-                Err(Failed::Handshake(e, _)) if !matches!(e, ClientInitializeError::Cancelled) => {
+                Err(Failed::Handshake(e, _)) if !matches!(*e, ClientInitializeError::Cancelled) => {
                     tracing::debug!(server = %self.id, error = %e, "server/discover failed; trying initialize");
                     self.serve(ClientLifecycleMode::Initialize).await
                 }

@@ -522,3 +522,68 @@ async fn a_source_called_without_a_deadline_still_times_out() {
     assert!(started.elapsed() < Duration::from_secs(2));
     source.close().await;
 }
+
+/// Every process whose command line contains `marker`, and every zombie child of this process.
+fn leftovers(marker: &str) -> (Vec<u32>, Vec<u32>) {
+    let me = std::process::id().to_string();
+    let mut alive = Vec::new();
+    let mut zombies = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            alive.push(pid);
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid ...
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        if fields.first() == Some(&"Z") && fields.get(1) == Some(&me.as_str()) {
+            zombies.push(pid);
+        }
+    }
+    (alive, zombies)
+}
+
+/// `Toolset::close` ends every server process (stdin closed first) and leaves no zombie; so do
+/// the sessions replaced after a crash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_leaves_no_process_and_no_zombie() {
+    let marker = format!("toolgate-close-test-{}", std::process::id());
+    let connection = McpConnection::Stdio {
+        program: peers::python3().display().to_string(),
+        args: vec![
+            peers::fault_server_py().display().to_string(),
+            "die".into(),
+            marker.clone(),
+        ],
+        env: BTreeMap::new(),
+        cwd: None,
+    };
+    let tools = toolset("procs", connection);
+    ready(&tools).await;
+    assert_eq!(leftovers(&marker).0.len(), 1, "one server process");
+    // A crash and a new session: still one process.
+    tools.call("procs.die", json!({})).await.unwrap_err();
+    tools
+        .call("procs.echo", json!({"message": "x"}))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(leftovers(&marker).0.len(), 1, "the crashed one is gone");
+    let started = Instant::now();
+    tools.close().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "stdin closed: the server exits by itself"
+    );
+    let (alive, zombies) = leftovers(&marker);
+    assert!(alive.is_empty(), "left running: {alive:?}");
+    assert!(zombies.is_empty(), "zombies: {zombies:?}");
+}

@@ -339,8 +339,18 @@ fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
 /// or the exported `a__b` form of `a.b`): said on stderr, with the line.
 fn warn_unknown_policy_tools(loaded: &LoadedConfig, tools: &Toolset) {
     let names: Vec<String> = tools.tools().iter().map(|d| d.name.clone()).collect();
+    // A remote source's tools are known only after discovery: `{id}.` names are not checked.
+    let remote = |name: &str| {
+        let internal = toolgate::spec::names::internal_name(name);
+        internal.split_once('.').is_some_and(|(prefix, _)| {
+            tools
+                .sources()
+                .iter()
+                .any(|s| s.id() == prefix && !matches!(s.kind(), "local" | "json_schema"))
+        })
+    };
     for name in loaded.config.policy.tools.keys() {
-        if names.contains(name) {
+        if names.contains(name) || remote(name) {
             continue;
         }
         let pointer = format!(

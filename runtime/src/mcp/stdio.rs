@@ -8,7 +8,11 @@
 //! * stderr is read line by line into our log, never mixed with protocol frames, and its last
 //!   lines are kept for error messages;
 //! * the way the process ended (`exited with status 1`, `killed by signal 9`) is recorded the
-//!   moment stdout closes, so calls in flight fail with it at once (C21);
+//!   moment it ends, and the transport closes then (after a short grace period for its last
+//!   output), even when a grandchild still holds stdout open: calls in flight fail with it at
+//!   once (C21);
+//! * a frame over the size cap is answered, for the request id it starts with, by a JSON-RPC
+//!   error, so that the call fails at once instead of waiting for its deadline;
 //! * the child runs in its own process group, so that `npx`'s grandchildren are stopped with it:
 //!   close stdin, wait, SIGTERM the group, wait, SIGKILL — never a zombie.
 
@@ -22,12 +26,17 @@ use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::watch;
 
 /// How many stderr lines are kept for error messages.
 const STDERR_TAIL: usize = 8;
 /// How long `close` waits for the child after closing stdin, and again after SIGTERM.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long stdout is still read after the process ended (its last lines may be in the pipe).
+const OUTPUT_GRACE: Duration = Duration::from_millis(200);
+/// How much of a discarded oversized frame is kept to find its request id.
+const FRAME_HEAD: usize = 256;
 
 /// What is known of how a server process ended, and its last stderr lines.
 #[derive(Debug, Default)]
@@ -77,15 +86,16 @@ pub(crate) struct StdioCommand {
 /// A running server process as an rmcp [`Transport`].
 pub(crate) struct StdioTransport {
     server: Arc<str>,
-    child: Arc<tokio::sync::Mutex<Child>>,
+    /// `true` once the process ended (the watcher task owns the `Child` and reaps it).
+    exited: watch::Receiver<bool>,
     pid: Option<i32>,
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
     stdout: BufReader<ChildStdout>,
     line: Vec<u8>,
-    discarding: bool,
+    /// `Some(first bytes)` while an oversized frame is being skipped.
+    discarding: Option<Vec<u8>>,
     max_frame_bytes: usize,
     junk_lines: u64,
-    log: Arc<ProcessLog>,
 }
 
 impl StdioTransport {
@@ -115,6 +125,16 @@ impl StdioTransport {
         let pid = child.id().and_then(|p| i32::try_from(p).ok());
         let log = Arc::new(ProcessLog::default());
         let server: Arc<str> = Arc::from(cmd.server.as_str());
+        let (exited_tx, exited) = watch::channel(false);
+        {
+            let log = Arc::clone(&log);
+            tokio::spawn(async move {
+                if let Ok(status) = child.wait().await {
+                    log.set_exit(status);
+                }
+                let _ = exited_tx.send(true);
+            });
+        }
         tokio::spawn(read_stderr(
             Arc::clone(&server),
             BufReader::new(stderr),
@@ -123,15 +143,14 @@ impl StdioTransport {
         Ok((
             Self {
                 server,
-                child: Arc::new(tokio::sync::Mutex::new(child)),
+                exited,
                 pid,
                 stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
                 stdout: BufReader::new(stdout),
                 line: Vec::new(),
-                discarding: false,
+                discarding: None,
                 max_frame_bytes: cmd.max_frame_bytes,
                 junk_lines: 0,
-                log: Arc::clone(&log),
             },
             log,
         ))
@@ -171,12 +190,34 @@ impl StdioTransport {
         }
     }
 
-    /// Records how the process ended (it closed stdout: it exited or is about to).
-    async fn record_exit(&self) {
-        let mut child = self.child.lock().await;
-        if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(1), child.wait()).await {
-            self.log.set_exit(status);
-        }
+    /// Waits (briefly) for the process to end, so that its exit status is known when stdout
+    /// closed because it exited.
+    async fn record_exit(&mut self) {
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.exited.wait_for(|e| *e)).await;
+    }
+
+    /// A JSON-RPC error answering the request a discarded oversized frame started, when its id
+    /// can be read from the frame's first bytes (`{"jsonrpc":"2.0","id":7,...`).
+    fn oversized_answer(&self, head: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let text = String::from_utf8_lossy(head);
+        let after = &text[text.find("\"id\"")? + 4..];
+        let after = after.trim_start().strip_prefix(':')?.trim_start();
+        let id: serde_json::Value = if let Some(rest) = after.strip_prefix('"') {
+            serde_json::Value::String(rest[..rest.find('"')?].to_string())
+        } else {
+            let end = after
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(after.len());
+            serde_json::Value::Number(after[..end].parse::<u64>().ok()?.into())
+        };
+        let message = format!(
+            "the server's answer was over the {}-byte frame limit and was discarded",
+            self.max_frame_bytes
+        );
+        serde_json::from_value(serde_json::json!({
+            "jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}
+        }))
+        .ok()
     }
 
     fn signal_group(pid: Option<i32>, signal: i32) {
@@ -243,75 +284,90 @@ impl Transport<RoleClient> for StdioTransport {
     /// Cancel-safe: a partial line stays in `self.line` (only `fill_buf`/`consume` touch the
     /// reader, and neither loses data when dropped).
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        {
-            loop {
-                let available = match self.stdout.fill_buf().await {
+        loop {
+            // Once the process ended, what is left in the pipe is still read, for a short
+            // while: a grandchild holding stdout open must not keep the session alive.
+            let mut exited = self.exited.clone();
+            let ended = async move {
+                let _ = exited.wait_for(|e| *e).await;
+                tokio::time::sleep(OUTPUT_GRACE).await;
+            };
+            let available = tokio::select! {
+                biased;
+                r = self.stdout.fill_buf() => match r {
                     Ok(bytes) => bytes,
                     Err(e) => {
                         tracing::warn!(server = %self.server, error = %e, "cannot read the server's stdout");
                         self.record_exit().await;
                         return None;
                     }
-                };
-                if available.is_empty() {
-                    self.record_exit().await;
-                    return None;
+                },
+                () = ended => return None,
+            };
+            if available.is_empty() {
+                self.record_exit().await;
+                return None;
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let body = &available[..newline.unwrap_or(available.len())];
+            match &mut self.discarding {
+                Some(head) => {
+                    let room = FRAME_HEAD.saturating_sub(head.len());
+                    head.extend_from_slice(&body[..body.len().min(room)]);
                 }
-                let newline = available.iter().position(|b| *b == b'\n');
-                let take = newline.map_or(available.len(), |i| i + 1);
-                let body = &available[..newline.unwrap_or(available.len())];
-                if !self.discarding {
-                    if self.line.len() + body.len() > self.max_frame_bytes {
-                        tracing::error!(
-                            server = %self.server,
-                            max_bytes = self.max_frame_bytes,
-                            "server sent a frame over the size cap; discarded"
-                        );
-                        self.discarding = true;
-                        self.line = Vec::new();
-                    } else {
-                        self.line.extend_from_slice(body);
-                    }
+                None if self.line.len() + body.len() > self.max_frame_bytes => {
+                    tracing::error!(
+                        server = %self.server,
+                        max_bytes = self.max_frame_bytes,
+                        "server sent a frame over the size cap; discarded"
+                    );
+                    let mut head = std::mem::take(&mut self.line);
+                    head.extend_from_slice(body);
+                    head.truncate(FRAME_HEAD);
+                    self.discarding = Some(head);
                 }
-                self.stdout.consume(take);
-                if newline.is_none() {
-                    continue;
+                None => self.line.extend_from_slice(body),
+            }
+            self.stdout.consume(take);
+            if newline.is_none() {
+                continue;
+            }
+            if let Some(head) = self.discarding.take() {
+                if let Some(answer) = self.oversized_answer(&head) {
+                    return Some(answer);
                 }
-                if std::mem::take(&mut self.discarding) {
-                    continue;
-                }
-                let message = self.parse_line();
-                self.line.clear();
-                if let Some(message) = message {
-                    return Some(message);
-                }
+                continue;
+            }
+            let message = self.parse_line();
+            self.line.clear();
+            if let Some(message) = message {
+                return Some(message);
             }
         }
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         let stdin = Arc::clone(&self.stdin);
-        let child = Arc::clone(&self.child);
+        let mut exited = self.exited.clone();
         let pid = self.pid;
-        let log = Arc::clone(&self.log);
         async move {
-            // MCP's stdio shutdown: close stdin, wait; SIGTERM, wait; SIGKILL.
+            // MCP's stdio shutdown: close stdin, wait; SIGTERM, wait; SIGKILL. The watcher task
+            // reaps the process.
             drop(stdin.lock().await.take());
-            let mut child = child.lock().await;
-            if let Ok(Ok(status)) = tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-                log.set_exit(status);
-                Self::signal_group(pid, libc::SIGKILL);
-                return Ok(());
+            for signal in [None, Some(libc::SIGTERM), Some(libc::SIGKILL)] {
+                if let Some(signal) = signal {
+                    Self::signal_group(pid, signal);
+                }
+                if tokio::time::timeout(EXIT_GRACE, exited.wait_for(|e| *e))
+                    .await
+                    .is_ok()
+                {
+                    break;
+                }
             }
-            Self::signal_group(pid, libc::SIGTERM);
-            if let Ok(Ok(status)) = tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-                log.set_exit(status);
-                Self::signal_group(pid, libc::SIGKILL);
-                return Ok(());
-            }
+            // Whatever the server left behind in its group goes too.
             Self::signal_group(pid, libc::SIGKILL);
-            let status = child.wait().await?;
-            log.set_exit(status);
             Ok(())
         }
     }
@@ -321,7 +377,7 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         // The whole group, so that children of the server (npx → node) go too; tokio's
         // kill_on_drop reaps the direct child.
-        if self.log.exit().is_none() {
+        if !*self.exited.borrow() {
             Self::signal_group(self.pid, libc::SIGKILL);
         }
     }

@@ -4,45 +4,109 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use crate::{Content, ToolOutput};
+use serde_json::Value;
+
+use crate::{Content, ResourceContents, ToolOutput};
 
 /// The URI scheme of results kept in full: `toolgate://results/{source}/{n}`.
 pub const RESULT_URI_PREFIX: &str = "toolgate://results/";
 
-/// Cuts `out` so that no text part exceeds `max` bytes and `structuredContent` (never cut in the
-/// middle of its JSON) is dropped when its JSON exceeds `max`, with a note. Returns `None` when
-/// nothing had to change.
+/// Cuts `out` to about `max` bytes in all, or returns `None` when it fits.
 ///
-/// A text part is cut head + tail (two thirds, one third) on UTF-8 character boundaries, with
-/// the marker `[… truncated <N> bytes; full result: <uri>]` between them.
+/// Parts are kept in order while they fit. The text part (or embedded text resource) that
+/// crosses the limit is cut head + tail (two thirds, one third of what is left) on UTF-8
+/// character boundaries, with the marker `[… truncated <N> bytes; full result: <uri>]`;
+/// later text parts, and images, audio or blobs that do not fit, become a note naming their
+/// size and the URI. `structuredContent` is never cut inside its JSON: over the limit, it is
+/// left out whole (with its text mirror) and a note says so.
 pub(crate) fn cut(out: &ToolOutput, max: usize, uri: &str) -> Option<ToolOutput> {
-    let structured_len = out
-        .structured
-        .as_ref()
-        .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()));
-    let over = out
-        .content
-        .iter()
-        .any(|c| c.as_text().is_some_and(|t| t.len() > max))
-        || structured_len > max;
-    if !over {
+    let structured_json = out.structured.as_ref().map(Value::to_string);
+    let structured_over = structured_json.as_ref().is_some_and(|s| s.len() > max);
+    let total: usize = out.content.iter().map(part_size).sum();
+    if total <= max && !structured_over {
         return None;
     }
-    let mut cut_out = out.clone();
-    for part in &mut cut_out.content {
-        if let Content::Text { text } = part
-            && text.len() > max
-        {
-            *text = head_and_tail(text, max, uri);
+    let mut budget = max;
+    let mut content = Vec::with_capacity(out.content.len());
+    for part in &out.content {
+        let size = part_size(part);
+        let is_mirror = structured_over
+            && matches!(part, Content::Text { text } if Some(text) == structured_json.as_ref());
+        if is_mirror {
+            continue;
+        }
+        if size <= budget {
+            budget -= size;
+            content.push(part.clone());
+            continue;
+        }
+        let left = budget;
+        budget = 0;
+        match part {
+            Content::Text { text } if left >= MIN_KEPT => {
+                content.push(Content::text(head_and_tail(text, left, uri)));
+            }
+            Content::Resource {
+                resource:
+                    ResourceContents::Text {
+                        uri: r,
+                        mime_type,
+                        text,
+                    },
+            } if left >= MIN_KEPT => content.push(Content::Resource {
+                resource: ResourceContents::Text {
+                    uri: r.clone(),
+                    mime_type: mime_type.clone(),
+                    text: head_and_tail(text, left, uri),
+                },
+            }),
+            other => content.push(Content::text(format!(
+                "[{} of {size} bytes left out: over the {max}-byte result limit; full result: {uri}]",
+                what(other)
+            ))),
         }
     }
-    if structured_len > max {
+    let mut cut_out = out.clone();
+    cut_out.content = content;
+    if structured_over {
         cut_out.structured = None;
+        let len = structured_json.map_or(0, |s| s.len());
         cut_out.content.push(Content::text(format!(
-            "[structuredContent of {structured_len} bytes left out: over the {max}-byte result limit; full result: {uri}]"
+            "[structuredContent of {len} bytes left out: over the {max}-byte result limit; full result: {uri}]"
         )));
     }
     Some(cut_out)
+}
+
+/// Below this many bytes of room, a text part is replaced by a note rather than cut.
+const MIN_KEPT: usize = 256;
+
+fn part_size(part: &Content) -> usize {
+    match part {
+        Content::Text { text } => text.len(),
+        Content::Image { data, .. } | Content::Audio { data, .. } => data.len(),
+        Content::Resource {
+            resource: ResourceContents::Text { text, .. },
+        } => text.len(),
+        Content::Resource {
+            resource: ResourceContents::Blob { blob, .. },
+        } => blob.len(),
+        Content::ResourceLink { uri, name, .. } => uri.len() + name.len(),
+    }
+}
+
+fn what(part: &Content) -> String {
+    match part {
+        Content::Text { .. } => "a text part".to_string(),
+        Content::Image { mime_type, .. } => format!("an image ({mime_type})"),
+        Content::Audio { mime_type, .. } => format!("audio ({mime_type})"),
+        Content::Resource { resource } => match resource {
+            ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => {
+                format!("resource {uri}")
+            }
+        },
+        Content::ResourceLink { uri, .. } => format!("a link to {uri}"),
+    }
 }
 
 fn head_and_tail(text: &str, max: usize, uri: &str) -> String {
@@ -128,20 +192,8 @@ impl ResultStore {
 
 /// The approximate size of a result in bytes (text, base64 data, structured JSON).
 pub(crate) fn size_of(out: &ToolOutput) -> usize {
-    let parts: usize = out
-        .content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } => text.len(),
-            Content::Image { data, .. } | Content::Audio { data, .. } => data.len(),
-            other => serde_json::to_string(other).map_or(0, |s| s.len()),
-        })
-        .sum();
-    parts
-        + out
-            .structured
-            .as_ref()
-            .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()))
+    out.content.iter().map(part_size).sum::<usize>()
+        + out.structured.as_ref().map_or(0, |v| v.to_string().len())
 }
 
 #[cfg(test)]
@@ -181,6 +233,43 @@ mod tests {
         assert!(cut_out.structured.is_none());
         let note = cut_out.content.last().unwrap().as_text().unwrap();
         assert!(note.contains("structuredContent of") && note.contains("toolgate://results/s/1"));
+    }
+
+    #[test]
+    fn the_limit_is_for_the_whole_result() {
+        let out = ToolOutput::from_content(
+            (0..100)
+                .map(|i| Content::text(format!("{i}:{}", "x".repeat(600))))
+                .chain([Content::Image {
+                    data: "A".repeat(5000),
+                    mime_type: "image/png".into(),
+                }])
+                .collect(),
+        );
+        let cut_out = cut(&out, 10_000, "u").unwrap();
+        let total: usize = cut_out.content.iter().map(part_size).sum();
+        assert!(total < 10_000 + 100 * 120, "{total}");
+        // The parts that fit are kept whole and in order; the image is named, not sent.
+        assert_eq!(cut_out.content[0], out.content[0]);
+        let last = cut_out.content.last().unwrap().as_text().unwrap();
+        assert!(
+            last.starts_with("[an image (image/png) of 5000 bytes left out"),
+            "{last}"
+        );
+    }
+
+    #[test]
+    fn the_text_mirror_of_big_structured_content_is_never_cut_mid_json() {
+        let value = json!({"rows": (0..2000).collect::<Vec<_>>()});
+        let out = ToolOutput::structured(value);
+        let cut_out = cut(&out, 1000, "u").unwrap();
+        assert_eq!(cut_out.content.len(), 1, "{:?}", cut_out.content);
+        assert!(
+            cut_out.content[0]
+                .as_text()
+                .unwrap()
+                .starts_with("[structuredContent of")
+        );
     }
 
     #[test]

@@ -425,6 +425,24 @@ impl RemoteSource {
         }
     }
 
+    /// Cuts the content an error carries (a tool's `isError` result, in its details) to the
+    /// same limit as results, keeping the full one.
+    fn limit_error(&self, e: ToolError) -> ToolError {
+        let Some(details) = e.details() else {
+            return e;
+        };
+        let Some(content) = details.get("content") else {
+            return e;
+        };
+        let Ok(content) = serde_json::from_value::<Vec<crate::Content>>(content.clone()) else {
+            return e;
+        };
+        let out = self.limit(ToolOutput::from_content(content));
+        let mut details = details.clone();
+        details["content"] = serde_json::to_value(&out.content).unwrap_or_default();
+        e.with_details(details)
+    }
+
     /// Cuts a result over the size limit, keeping the full one.
     fn limit(&self, out: ToolOutput) -> ToolOutput {
         let Some(max) = self.inner.settings.max_result_bytes else {
@@ -499,7 +517,9 @@ impl ToolSource for RemoteSource {
                 }
             };
             self.note_call(&result);
-            result.map(|out| self.limit(out))
+            result
+                .map(|out| self.limit(out))
+                .map_err(|e| self.limit_error(e))
         })
     }
 

@@ -312,8 +312,21 @@ impl Client {
     }
 
     /// Every tool the server lists, following `nextCursor` up to `max_list_pages` pages.
+    /// `tools/list` is idempotent: when the session drops under it (an expired HTTP session, a
+    /// restarted process), it is sent once more on a new session (cases.md C26).
     pub(crate) async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ToolError> {
-        let session = self.session().await?;
+        match self.list_tools_once().await {
+            Err((e, true)) => {
+                tracing::info!(server = %self.id, error = %e, "session dropped during tools/list; listing again on a new session");
+                self.list_tools_once().await.map_err(|(e, _)| e)
+            }
+            other => other.map_err(|(e, _)| e),
+        }
+    }
+
+    /// One listing; the error says whether the session dropped under it.
+    async fn list_tools_once(&self) -> Result<Vec<ToolDescriptor>, (ToolError, bool)> {
+        let session = self.session().await.map_err(|e| (e, false))?;
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
@@ -324,13 +337,16 @@ impl Client {
             }
             let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
             let result = session.peer.list_tools(Some(params)).await.map_err(|e| {
-                if matches!(
+                let dropped = matches!(
                     e,
                     rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
-                ) {
+                );
+                if dropped {
                     self.drop_session(&session);
                 }
-                convert::service_error(&self.id, "tools/list", &e, session.process.as_deref())
+                let error =
+                    convert::service_error(&self.id, "tools/list", &e, session.process.as_deref());
+                (error, dropped)
             })?;
             tools.extend(result.tools.iter().map(convert::descriptor));
             match result.next_cursor {

@@ -251,6 +251,45 @@ impl ToolError {
         self
     }
 
+    /// Replaces every occurrence of each of `secrets` (configured header values, tokens,
+    /// environment values given to a server) in the message and in the string values of the
+    /// details with `[redacted]`: for errors that may quote what a remote end sent back.
+    /// Empty secrets are ignored.
+    pub fn redacted<S: AsRef<str>>(mut self, secrets: &[S]) -> Self {
+        fn scrub(text: &mut String, secrets: &[&str]) {
+            for s in secrets {
+                if text.contains(s) {
+                    *text = text.replace(s, "[redacted]");
+                }
+            }
+        }
+        fn scrub_value(v: &mut serde_json::Value, secrets: &[&str]) {
+            match v {
+                serde_json::Value::String(text) => scrub(text, secrets),
+                serde_json::Value::Array(items) => {
+                    items.iter_mut().for_each(|i| scrub_value(i, secrets));
+                }
+                serde_json::Value::Object(map) => {
+                    map.values_mut().for_each(|i| scrub_value(i, secrets));
+                }
+                _ => {}
+            }
+        }
+        let secrets: Vec<&str> = secrets
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if secrets.is_empty() {
+            return self;
+        }
+        scrub(&mut self.message, &secrets);
+        if let Some(details) = self.details.as_deref_mut() {
+            scrub_value(details, &secrets);
+        }
+        self
+    }
+
     /// Prefixes the message with context, e.g. the tool name.
     pub fn with_context(mut self, context: impl fmt::Display) -> Self {
         self.message = bounded(format!("{context}: {}", self.message));
@@ -494,6 +533,19 @@ mod tests {
             "{}",
             &e.message()[4000..]
         );
+    }
+
+    #[test]
+    fn secrets_are_redacted_from_message_and_details() {
+        let e = ToolError::upstream("401: you sent Bearer s3cr3t-token")
+            .with_details(serde_json::json!({"content": [{"text": "s3cr3t-token again"}], "n": 1}))
+            .redacted(&["s3cr3t-token", ""]);
+        assert_eq!(e.message(), "401: you sent Bearer [redacted]");
+        assert_eq!(
+            e.details().unwrap()["content"][0]["text"],
+            "[redacted] again"
+        );
+        assert_eq!(e.kind(), ErrorKind::Upstream);
     }
 
     #[test]

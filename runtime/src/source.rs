@@ -127,6 +127,10 @@ pub struct SourceStatus {
     /// How many tools the remote end listed that allow/deny lists hide.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub hidden: usize,
+    /// Tools the remote end listed that cannot be offered, each with the reason (a name no
+    /// provider accepts, an input schema that is not a valid object schema).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<String>,
     /// The last error (listing, health check), if the source is not ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -157,6 +161,7 @@ impl SourceStatus {
             state: SourceState::Ready,
             tools,
             hidden: 0,
+            rejected: Vec::new(),
             error: None,
             discovery_ms: None,
             protocol: None,

@@ -16,6 +16,8 @@ pub mod exit {
     pub const CONFIG: u8 = 3;
     /// No tool of that name.
     pub const NOT_FOUND: u8 = 4;
+    /// Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
 }
 
 const AFTER_HELP: &str = "\
@@ -24,7 +26,8 @@ Exit codes:
   1  the tool call failed (its error kind and message are printed on stderr)
   2  bad usage: unknown command or option, ARGS that is not a JSON object
   3  invalid configuration (toolgate check found errors, or --config cannot be loaded)
-  4  no tool of that name";
+  4  no tool of that name
+  130 interrupted (Ctrl-C or SIGTERM); remote sessions are closed first";
 
 /// toolgate: an LLM agent's whole action space behind one typed toolset.
 #[derive(Debug, Parser)]
@@ -86,7 +89,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// Give up after this many milliseconds (default: the tool's timeout).
-        #[arg(long, value_name = "MS")]
+        #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
         timeout_ms: Option<u64>,
     },
     /// Contact every source (MCP servers, lazy ones too) and show its status: state, tool
@@ -104,11 +107,15 @@ pub enum Command {
         /// Call this tool (its name on the server) instead of listing.
         #[arg(long, value_name = "TOOL")]
         call: Option<String>,
-        /// The call's arguments as a JSON object.
+        /// The call's arguments: a JSON object, `@file`, or `-` for stdin.
         #[arg(long, value_name = "JSON", default_value = "{}")]
         args: String,
+        /// An HTTP header for a URL target, `Name: value` (repeatable), e.g.
+        /// `--header "Authorization: Bearer $TOKEN"`.
+        #[arg(long, value_name = "HEADER")]
+        header: Vec<String>,
         /// Give up after this many milliseconds.
-        #[arg(long, value_name = "MS", default_value_t = 30000)]
+        #[arg(long, value_name = "MS", default_value_t = 30000, value_parser = clap::value_parser!(u64).range(1..))]
         timeout_ms: u64,
         /// The server: a URL, or a command and its arguments.
         #[arg(required = true, num_args = 1.., value_name = "TARGET")]

@@ -63,7 +63,8 @@ pub fn main() -> ExitCode {
 /// a warning; `RUST_LOG=info` adds every coercion made to a call's arguments).
 fn init_log() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        // rmcp's own log lines repeat, in its terms, what toolgate reports as errors.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -82,6 +83,7 @@ fn run(cli: Cli) -> CmdResult {
         Command::ImportMcp { file } => import_mcp(&file),
         Command::Probe {
             call,
+            header: headers,
             args,
             timeout_ms,
             target,
@@ -96,7 +98,12 @@ fn run(cli: Cli) -> CmdResult {
                     )
                 })?;
             let args = read_args(&args)?;
-            let result = runtime.block_on(probe::run(target, call, args, timeout_ms));
+            let result = runtime.block_on(async {
+                tokio::select! {
+                    r = probe::run(target, call, headers, args, timeout_ms) => r,
+                    () = interrupted() => Err(Failure::new(exit::INTERRUPTED, "error: interrupted")),
+                }
+            });
             runtime.shutdown_background();
             result
         }
@@ -112,8 +119,16 @@ fn run(cli: Cli) -> CmdResult {
                 })?;
             let tools = toolset(cli.config.as_deref())?;
             let result = runtime.block_on(async {
-                let result = run_with(&tools, command).await;
-                // Remote sessions end and server processes exit before the command does.
+                let result = tokio::select! {
+                    r = run_with(&tools, command) => r,
+                    () = interrupted() => Err(Failure::new(
+                        exit::INTERRUPTED,
+                        "error: interrupted; closing the remote sessions",
+                    )),
+                };
+                // Remote sessions end and server processes exit before the command does (also
+                // after Ctrl-C or SIGTERM: stdio servers run in their own process groups, which
+                // the terminal's signal does not reach).
                 tools.close().await;
                 result
             });
@@ -122,6 +137,22 @@ fn run(cli: Cli) -> CmdResult {
             runtime.shutdown_background();
             result
         }
+    }
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
+async fn interrupted() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
     }
 }
 

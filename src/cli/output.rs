@@ -138,6 +138,9 @@ pub fn statuses(statuses: &[toolgate::SourceStatus], json: bool) {
         if let Some(e) = &s.error {
             outln!("{:id_width$}  error: {e}", "");
         }
+        for r in &s.rejected {
+            outln!("{:id_width$}  left out: {r}", "");
+        }
     }
 }
 

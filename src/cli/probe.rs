@@ -18,10 +18,21 @@ const ID: &str = "server";
 pub(super) async fn run(
     target: Vec<String>,
     call: Option<String>,
+    headers: Vec<String>,
     args: Value,
     timeout_ms: u64,
 ) -> CmdResult {
-    let connection = connection(target);
+    let mut parsed = BTreeMap::new();
+    for h in &headers {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(Failure::new(
+                exit::USAGE,
+                format!("error: --header `{h}` is not `Name: value`"),
+            ));
+        };
+        parsed.insert(name.trim().to_string(), value.trim().to_string());
+    }
+    let connection = connection(target, parsed);
     let timeout = Duration::from_millis(timeout_ms);
     let options = McpOptions {
         connect_timeout: timeout,
@@ -57,7 +68,14 @@ pub(super) async fn run(
                     exit::OK
                 })
             }
-            Err(e) => Err(Failure::new(exit::TOOL_ERROR, output::error_text(&e))),
+            Err(e) => {
+                let code = if e.kind() == toolgate::ErrorKind::NotFound {
+                    exit::NOT_FOUND
+                } else {
+                    exit::TOOL_ERROR
+                };
+                Err(Failure::new(code, output::error_text(&e)))
+            }
         }
     }
     .await;
@@ -66,19 +84,19 @@ pub(super) async fn run(
 }
 
 /// A URL (an `/sse` path: legacy HTTP+SSE), else a command line.
-fn connection(mut target: Vec<String>) -> McpConnection {
+fn connection(mut target: Vec<String>, headers: BTreeMap<String, String>) -> McpConnection {
     let first = target.first().cloned().unwrap_or_default();
     if first.starts_with("http://") || first.starts_with("https://") {
         let path = first.split('?').next().unwrap_or_default();
         return if path.trim_end_matches('/').ends_with("/sse") {
             McpConnection::Sse {
                 url: first,
-                headers: BTreeMap::new(),
+                headers,
             }
         } else {
             McpConnection::Http {
                 url: first,
-                headers: BTreeMap::new(),
+                headers,
             }
         };
     }

@@ -289,3 +289,45 @@ fn conformance_client_scenarios_pass() {
         );
     }
 }
+
+/// A stdio server sees only a safe part of toolgate's environment plus what its config gives
+/// it, and a secret given to it never shows in an error, even when the server echoes it.
+#[test]
+fn stdio_servers_get_a_small_environment_and_secrets_stay_out_of_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        r#"version: 1
+tools:
+  mcp:
+    - id: echoer
+      stdio:
+        command: sh
+        args: ["-c", "echo inherited=$TOOLGATE_TEST_AMBIENT given=$GIVEN >&2; exec {python} {server} die"]
+        env: {{GIVEN: "${{TOOLGATE_TEST_GIVEN}}"}}
+"#,
+        python = peers::python3().display(),
+        server = peers::fault_server_py().display(),
+    );
+    std::fs::write(dir.path().join("tools.yaml"), yaml).unwrap();
+    let run = run_with_deadline(
+        std::process::Command::new(BIN)
+            .args(["call", "echoer.die"])
+            .current_dir(dir.path())
+            .env("TOOLGATE_TEST_AMBIENT", "ambient-value-not-for-servers")
+            .env("TOOLGATE_TEST_GIVEN", "given-secret-value")
+            .env("RUST_LOG", "info"),
+    );
+    run.code(1);
+    let all = format!("{}\n{}", run.stdout, run.stderr);
+    assert!(
+        all.contains("inherited= given=[redacted]"),
+        "{}",
+        run.context()
+    );
+    assert!(
+        !all.contains("ambient-value-not-for-servers"),
+        "{}",
+        run.context()
+    );
+    assert!(!all.contains("given-secret-value"), "{}", run.context());
+}

@@ -30,6 +30,7 @@ use crate::remote::{PeerInfo, RemoteBackend, RemoteSource, ToolFilter};
 use crate::{BoxFuture, BuildError, ToolContext, ToolDescriptor, ToolError, ToolOutput};
 
 pub use session::SUPPORTED_VERSIONS;
+pub use stdio::INHERITED_ENV;
 
 /// How to reach an MCP server, with every `${ENV}` already resolved.
 #[derive(Clone)]
@@ -41,7 +42,7 @@ pub enum McpConnection {
         program: String,
         /// Its arguments.
         args: Vec<String>,
-        /// Variables added to its environment.
+        /// Its environment, besides the few variables it inherits ([`INHERITED_ENV`]).
         env: BTreeMap<String, String>,
         /// Its working directory.
         cwd: Option<PathBuf>,
@@ -280,7 +281,12 @@ impl RemoteBackend for McpBackend {
     }
 
     fn list_tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, ToolError>> {
-        Box::pin(self.client.list_tools())
+        Box::pin(async move {
+            self.client
+                .list_tools()
+                .await
+                .map_err(|e| self.client.redact(e))
+        })
     }
 
     fn call<'a>(
@@ -290,11 +296,16 @@ impl RemoteBackend for McpBackend {
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(self.client.call(tool, remote_name, args, ctx))
+        Box::pin(async move {
+            self.client
+                .call(tool, remote_name, args, ctx)
+                .await
+                .map_err(|e| self.client.redact(e))
+        })
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<Duration, ToolError>> {
-        Box::pin(self.client.ping())
+        Box::pin(async move { self.client.ping().await.map_err(|e| self.client.redact(e)) })
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

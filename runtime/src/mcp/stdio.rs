@@ -29,6 +29,12 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
+/// The variables of toolgate's environment a stdio server inherits (the TypeScript SDK's
+/// default set, plus locale and temp dir); everything else must be given in its `env:`.
+pub const INHERITED_ENV: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR",
+];
+
 /// How many stderr lines are kept for error messages.
 const STDERR_TAIL: usize = 8;
 /// How long `close` waits for the child after closing stdin, and again after SIGTERM.
@@ -105,6 +111,15 @@ impl StdioTransport {
     /// The OS error of spawning it (program not found, not executable, bad cwd).
     pub(crate) fn spawn(cmd: &StdioCommand) -> std::io::Result<(Self, Arc<ProcessLog>)> {
         let mut command = tokio::process::Command::new(&cmd.program);
+        // Like the MCP SDKs' stdio clients: the server gets a small safe part of our
+        // environment plus what its config gives it, never every secret toolgate was started
+        // with.
+        command.env_clear();
+        for var in INHERITED_ENV {
+            if let Some(value) = std::env::var_os(var) {
+                command.env(var, value);
+            }
+        }
         command
             .args(&cmd.args)
             .envs(&cmd.env)
@@ -135,8 +150,11 @@ impl StdioTransport {
                 let _ = exited_tx.send(true);
             });
         }
+        // Environment values given to the server may be secrets: never logged as it echoes them.
+        let secrets: Arc<[String]> = cmd.env.values().filter(|v| v.len() >= 6).cloned().collect();
         tokio::spawn(read_stderr(
             Arc::clone(&server),
+            secrets,
             BufReader::new(stderr),
             Arc::clone(&log),
         ));
@@ -233,6 +251,7 @@ impl StdioTransport {
 
 async fn read_stderr(
     server: Arc<str>,
+    secrets: Arc<[String]>,
     mut stderr: BufReader<tokio::process::ChildStderr>,
     log: Arc<ProcessLog>,
 ) {
@@ -246,7 +265,12 @@ async fn read_stderr(
                 if text.is_empty() {
                     continue;
                 }
-                let text: String = text.chars().take(1000).collect();
+                let mut text: String = text.chars().take(1000).collect();
+                for secret in secrets.iter() {
+                    if text.contains(secret.as_str()) {
+                        text = text.replace(secret.as_str(), "[redacted]");
+                    }
+                }
                 tracing::info!(server = %server, "stderr: {text}");
                 let mut tail = log.stderr.lock().unwrap_or_else(|p| p.into_inner());
                 if tail.len() == STDERR_TAIL {

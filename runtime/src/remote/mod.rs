@@ -122,7 +122,7 @@ impl RemoteSourceBuilder {
     /// toolset sets a deadline (120 s): a remote call never waits forever.
     pub const FALLBACK_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
-    /// The default result size limit: 64 KiB of text per part (cases.md C30).
+    /// The default result size limit: 64 KiB (cases.md C30).
     pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 * 1024;
 
     /// `true`: contact the remote end on first use of the `{id}.` prefix, not at start-up.
@@ -158,11 +158,13 @@ impl RemoteSourceBuilder {
         self
     }
 
-    /// The most bytes of one text part of a result (default
-    /// [`DEFAULT_MAX_RESULT_BYTES`](Self::DEFAULT_MAX_RESULT_BYTES); `None`: no limit). A longer
-    /// part is cut head + tail with a marker naming a `toolgate://results/...` URI where the
-    /// full result can be read ([`ToolSource::stored_result`]); `structuredContent` over the
-    /// limit is left out whole, with a note.
+    /// The most bytes a result may have (default
+    /// [`DEFAULT_MAX_RESULT_BYTES`](Self::DEFAULT_MAX_RESULT_BYTES); `None`: no limit). Parts
+    /// are kept in order while they fit; the text part that crosses the limit is cut head +
+    /// tail with a marker naming a `toolgate://results/...` URI where the full result can be
+    /// read ([`ToolSource::stored_result`]); later parts become notes; `structuredContent` over
+    /// the limit is left out whole, with a note. The content an `isError` result carries is
+    /// limited the same way.
     pub fn max_result_bytes(mut self, max: Option<usize>) -> Self {
         self.settings.max_result_bytes = max;
         self
@@ -226,6 +228,7 @@ struct Catalog {
     by_name: HashMap<String, (Arc<ToolDescriptor>, String)>,
     listed: bool,
     hidden: usize,
+    rejected: Vec<String>,
     state: Option<SourceState>,
     error: Option<String>,
     attempted: Option<Instant>,
@@ -311,11 +314,17 @@ impl RemoteSource {
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut exported = std::collections::HashSet::new();
         let mut hidden = 0;
+        let mut rejected = Vec::new();
         for mut d in tools {
             let remote = std::mem::take(&mut d.name);
             let name = format!("{id}.{remote}");
             if !settings.filter.allows(&remote) || !settings.global.allows(&name) {
                 hidden += 1;
+                continue;
+            }
+            if let Err(why) = usable(&remote, &name, &d) {
+                tracing::warn!(source = %id, tool = %remote, "tool left out: {why}");
+                rejected.push(format!("`{remote}`: {why}"));
                 continue;
             }
             // Unique as the toolset names it and as a model sees it (`a.b` vs `a__b`).
@@ -336,6 +345,7 @@ impl RemoteSource {
         catalog.order = order;
         catalog.by_name = by_name;
         catalog.hidden = hidden;
+        catalog.rejected = rejected;
         catalog.listed = true;
     }
 
@@ -461,6 +471,30 @@ impl RemoteSource {
     }
 }
 
+/// Whether a listed tool can be offered at all: its name, as a model sees it, must be one every
+/// provider accepts (`^[a-zA-Z0-9_-]{1,64}$` once exported as `{id}__{tool}`), and its input
+/// schema must be a JSON Schema of an object (MCP 2025-06-18, "Tool": `inputSchema` is an
+/// object schema) that compiles. A tool that fails either is left out, with the reason, rather
+/// than offered and then failing every call.
+fn usable(remote: &str, name: &str, d: &ToolDescriptor) -> Result<(), String> {
+    if remote.is_empty() {
+        return Err("the server gave it no name".to_string());
+    }
+    let exported = toolgate_spec::names::exported_name(name);
+    toolgate_spec::names::validate_tool_name(&exported)
+        .map_err(|e| format!("its name cannot be exported as `{exported}`: {e}"))?;
+    let root_type = d.input_schema.get("type");
+    if root_type.is_some_and(|t| t != "object") {
+        return Err(format!(
+            "its input schema is not an object schema (`\"type\": {}`)",
+            root_type.map(ToString::to_string).unwrap_or_default()
+        ));
+    }
+    jsonschema::validator_for(&d.input_schema)
+        .map(drop)
+        .map_err(|e| format!("its input schema is not valid JSON Schema: {e}"))
+}
+
 fn closed_error(id: &str) -> ToolError {
     ToolError::new(ErrorKind::Network, format!("source `{id}` is closed")).with_retryable(false)
 }
@@ -537,6 +571,7 @@ impl ToolSource for RemoteSource {
             state,
             tools: catalog.order.len(),
             hidden: catalog.hidden,
+            rejected: catalog.rejected.clone(),
             error: catalog.error.clone(),
             discovery_ms: catalog.discovery.map(|d| d.as_millis() as u64),
             protocol: peer

@@ -44,7 +44,13 @@ impl RemoteBackend for Arc<Fake> {
                 .iter()
                 .map(|n| ToolDescriptor {
                     name: (*n).to_string(),
-                    input_schema: json!({"type": "object"}),
+                    input_schema: match *n {
+                        "stringly" => json!({"type": "string"}),
+                        "typo" => {
+                            json!({"type": "object", "properties": {"a": {"type": "strnig"}}})
+                        }
+                        _ => json!({"type": "object"}),
+                    },
                     ..ToolDescriptor::default()
                 })
                 .collect())
@@ -211,4 +217,35 @@ async fn closed_sources_refuse_calls() {
     assert_eq!(tools.statuses()[0].state, SourceState::Closed);
     let e = tools.call("fk.echo", json!({})).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Network);
+}
+
+#[tokio::test]
+async fn tools_no_provider_could_take_are_left_out_with_the_reason() {
+    let long = Box::leak("x".repeat(70).into_boxed_str());
+    let fake = Arc::new(Fake::new(&[
+        "ok",
+        "",
+        "with space",
+        "stringly",
+        "typo",
+        long,
+    ]));
+    let tools = Toolset::builder()
+        .source(RemoteSource::builder("fk", Arc::clone(&fake)).build())
+        .build()
+        .unwrap();
+    let status = tools.discover(1).await.remove(0);
+    let names: Vec<_> = tools.tools().iter().map(|d| d.name.clone()).collect();
+    assert_eq!(names, ["fk.ok"]);
+    let rejected = status.rejected.join("\n");
+    assert_eq!(status.rejected.len(), 5, "{rejected}");
+    for needle in [
+        "no name",
+        "' ' at position",
+        "not an object schema",
+        "not valid JSON Schema",
+        "64",
+    ] {
+        assert!(rejected.contains(needle), "{needle}: {rejected}");
+    }
 }

@@ -344,18 +344,23 @@ impl Toolset {
         mut ctx: ToolContext,
         watch_cancel: bool,
     ) -> Result<ToolOutput, ToolError> {
-        let (source, descriptor) = match self.resolve(name) {
-            Some(found) => found,
-            None => self.resolve_remote(name).await?,
+        // What is left of the caller's deadline, measured before any work (so that a 2 s
+        // deadline is reported as 2000 ms, not 1999, and a remote source's discovery and the
+        // argument check count against it).
+        let caller_left = ctx.remaining();
+        let (source, descriptor) = match (self.resolve(name), caller_left) {
+            (Some(found), _) => found,
+            // A lazy source's first listing counts against the caller's deadline too.
+            (None, Some(left)) => tokio::time::timeout(left, self.resolve_remote(name))
+                .await
+                .unwrap_or_else(|_| Err(ToolError::timeout(name, left)))?,
+            (None, None) => self.resolve_remote(name).await?,
         };
         // A context whose token is already cancelled runs nothing (a sync tool would otherwise
         // finish on its first poll, before the cancellation below is looked at).
         if ctx.is_cancelled() {
             return Err(ToolError::cancelled(name));
         }
-        // What is left of the caller's deadline, measured before any work (so that a 2 s
-        // deadline is reported as 2000 ms, not 1999, and checking arguments counts against it).
-        let caller_left = ctx.remaining();
         // The arguments are checked against the tool's input schema (a validator compiled
         // once per tool); when they had to be changed, the changed copy is what is forwarded.
         let (args, coercions) = match &self.inner.validation {

@@ -42,9 +42,10 @@ pub struct McpServer {
     /// `true`: connect and list tools on first use of the `{id}.` prefix, not when the toolset
     /// starts. Default `false`.
     pub lazy: bool,
-    /// The most bytes of one text part of a result (default 65536): a longer one is cut head +
-    /// tail with a marker naming a `toolgate://results/...` URI where the full result stays
-    /// readable; a larger `structuredContent` is left out whole, with a note. `0`: no limit.
+    /// The most bytes a result may have (default 65536): the text part that crosses the limit
+    /// is cut head + tail with a marker naming a `toolgate://results/...` URI where the full
+    /// result stays readable, later parts become notes, a larger `structuredContent` is left
+    /// out whole, with a note. `0`: no limit.
     pub max_result_bytes: Option<u64>,
 }
 
@@ -133,7 +134,7 @@ struct RawMcpServer {
     /// Connect on first use instead of at start (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     lazy: bool,
-    /// The most bytes of one text part of a result (default 65536; 0: no limit).
+    /// The most bytes a result may have (default 65536; 0: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     max_result_bytes: Option<u64>,
 }

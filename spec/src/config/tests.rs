@@ -354,3 +354,21 @@ fn json_schema_accepts_what_the_loader_accepts() {
     let unknown: Value = serde_saphyr::from_str("version: 1\nnope: 1").unwrap();
     assert!(!validator.is_valid(&unknown));
 }
+
+#[test]
+fn mcp_globs_and_zero_timeouts_are_refused_at_load() {
+    let errs = errors(
+        "version: 1\ntools:\n  deny: [\"[oops\"]\n  mcp:\n    - id: s\n      stdio: {command: x}\n      allow: [echo, \"get-[\"]\n      timeout_ms: 0\n",
+    );
+    let all = errs.join("\n");
+    assert_eq!(errs.len(), 3, "{all}");
+    assert!(
+        all.contains(":3:") && all.contains("`[oops` is not a valid name or glob"),
+        "{all}"
+    );
+    assert!(all.contains(":7:") && all.contains("`get-[`"), "{all}");
+    assert!(
+        all.contains(":8:") && all.contains("`timeout_ms: 0`"),
+        "{all}"
+    );
+}

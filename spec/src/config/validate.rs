@@ -37,6 +37,25 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
             _ => {}
         }
     }
+    for (i, s) in cfg.tools.mcp.iter().enumerate() {
+        for (list, entries) in [("allow", &s.allow), ("deny", &s.deny)] {
+            check_globs(cfg, &format!("/tools/mcp/{i}/{list}"), entries, &mut errors);
+        }
+        if s.timeout_ms == Some(0) {
+            errors.push(
+                cfg.error_at(
+                    &format!("/tools/mcp/{i}/timeout_ms"),
+                    format!(
+                        "MCP server `{}`: `timeout_ms: 0` would fail every call",
+                        s.id
+                    ),
+                )
+                .with_hint("leave it out to use the policy's timeout"),
+            );
+        }
+    }
+    check_globs(cfg, "/tools/allow", &cfg.tools.allow, &mut errors);
+    check_globs(cfg, "/tools/deny", &cfg.tools.deny, &mut errors);
     for (i, a) in cfg.tools.a2a.iter().enumerate() {
         if a.url.is_none() && a.card_url.is_none() {
             errors.push(
@@ -50,6 +69,23 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
     }
     check_policy(cfg, &mut errors, &mut warnings);
     (errors, warnings)
+}
+
+/// Every entry of an allow/deny list must be a name or a glob the `glob` crate reads.
+fn check_globs(
+    cfg: &LoadedConfig,
+    pointer: &str,
+    entries: &[String],
+    errors: &mut Vec<Diagnostic>,
+) {
+    for (j, entry) in entries.iter().enumerate() {
+        if let Err(e) = glob::Pattern::new(entry) {
+            errors.push(cfg.error_at(
+                &format!("{pointer}/{j}"),
+                format!("`{entry}` is not a valid name or glob: {e}"),
+            ));
+        }
+    }
 }
 
 fn is_http_url(url: &str) -> bool {

@@ -23,6 +23,16 @@ pub(super) enum Failed {
 }
 
 impl Client {
+    /// ` at <url>` for HTTP servers (stdio servers are named by their command elsewhere).
+    fn where_(&self) -> String {
+        match &self.connection {
+            McpConnection::Http { url, .. } | McpConnection::Sse { url, .. } => {
+                format!(" at {url}")
+            }
+            McpConnection::Stdio { .. } => String::new(),
+        }
+    }
+
     /// One handshake over a new transport.
     pub(super) async fn serve(
         &self,
@@ -49,6 +59,16 @@ impl Client {
                     cwd: cwd.clone(),
                     max_frame_bytes: self.options.max_frame_bytes,
                 };
+                if let Some(dir) = cwd.as_ref().filter(|d| !d.is_dir()) {
+                    return Err(before(
+                        ErrorKind::Network,
+                        format!(
+                            "cannot start MCP server `{}`: its working directory `{}` does not exist",
+                            self.id,
+                            dir.display()
+                        ),
+                    ));
+                }
                 let (transport, log) = StdioTransport::spawn(&cmd).map_err(|e| {
                     before(
                         ErrorKind::Network,
@@ -90,6 +110,10 @@ impl Client {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom)
                     .reinit_on_expired_session(false);
+                // A dropped event stream is resumed a few times (the server's `retry:` field
+                // sets the wait), not forever: a server that died fails its calls in about a
+                // second instead of at their deadline.
+                config.retry_config = Arc::new(BoundedRetry);
                 config.max_json_response_size = self.options.max_frame_bytes;
                 config.max_sse_event_size = self.options.max_frame_bytes;
                 if let Some(token) = auth {
@@ -149,7 +173,12 @@ impl Client {
         e: &ClientInitializeError,
         process: Option<&ProcessLog>,
     ) -> ToolError {
-        let mut message = format!("cannot start an MCP session with server `{}`: {e}", self.id);
+        let mut message = format!(
+            "cannot start an MCP session with server `{}`{}: {}",
+            self.id,
+            self.where_(),
+            error_chain(e)
+        );
         if let Some(exit) = process.and_then(ProcessLog::exit) {
             message.push_str(&format!(" (the process {exit})"));
         }
@@ -168,4 +197,38 @@ impl Client {
         };
         ToolError::new(kind, message)
     }
+}
+
+/// How rmcp resumes a dropped streamable-HTTP event stream: three attempts, 300 ms apart
+/// (unless the server's `retry:` field says otherwise), then the calls waiting on it fail.
+#[derive(Debug)]
+struct BoundedRetry;
+
+impl rmcp::transport::common::client_side_sse::SseRetryPolicy for BoundedRetry {
+    fn retry(&self, attempts: usize) -> Option<std::time::Duration> {
+        (attempts < 3).then_some(std::time::Duration::from_millis(300))
+    }
+}
+
+/// An error and its causes, `a: b: c`, without rmcp's type names and without repeats: the
+/// root cause (`Connection refused`) is what a user needs to see.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = current {
+        let text = err.to_string();
+        // rmcp wraps transport errors as "Send message error Transport [<type>] error: ...":
+        // keep what comes after the type name.
+        let text = match text.find("] error: ") {
+            Some(i) if text.contains("Transport [") => text[i + "] error: ".len()..].to_string(),
+            _ => text,
+        };
+        let text = text.trim().to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.retain(|p| !text.contains(p.as_str()));
+            parts.push(text);
+        }
+        current = err.source();
+    }
+    parts.join(": ")
 }

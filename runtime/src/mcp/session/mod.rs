@@ -88,11 +88,15 @@ pub(crate) struct Client {
     closed: CancellationToken,
     /// Compiled output schemas, by the toolset's tool name.
     output_validators: Mutex<HashMap<String, (Value, Arc<jsonschema::Validator>)>>,
+    /// Values that must never show in an error: header values, tokens, environment values.
+    secrets: Vec<String>,
 }
 
 impl Client {
     pub(crate) fn new(id: String, connection: McpConnection, options: McpOptions) -> Arc<Self> {
+        let secrets = secrets_of(&connection);
         Arc::new(Self {
+            secrets,
             shared: Shared::new(id.clone()),
             id,
             connection,
@@ -108,6 +112,11 @@ impl Client {
 
     pub(crate) fn connection(&self) -> &McpConnection {
         &self.connection
+    }
+
+    /// `e` without any configured secret in it (a server may echo a header back in an error).
+    pub(crate) fn redact(&self, e: ToolError) -> ToolError {
+        e.redacted(&self.secrets)
     }
 
     pub(crate) fn changes(&self) -> watch::Receiver<u64> {
@@ -506,6 +515,29 @@ impl Client {
             s.shutdown().await;
         }
     }
+}
+
+/// The values of a connection that may be secrets: header values (and a bearer token alone),
+/// environment values given to a stdio server; short ones (under 6 bytes) are too common to
+/// scrub.
+fn secrets_of(connection: &McpConnection) -> Vec<String> {
+    let values: Vec<&String> = match connection {
+        McpConnection::Http { headers, .. } | McpConnection::Sse { headers, .. } => {
+            headers.values().collect()
+        }
+        McpConnection::Stdio { env, .. } => env.values().collect(),
+    };
+    let mut secrets: Vec<String> = values
+        .into_iter()
+        .flat_map(|v| {
+            let token = v.strip_prefix("Bearer ").map(str::to_string);
+            std::iter::once(v.clone()).chain(token)
+        })
+        .filter(|v| v.len() >= 6)
+        .collect();
+    // The longest first, so that a token inside a header value is not left half-scrubbed.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets
 }
 
 /// Sends `notifications/cancelled` for a request dropped before its answer (the caller's

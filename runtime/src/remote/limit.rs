@@ -78,6 +78,16 @@ pub(crate) fn cut(out: &ToolOutput, max: usize, uri: &str) -> Option<ToolOutput>
     Some(cut_out)
 }
 
+/// Whether `out` is over `max` bytes (cheap: no JSON is written unless there is structured
+/// content).
+pub(crate) fn over(out: &ToolOutput, max: usize) -> bool {
+    out.content.iter().map(part_size).sum::<usize>() > max
+        || out
+            .structured
+            .as_ref()
+            .is_some_and(|v| v.to_string().len() > max)
+}
+
 /// Below this many bytes of room, a text part is replaced by a note rather than cut.
 const MIN_KEPT: usize = 256;
 

@@ -458,6 +458,9 @@ impl RemoteSource {
         let Some(max) = self.inner.settings.max_result_bytes else {
             return out;
         };
+        if !limit::over(&out, max) {
+            return out;
+        }
         let uri = self.inner.results.next_uri(&self.inner.id);
         match limit::cut(&out, max, &uri) {
             None => out,

@@ -481,7 +481,12 @@ async fn call(
     json: bool,
     timeout_ms: Option<u64>,
 ) -> CmdResult {
-    let mut ctx = ToolContext::builder().caller("cli");
+    // A tool's progress reports (MCP `notifications/progress`) go to stderr as they come.
+    let mut ctx = ToolContext::builder()
+        .caller("cli")
+        .progress(toolgate::ProgressReporter::new(|p| {
+            output::write_err(&output::progress_line(&p));
+        }));
     if let Some(ms) = timeout_ms {
         ctx = ctx.timeout(Duration::from_millis(ms));
     }

@@ -144,6 +144,19 @@ pub fn statuses(statuses: &[toolgate::SourceStatus], json: bool) {
     }
 }
 
+/// `progress: 3/10 step 3` (or `progress: 3` without a total).
+pub fn progress_line(p: &toolgate::Progress) -> String {
+    let mut line = match p.total {
+        Some(total) => format!("progress: {}/{}", p.progress, total),
+        None => format!("progress: {}", p.progress),
+    };
+    if let Some(m) = &p.message {
+        line.push(' ');
+        line.push_str(m);
+    }
+    line
+}
+
 /// Text on stdout as it is.
 pub fn print_text(text: &str) {
     outln!("{}", text.trim_end());
@@ -283,7 +296,19 @@ pub fn check_report(report: &toolgate_codegen::Report) {
 }
 
 /// One line on stderr; a closed stderr is ignored (never a panic).
+/// Control characters a remote end put in a message (ANSI escapes, NUL) are shown escaped,
+/// never sent to the terminal; newlines and tabs stay.
 pub fn write_err(line: &str) {
     use std::io::Write;
+    let line: String = line
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }

@@ -135,6 +135,15 @@ fn calls_through_each_transport_keep_every_part() {
         .code(0)
         .json();
     assert!(out["structuredContent"]["temperature"].is_number(), "{out}");
+    // Progress reports reach stderr as they come.
+    let run = setup.run(&[
+        "call",
+        "everything.trigger-long-running-operation",
+        r#"{"duration": 1, "steps": 3}"#,
+    ]);
+    run.code(0)
+        .stderr_has(&["progress: 1/3", "progress: 2/3", "progress: 3/3"]);
+    assert!(run.stdout.contains("completed"), "{}", run.context());
     // Bad arguments are refused before they are sent (exit 1, invalid_arguments).
     let run = setup.run(&["call", "everything.get-sum", r#"{"a": "two"}"#]);
     run.code(1).stderr_has(&["invalid_arguments", "/a"]);

@@ -445,7 +445,13 @@ async fn streamable_http_session_expiry_starts_one_new_session() {
         "web",
         McpConnection::Http {
             url: server.url("/mcp"),
-            headers: BTreeMap::new(),
+            headers: BTreeMap::from([
+                (
+                    "Authorization".to_string(),
+                    "Bearer t0k3n-value".to_string(),
+                ),
+                ("X-Tenant".to_string(), "acme".to_string()),
+            ]),
         },
     );
     ready(&tools).await;
@@ -511,6 +517,11 @@ async fn streamable_http_session_expiry_starts_one_new_session() {
             l["protocol_version"].is_string(),
             "and the protocol version: {l}"
         );
+        assert_eq!(
+            l["authorization"], "Bearer t0k3n-value",
+            "and the headers: {l}"
+        );
+        assert_eq!(l["x_tenant"], "acme", "{l}");
     }
     assert!(
         lines.iter().any(|l| l["method"] == "DELETE"),

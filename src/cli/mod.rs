@@ -88,15 +88,7 @@ fn run(cli: Cli) -> CmdResult {
             timeout_ms,
             target,
         } => {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| {
-                    Failure::new(
-                        exit::TOOL_ERROR,
-                        format!("error: internal: cannot start the async runtime: {e}"),
-                    )
-                })?;
+            let runtime = runtime()?;
             let args = read_args(&args)?;
             let result = runtime.block_on(async {
                 tokio::select! {
@@ -108,15 +100,7 @@ fn run(cli: Cli) -> CmdResult {
             result
         }
         command => {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| {
-                    Failure::new(
-                        exit::TOOL_ERROR,
-                        format!("error: internal: cannot start the async runtime: {e}"),
-                    )
-                })?;
+            let runtime = runtime()?;
             let tools = toolset(cli.config.as_deref())?;
             let result = runtime.block_on(async {
                 let result = tokio::select! {
@@ -138,6 +122,19 @@ fn run(cli: Cli) -> CmdResult {
             result
         }
     }
+}
+
+/// The async runtime the commands that call or discover tools run on.
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Failure::new(
+                exit::TOOL_ERROR,
+                format!("error: internal: cannot start the async runtime: {e}"),
+            )
+        })
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.

@@ -97,6 +97,8 @@ class Handler(BaseHTTPRequestHandler):
                 "path": self.path,
                 "session": self.session_header(),
                 "protocol_version": self.headers.get("MCP-Protocol-Version"),
+                "authorization": self.headers.get("Authorization"),
+                "x_tenant": self.headers.get("X-Tenant"),
                 "rpc_method": rpc_method,
             }
         )

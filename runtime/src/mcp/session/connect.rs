@@ -23,6 +23,30 @@ pub(super) enum Failed {
 }
 
 impl Client {
+    /// The configured headers as HTTP headers, marked sensitive (never shown by `Debug`).
+    fn header_map(
+        &self,
+        headers: &std::collections::BTreeMap<String, String>,
+    ) -> Result<reqwest::header::HeaderMap, Failed> {
+        let mut map = reqwest::header::HeaderMap::new();
+        for (k, v) in headers {
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes());
+            let value = reqwest::header::HeaderValue::from_str(v);
+            let (Ok(name), Ok(mut value)) = (name, value) else {
+                return Err(Failed::Before(ToolError::new(
+                    ErrorKind::Internal,
+                    format!(
+                        "MCP server `{}`: header `{k}` is not a valid HTTP header",
+                        self.id
+                    ),
+                )));
+            };
+            value.set_sensitive(true);
+            map.insert(name, value);
+        }
+        Ok(map)
+    }
+
     /// ` at <url>` for HTTP servers (stdio servers are named by their command elsewhere).
     fn where_(&self) -> String {
         match &self.connection {
@@ -83,28 +107,16 @@ impl Client {
             McpConnection::Http { url, headers } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
                 let http = self.http().map_err(Failed::Before)?;
-                let mut custom = HashMap::new();
+                // rmcp sends the token itself (`auth_header`); the rest as custom headers.
                 let mut auth = None;
-                for (k, v) in headers {
-                    if k.eq_ignore_ascii_case("authorization") {
+                let mut custom = HashMap::new();
+                for (name, value) in self.header_map(headers)? {
+                    let Some(name) = name else { continue };
+                    if name == reqwest::header::AUTHORIZATION {
+                        let v = value.to_str().unwrap_or_default();
                         auth = Some(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
-                        continue;
-                    }
-                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes());
-                    let value = reqwest::header::HeaderValue::from_str(v);
-                    match (name, value) {
-                        (Ok(n), Ok(v)) => {
-                            custom.insert(n, v);
-                        }
-                        _ => {
-                            return Err(before(
-                                ErrorKind::Internal,
-                                format!(
-                                    "MCP server `{}`: header `{k}` is not a valid HTTP header",
-                                    self.id
-                                ),
-                            ));
-                        }
+                    } else {
+                        custom.insert(name, value);
                     }
                 }
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
@@ -128,26 +140,7 @@ impl Client {
             }
             McpConnection::Sse { url, headers } => {
                 let http = self.http().map_err(Failed::Before)?;
-                let mut map = reqwest::header::HeaderMap::new();
-                for (k, v) in headers {
-                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes());
-                    let value = reqwest::header::HeaderValue::from_str(v);
-                    match (name, value) {
-                        (Ok(n), Ok(mut v)) => {
-                            v.set_sensitive(true);
-                            map.insert(n, v);
-                        }
-                        _ => {
-                            return Err(before(
-                                ErrorKind::Internal,
-                                format!(
-                                    "MCP server `{}`: header `{k}` is not a valid HTTP header",
-                                    self.id
-                                ),
-                            ));
-                        }
-                    }
-                }
+                let map = self.header_map(headers)?;
                 let config = sse::SseConfig {
                     url: url.clone(),
                     headers: map,

@@ -4,7 +4,8 @@
 # tests), the BFCL data (PyPI bfcl-eval, for the corpus test), and the MCP peers listed in
 # ../shared/PEERS.md: npm server-everything / server-filesystem / server-memory / conformance into
 # .peers/node_modules, a Node 22 binary into .peers/node22 (the conformance CLI needs it), and a venv
-# .peers/venv with the PyPI `mcp` SDK. Versions are pinned below; runtime/tests/support/peers.rs
+# .peers/venv with the PyPI `mcp` SDK, and .peers/venv-fastmcp with PyPI fastmcp and
+# openapi-spec-validator (the gateway's comparison peer and OpenAPI check). Versions are pinned below; runtime/tests/support/peers.rs
 # finds them all. Needs python3, node and npm on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,7 @@ NPM_PEERS=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
   "@modelcontextprotocol/conformance@0.1.16"
+  "@modelcontextprotocol/inspector-cli@1.0.3"
 )
 npm_missing=()
 for spec in "${NPM_PEERS[@]}"; do
@@ -113,3 +115,29 @@ if [ "$(venv_mcp_version)" != "$MCP_PY_VERSION" ]; then
   exit 1
 fi
 echo "install-peers: mcp (PyPI) $MCP_PY_VERSION ok ($VENV/bin/python)"
+
+# A second venv for the gateway's comparison peer and checks, so their dependencies never move the
+# `mcp` pin above: PyPI fastmcp (FastMCP server and proxy, the peers of `toolgate serve` in
+# BENCHMARKS.md) and openapi-spec-validator (checks the gateway's /openapi.json).
+FASTMCP_VERSION=4.2.3
+OAS_VALIDATOR_VERSION=0.9.0
+TOOLS_VENV=.peers/venv-fastmcp
+if [ ! -x "$TOOLS_VENV/bin/python" ]; then
+  rm -rf "$TOOLS_VENV"
+  python3 -m venv "$TOOLS_VENV"
+fi
+tools_venv_version() {
+  "$TOOLS_VENV/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null || true
+}
+if [ "$(tools_venv_version fastmcp)" != "$FASTMCP_VERSION" ] || [ "$(tools_venv_version openapi-spec-validator)" != "$OAS_VALIDATOR_VERSION" ]; then
+  "$TOOLS_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "fastmcp==$FASTMCP_VERSION" "openapi-spec-validator==$OAS_VALIDATOR_VERSION"
+fi
+for pkg in "fastmcp $FASTMCP_VERSION" "openapi-spec-validator $OAS_VALIDATOR_VERSION"; do
+  set -- $pkg
+  if [ "$(tools_venv_version "$1")" != "$2" ]; then
+    echo "install-peers: $1 $2 did not install into $TOOLS_VENV" >&2
+    exit 1
+  fi
+  echo "install-peers: $1 (PyPI) $2 ok ($TOOLS_VENV/bin/python)"
+done

@@ -54,6 +54,7 @@ pub use toolgate_runtime::{
     Progress, ProgressReporter, Provides, ResourceContents, SourceState, SourceStatus, State,
     StateMap, ToolAnnotations, ToolContext, ToolContextBuilder, ToolDescriptor, ToolError,
     ToolOutput, ToolSource, Toolset, ToolsetBuilder, Validated, ValidationMode, ValidatorCache,
+    NameConflict, ToolsWatch,
     testing,
 };
 
@@ -69,6 +70,10 @@ pub use toolgate_runtime::CancellationToken;
 
 #[doc(hidden)]
 pub use toolgate_runtime::__private;
+
+/// `toolgate serve`: the toolset as an MCP server and a REST API.
+#[cfg(feature = "gateway")]
+pub mod gateway;
 
 /// Turns a free function (sync or `async`) into a tool.
 ///

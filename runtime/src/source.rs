@@ -18,7 +18,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A [`Toolset`](crate::Toolset) asks its sources, in the order they were added, which one has a
 /// tool of a given name, then calls it there. Implementations must not panic; every failure is a
 /// [`ToolError`].
-pub trait ToolSource: Send + Sync + 'static {
+pub trait ToolSource: std::any::Any + Send + Sync + 'static {
     /// A short id, unique within a toolset (`local` for the compiled tools; the configured id for
     /// remote sources, which prefixes their tools' names).
     fn id(&self) -> &str;
@@ -90,6 +90,20 @@ pub trait ToolSource: Send + Sync + 'static {
     /// given in the cut result (`toolgate://results/...`). The default keeps none.
     fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
         let _ = uri;
+        None
+    }
+
+    /// Whether the source's tools are named `{id}.{tool}` (the default). A source mounted
+    /// without prefix offers tools under their own names; for such a source, a lookup of an
+    /// unknown name without a known prefix makes it [discover](Self::discover) its tools.
+    fn prefixed(&self) -> bool {
+        true
+    }
+
+    /// A counter the source bumps whenever the tools it offers change (a remote end listed
+    /// again with different tools); `None` (the default) for a source whose tools never
+    /// change. [`Toolset::watch_tools`](crate::Toolset::watch_tools) merges them.
+    fn tool_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         None
     }
 }

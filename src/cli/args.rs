@@ -127,6 +127,22 @@ pub enum Command {
         /// The JSON file.
         file: PathBuf,
     },
+    /// Serve the whole toolset as an MCP server and a REST API (the gateway).
+    ///
+    /// `--http` (the default) listens on ADDR (default: gateway.listen in tools.yaml, else
+    /// 127.0.0.1:8787) with MCP streamable HTTP at /mcp, legacy HTTP+SSE at /sse, the REST API
+    /// at /tools and /sources, /healthz, /readyz and /openapi.json. `--stdio` speaks MCP on
+    /// stdin/stdout (logs go to stderr). Both may be given. Remote sources are discovered in
+    /// the background; /readyz answers 200 once that is done. Ctrl-C or SIGTERM: calls in
+    /// flight get gateway.shutdown_grace_ms (default 10 s), remote sessions are closed, exit 0.
+    Serve {
+        /// Speak MCP on stdin/stdout.
+        #[arg(long)]
+        stdio: bool,
+        /// Listen for HTTP on ADDR (host:port; default 127.0.0.1:8787).
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+        http: Option<String>,
+    },
     /// Check a tools.yaml (default ./tools.yaml): shape, names, functions, state, sources.
     Check {
         /// The tools.yaml to check.

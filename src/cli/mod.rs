@@ -4,6 +4,7 @@
 mod args;
 mod output;
 mod probe;
+mod serve;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -99,6 +100,13 @@ fn run(cli: Cli) -> CmdResult {
             runtime.shutdown_background();
             result
         }
+        Command::Serve { stdio, http } => {
+            let runtime = runtime()?;
+            let (tools, loaded) = toolset_and_config(cli.config.as_deref())?;
+            let result = runtime.block_on(serve::run(tools, &loaded.config.gateway, stdio, http));
+            runtime.shutdown_background();
+            result
+        }
         command => {
             let runtime = runtime()?;
             let tools = toolset(cli.config.as_deref())?;
@@ -138,7 +146,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
-async fn interrupted() {
+pub(crate) async fn interrupted() {
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut s) => {
@@ -197,7 +205,8 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
         Command::Check { .. }
         | Command::SchemaConfig
         | Command::ImportMcp { .. }
-        | Command::Probe { .. } => {
+        | Command::Probe { .. }
+        | Command::Serve { .. } => {
             unreachable!("handled without a toolset")
         }
     }
@@ -343,6 +352,11 @@ fn load_config(path: Option<&Path>) -> Result<(LoadedConfig, PathBuf), Failure> 
 }
 
 fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
+    toolset_and_config(config).map(|(tools, _)| tools)
+}
+
+/// The toolset and the configuration it was built from.
+fn toolset_and_config(config: Option<&Path>) -> Result<(Toolset, LoadedConfig), Failure> {
     let (loaded, base) = load_config(config)?;
     let settings = BuiltinSettings::from_config(&loaded.config.settings, &base).map_err(|e| {
         Failure::new(
@@ -360,7 +374,7 @@ fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
     let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
     let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
-    Ok(tools)
+    Ok((tools, loaded))
 }
 
 /// A `policy.tools` entry naming no tool of the toolset would silently apply to nothing (a typo,

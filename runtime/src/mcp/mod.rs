@@ -164,6 +164,7 @@ pub fn source(
     let filter = ToolFilter::new(&server.id, &server.allow, &server.deny)?;
     let mut builder = RemoteSource::builder(&server.id, backend)
         .lazy(server.lazy)
+        .prefix(server.prefix)
         .filter(filter)
         .global_filter(global)
         .call_timeout(server.timeout_ms.map(Duration::from_millis));

@@ -93,6 +93,7 @@ struct Settings {
     max_result_bytes: Option<usize>,
     filter: ToolFilter,
     global: ToolFilter,
+    prefix: bool,
 }
 
 impl Default for Settings {
@@ -106,6 +107,7 @@ impl Default for Settings {
             max_result_bytes: Some(RemoteSourceBuilder::DEFAULT_MAX_RESULT_BYTES),
             filter: ToolFilter::all(),
             global: ToolFilter::all(),
+            prefix: true,
         }
     }
 }
@@ -183,6 +185,15 @@ impl RemoteSourceBuilder {
         self
     }
 
+    /// `false`: the tools are named as the remote end names them (`echo`), not `{id}.{tool}`
+    /// (default `true`). A name another source also offers is then a conflict
+    /// ([`Toolset::name_conflicts`](crate::Toolset::name_conflicts)); the source listed
+    /// first keeps it. The global filter still matches `{id}.{tool}`.
+    pub fn prefix(mut self, prefix: bool) -> Self {
+        self.settings.prefix = prefix;
+        self
+    }
+
     /// Builds the source. Nothing is contacted yet.
     pub fn build(self) -> RemoteSource {
         RemoteSource {
@@ -195,6 +206,7 @@ impl RemoteSourceBuilder {
                 closed: CancellationToken::new(),
                 watcher: Mutex::new(false),
                 results: limit::ResultStore::new(),
+                changed: watch::channel(0).0,
             }),
         }
     }
@@ -218,6 +230,8 @@ struct Inner {
     /// Whether the background task (health checks, list_changed) runs.
     watcher: Mutex<bool>,
     results: limit::ResultStore,
+    /// Bumped whenever a listing changes the offered tools.
+    changed: watch::Sender<u64>,
 }
 
 /// What is known of the remote end's tools.
@@ -283,7 +297,11 @@ impl RemoteSource {
         catalog.attempted = Some(Instant::now());
         match listed {
             Ok(tools) => {
+                let before = std::mem::take(&mut catalog.order);
                 self.fill(&mut catalog, tools);
+                if fingerprint(&catalog.order) != fingerprint(&before) {
+                    self.inner.changed.send_modify(|n| *n += 1);
+                }
                 catalog.state = Some(SourceState::Ready);
                 catalog.error = None;
                 catalog.discovery = Some(started.elapsed());
@@ -317,11 +335,12 @@ impl RemoteSource {
         let mut rejected = Vec::new();
         for mut d in tools {
             let remote = std::mem::take(&mut d.name);
-            let name = format!("{id}.{remote}");
-            if !settings.filter.allows(&remote) || !settings.global.allows(&name) {
+            let full = format!("{id}.{remote}");
+            if !settings.filter.allows(&remote) || !settings.global.allows(&full) {
                 hidden += 1;
                 continue;
             }
+            let name = if settings.prefix { full } else { remote.clone() };
             if let Err(why) = usable(&remote, &name, &d) {
                 tracing::warn!(source = %id, tool = %remote, "tool left out: {why}");
                 rejected.push(format!("`{remote}`: {why}"));
@@ -498,6 +517,21 @@ fn usable(remote: &str, name: &str, d: &ToolDescriptor) -> Result<(), String> {
         .map_err(|e| format!("its input schema is not valid JSON Schema: {e}"))
 }
 
+/// What a client of the toolset sees of a listing: names, descriptions, schemas.
+fn fingerprint(tools: &[Arc<ToolDescriptor>]) -> Vec<(&str, &str, &Value, Option<&Value>)> {
+    tools
+        .iter()
+        .map(|d| {
+            (
+                d.name.as_str(),
+                d.description.as_str(),
+                &d.input_schema,
+                d.output_schema.as_ref(),
+            )
+        })
+        .collect()
+}
+
 fn closed_error(id: &str) -> ToolError {
     ToolError::new(ErrorKind::Network, format!("source `{id}` is closed")).with_retryable(false)
 }
@@ -647,6 +681,14 @@ impl ToolSource for RemoteSource {
 
     fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
         self.inner.results.get(uri)
+    }
+
+    fn prefixed(&self) -> bool {
+        self.inner.settings.prefix
+    }
+
+    fn tool_changes(&self) -> Option<watch::Receiver<u64>> {
+        Some(self.inner.changed.subscribe())
     }
 }
 

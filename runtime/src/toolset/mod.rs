@@ -100,6 +100,56 @@ impl Validation {
     }
 }
 
+/// A tool name offered by two sources: see [`Toolset::name_conflicts`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NameConflict {
+    /// The name (as the toolset names it).
+    pub name: String,
+    /// The source that keeps the name (listed first).
+    pub kept_by: String,
+    /// The source whose tool of that name cannot be reached.
+    pub shadowed: String,
+}
+
+impl fmt::Display for NameConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tool `{}` is offered by source `{}` and by source `{}` (mounted without prefix); set `prefix: true` on one of them or deny the tool there",
+            self.name, self.kept_by, self.shadowed
+        )
+    }
+}
+
+/// Changes to a toolset's tools, from [`Toolset::watch_tools`].
+pub struct ToolsWatch {
+    receivers: Vec<tokio::sync::watch::Receiver<u64>>,
+}
+
+impl ToolsWatch {
+    /// Waits until some source's tools change. Returns `false` when no source can change any
+    /// more (all closed or dropped; never, for a toolset of static tools only, which waits
+    /// forever).
+    pub async fn changed(&mut self) -> bool {
+        loop {
+            if self.receivers.is_empty() {
+                std::future::pending::<()>().await;
+            }
+            let waits = self.receivers.iter_mut().map(|r| Box::pin(r.changed()));
+            let (result, index, _) = futures::future::select_all(waits).await;
+            match result {
+                Ok(()) => return true,
+                Err(_) => {
+                    self.receivers.swap_remove(index);
+                    if self.receivers.is_empty() {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl Toolset {
     /// A builder for an empty toolset.
     pub fn builder() -> ToolsetBuilder {
@@ -166,14 +216,66 @@ impl Toolset {
         name: &str,
     ) -> Result<(&Arc<dyn ToolSource>, Arc<ToolDescriptor>), ToolError> {
         let internal = toolgate_spec::names::internal_name(name);
-        let Some((prefix, _)) = internal.split_once('.') else {
-            return Err(ToolError::not_found(name));
-        };
-        let Some(source) = self.inner.sources.iter().find(|s| s.id() == prefix) else {
-            return Err(ToolError::not_found(name));
-        };
-        source.discover().await?;
-        self.resolve(name).ok_or_else(|| ToolError::not_found(name))
+        let prefixed = internal.split_once('.').and_then(|(prefix, _)| {
+            self.inner
+                .sources
+                .iter()
+                .find(|s| s.id() == prefix && s.prefixed())
+        });
+        if let Some(source) = prefixed {
+            source.discover().await?;
+            return self.resolve(name).ok_or_else(|| ToolError::not_found(name));
+        }
+        // Sources mounted without prefix may offer any name: each is asked in turn (cheap
+        // once listed), and the first that has it answers.
+        for source in self.inner.sources.iter().filter(|s| !s.prefixed()) {
+            if source.discover().await.is_ok()
+                && let Some(found) = self.resolve(name)
+            {
+                return Ok(found);
+            }
+        }
+        Err(ToolError::not_found(name))
+    }
+
+    /// Names offered by more than one source (as a model sees them: `a.b` and `a__b` are one
+    /// name), in source order. The source listed first keeps such a name; the others' tools of
+    /// that name cannot be called. Only sources mounted without prefix (or local tools named
+    /// like a prefixed remote tool) can conflict. `toolgate serve` refuses to start with any.
+    pub fn name_conflicts(&self) -> Vec<NameConflict> {
+        let mut owner: HashMap<String, &str> = HashMap::new();
+        let mut conflicts = Vec::new();
+        for source in &self.inner.sources {
+            for d in source.tools() {
+                let exported = toolgate_spec::names::exported_name(&d.name).into_owned();
+                match owner.get(&exported) {
+                    Some(first) if *first != source.id() => conflicts.push(NameConflict {
+                        name: d.name.clone(),
+                        kept_by: (*first).to_string(),
+                        shadowed: source.id().to_string(),
+                    }),
+                    Some(_) => {}
+                    None => {
+                        owner.insert(exported, source.id());
+                    }
+                }
+            }
+        }
+        conflicts
+    }
+
+    /// A watch on the toolset's tools: [`ToolsWatch::changed`] resolves whenever any source's
+    /// tools change (a remote end listed again with different tools, a lazy source's first
+    /// listing). The gateway sends MCP `notifications/tools/list_changed` on it.
+    pub fn watch_tools(&self) -> ToolsWatch {
+        ToolsWatch {
+            receivers: self
+                .inner
+                .sources
+                .iter()
+                .filter_map(|s| s.tool_changes())
+                .collect(),
+        }
     }
 
     /// Lists the tools of every source that is contacted at start-up (remote sources not marked
@@ -211,17 +313,22 @@ impl Toolset {
         mut done: impl FnMut(&crate::SourceStatus),
     ) -> Vec<crate::SourceStatus> {
         use futures::StreamExt;
-        let mut pending = futures::stream::iter(
-            self.inner
-                .sources
-                .iter()
-                .filter(|s| lazy_too || s.discover_at_startup())
-                .map(|s| async move {
+        // Owned sources and boxed futures: the future stays `Send` for any lifetime, so it can
+        // be spawned (a borrowing closure here trips rustc's higher-ranked `Send` inference).
+        let listings: Vec<crate::BoxFuture<'static, crate::SourceStatus>> = self
+            .inner
+            .sources
+            .iter()
+            .filter(|s| lazy_too || s.discover_at_startup())
+            .map(|s| {
+                let s = Arc::clone(s);
+                Box::pin(async move {
                     let _ = s.discover().await;
                     s.status()
-                }),
-        )
-        .buffer_unordered(concurrency.max(1));
+                }) as crate::BoxFuture<'static, crate::SourceStatus>
+            })
+            .collect();
+        let mut pending = futures::stream::iter(listings).buffer_unordered(concurrency.max(1));
         while let Some(status) = pending.next().await {
             done(&status);
         }

@@ -47,6 +47,11 @@ pub struct McpServer {
     /// result stays readable, later parts become notes, a larger `structuredContent` is left
     /// out whole, with a note. `0`: no limit.
     pub max_result_bytes: Option<u64>,
+    /// Whether the server's tools are named `{id}.{tool}` (default `true`). `false` mounts them
+    /// under their own names (`echo`, not `everything.echo`), as a gateway fronting one server
+    /// would; a name another source also offers is then a conflict, reported by
+    /// `Toolset::name_conflicts` and refused by `toolgate serve`.
+    pub prefix: bool,
 }
 
 /// How an MCP server is reached.
@@ -137,6 +142,18 @@ struct RawMcpServer {
     /// The most bytes a result may have (default 65536; 0: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     max_result_bytes: Option<u64>,
+    /// Name tools `{id}.{tool}` (default true); false: under their own names.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    prefix: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if takes a reference
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 fn one_transport(schema: &mut schemars::Schema) {
@@ -177,6 +194,7 @@ impl TryFrom<RawMcpServer> for McpServer {
             timeout_ms: r.timeout_ms,
             lazy: r.lazy,
             max_result_bytes: r.max_result_bytes,
+            prefix: r.prefix,
         })
     }
 }
@@ -199,6 +217,7 @@ impl From<McpServer> for RawMcpServer {
             timeout_ms: s.timeout_ms,
             lazy: s.lazy,
             max_result_bytes: s.max_result_bytes,
+            prefix: s.prefix,
         }
     }
 }

@@ -72,6 +72,7 @@ pub fn to_tools_config(servers: Vec<McpServer>) -> ToolsConfig {
         state: Vec::new(),
         tools,
         policy: Default::default(),
+        gateway: Default::default(),
         settings: BTreeMap::new(),
     }
 }
@@ -319,6 +320,7 @@ impl Cx<'_> {
             timeout_ms,
             lazy,
             max_result_bytes: None,
+            prefix: true,
         })
     }
 

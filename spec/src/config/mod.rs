@@ -33,6 +33,7 @@
 
 mod a2a;
 mod diagnostic;
+mod gateway;
 mod interpolate;
 mod json_schema;
 mod local;
@@ -52,6 +53,7 @@ use serde_saphyr::MessageFormatter as _;
 
 pub use a2a::{A2aAgent, A2aSkill};
 pub use diagnostic::{ConfigError, Diagnostic, DisplayAll, Severity};
+pub use gateway::{ApiKey, GatewayConfig};
 pub use interpolate::{Interpolated, InterpolationError, Secret};
 pub use json_schema::JsonSchemaSource;
 pub use local::{Discover, LocalEntry, LocalFunction};
@@ -85,10 +87,17 @@ pub struct ToolsConfig {
     /// Timeouts, retries, limits, caching, costs and roles.
     #[serde(default)]
     pub policy: PolicyConfig,
+    /// How `toolgate serve` listens and whom it lets in.
+    #[serde(default, skip_serializing_if = "is_default_gateway")]
+    pub gateway: GatewayConfig,
     /// Free-form settings read by features and applications, by feature name
     /// (e.g. `settings.fetch.allow_hosts`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: BTreeMap<String, Value>,
+}
+
+fn is_default_gateway(g: &GatewayConfig) -> bool {
+    *g == GatewayConfig::default()
 }
 
 /// The `tools:` section: one list per kind of source.

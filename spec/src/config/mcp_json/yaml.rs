@@ -54,6 +54,9 @@ pub fn to_tools_yaml(servers: &[McpServer], source: &Path) -> String {
         if s.lazy {
             y.push_str("      lazy: true\n");
         }
+        if !s.prefix {
+            y.push_str("      prefix: false\n");
+        }
     }
     y
 }

@@ -1,0 +1,67 @@
+//! The `gateway:` section: how `toolgate serve` listens and whom it lets in.
+
+use serde::{Deserialize, Serialize};
+
+use super::interpolate::Interpolated;
+
+/// Settings of `toolgate serve`. Every field is optional:
+///
+/// ```yaml
+/// gateway:
+///   listen: 127.0.0.1:8787          # --http without an address
+///   allowed_hosts: [gw.internal]    # Host values besides localhost, 127.0.0.1, [::1]
+///   allowed_origins: ["https://app.example.com"]
+///   api_keys:
+///     - {name: ci, key: "${TOOLGATE_CI_KEY}", roles: [reader]}
+///   max_body_bytes: 4194304
+///   shutdown_grace_ms: 10000
+///   page_size: 100
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// The address `toolgate serve --http` listens on when none is given (default
+    /// `127.0.0.1:8787`: loopback only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
+    /// `Host` header values accepted besides the loopback names (`localhost`, `127.0.0.1`,
+    /// `[::1]`, any port), e.g. the gateway's public name. Anything else is refused with 403 on
+    /// every endpoint (DNS-rebinding protection, MCP 2025-11-25 "Transports", security warning).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted in an `Origin` header (`scheme://host[:port]`) besides the
+    /// loopback ones; a request with any other `Origin` is refused with 403. Requests without
+    /// `Origin` (non-browser clients) are not affected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<String>,
+    /// API keys. When any is set, every endpoint but `/healthz` and `/readyz` needs one, as
+    /// `Authorization: Bearer <key>` or `X-API-Key: <key>`; the key's roles become the caller's
+    /// roles for every call made with it. Empty (the default): no authentication.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub api_keys: Vec<ApiKey>,
+    /// The largest request body accepted, in bytes (default 4 MiB); a larger one is refused
+    /// with 413 before it is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_body_bytes: Option<u64>,
+    /// How long a shutdown waits for calls in flight to finish, in milliseconds (default
+    /// 10000); then they are cancelled and remote sessions closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shutdown_grace_ms: Option<u64>,
+    /// The most tools in one MCP `tools/list` page (default 100); later pages are reached with
+    /// the `nextCursor` the page carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<usize>,
+}
+
+/// One API key of the gateway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApiKey {
+    /// Who uses the key: the caller name calls made with it run under (logs, rate limits).
+    pub name: String,
+    /// The key itself, normally `${ENV}` (a secret: never logged, never in an error).
+    pub key: Interpolated,
+    /// The roles calls made with this key have.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
+}

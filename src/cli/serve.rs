@@ -1,0 +1,145 @@
+//! `toolgate serve`: the gateway on HTTP and/or stdio until Ctrl-C or SIGTERM.
+
+use std::net::SocketAddr;
+
+use toolgate::Toolset;
+use toolgate::gateway::{DEFAULT_LISTEN, Gateway, mcp};
+use toolgate::spec::config::GatewayConfig;
+
+use super::args::exit;
+use super::{CmdResult, Failure, interrupted, output};
+
+pub(super) async fn run(
+    tools: Toolset,
+    config: &GatewayConfig,
+    stdio: bool,
+    http: Option<String>,
+) -> CmdResult {
+    let gateway = Gateway::builder(tools)
+        .config(config)
+        .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?
+        .build();
+    // --http is the default; `--http` without a value takes gateway.listen, then the default.
+    let http = match (http, stdio) {
+        (Some(addr), _) if !addr.is_empty() => Some(addr),
+        (Some(_), _) | (None, false) => {
+            Some(config.listen.clone().unwrap_or_else(|| DEFAULT_LISTEN.into()))
+        }
+        (None, true) => None,
+    };
+    let listener = match &http {
+        Some(addr) => Some(bind(addr, config).await?),
+        None => None,
+    };
+
+    // Discovery runs while the gateway already answers (/healthz; /readyz says 503 until it is
+    // done; tools/list waits for it).
+    let discovery = {
+        let gateway = gateway.clone();
+        let listing = gateway.start_discovery();
+        tokio::spawn(async move {
+            let statuses = listing.await.unwrap_or_default();
+            for s in statuses.iter().filter(|s| s.error.is_some()) {
+                output::write_err(&format!(
+                    "warning: source `{}` is unavailable: {}",
+                    s.id,
+                    s.error.as_deref().unwrap_or_default()
+                ));
+            }
+            let conflicts = gateway.toolset().name_conflicts();
+            if !conflicts.is_empty() {
+                for c in &conflicts {
+                    output::write_err(&format!("error: {c}"));
+                }
+                gateway.shutdown();
+                return false;
+            }
+            true
+        })
+    };
+
+    let http_server = {
+        let gateway = gateway.clone();
+        async move {
+            match listener {
+                Some(l) => gateway.serve(l).await.map_err(|e| e.to_string()),
+                None => {
+                    gateway.shutdown_token().cancelled().await;
+                    Ok(())
+                }
+            }
+        }
+    };
+    let stdio_server = {
+        let gateway = gateway.clone();
+        async move {
+            if stdio {
+                let r = mcp::stdio::serve(&gateway).await.map_err(|e| e.to_string());
+                // stdin closed: the client is gone, so is the gateway.
+                gateway.shutdown();
+                r
+            } else {
+                Ok(())
+            }
+        }
+    };
+    let signals = {
+        let gateway = gateway.clone();
+        async move {
+            let stop = gateway.shutdown_token();
+            tokio::select! {
+                () = interrupted() => {
+                    output::write_err("toolgate serve: shutting down (calls in flight get the grace period)");
+                    gateway.shutdown();
+                }
+                () = stop.cancelled() => {}
+            }
+        }
+    };
+    let (http_result, stdio_result, ()) = tokio::join!(http_server, stdio_server, signals);
+    if listener_was_none(&http) {
+        gateway.drain().await;
+    }
+    let discovered = if discovery.is_finished() {
+        discovery.await.unwrap_or(true)
+    } else {
+        discovery.abort();
+        true
+    };
+    if let Err(e) = http_result.and(stdio_result) {
+        return Err(Failure::new(exit::TOOL_ERROR, format!("error: {e}")));
+    }
+    if !discovered {
+        return Err(Failure::new(
+            exit::CONFIG,
+            "error: two sources offer the same tool name; the gateway did not start",
+        ));
+    }
+    Ok(exit::OK)
+}
+
+fn listener_was_none(http: &Option<String>) -> bool {
+    http.is_none()
+}
+
+async fn bind(addr: &str, config: &GatewayConfig) -> Result<tokio::net::TcpListener, Failure> {
+    let parsed: SocketAddr = addr.parse().map_err(|_| {
+        Failure::new(
+            exit::USAGE,
+            format!("error: --http `{addr}` is not an address: give host:port, e.g. 127.0.0.1:8787"),
+        )
+    })?;
+    let listener = tokio::net::TcpListener::bind(parsed).await.map_err(|e| {
+        Failure::new(exit::TOOL_ERROR, format!("error: cannot listen on {addr}: {e}"))
+    })?;
+    let local = listener.local_addr().unwrap_or(parsed);
+    if !parsed.ip().is_loopback() && config.allowed_hosts.is_empty() {
+        output::write_err(&format!(
+            "warning: listening on {local}, but only loopback Host headers are accepted; list the names clients use in gateway.allowed_hosts"
+        ));
+    }
+    output::write_err(&format!(
+        "toolgate serve: http://{local} (MCP at /mcp, legacy SSE at /sse, REST at /tools, OpenAPI at /openapi.json)"
+    ));
+    Ok(listener)
+}

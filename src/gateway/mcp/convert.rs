@@ -1,0 +1,49 @@
+//! toolgate's types as rmcp's: a descriptor as an MCP `Tool`, a [`ToolOutput`] as a
+//! `CallToolResult`.
+
+use rmcp::model::{CallToolResult, Tool};
+use toolgate_runtime::{Content, Dialect, ToolDescriptor, ToolOutput};
+
+/// The tool as `tools/list` shows it: the MCP dialect export (the name a model sees, the
+/// input schema with an object root, the output schema, annotations). `None`, with a warning,
+/// for a tool the dialect cannot express (it cannot be offered over MCP).
+pub(super) fn tool(d: &ToolDescriptor) -> Option<Tool> {
+    let exported = match d.export(Dialect::Mcp) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!(tool = %d.name, "tool left out of tools/list: {e}");
+            return None;
+        }
+    };
+    match serde_json::from_value::<Tool>(exported) {
+        Ok(tool) => Some(tool),
+        Err(e) => {
+            tracing::warn!(tool = %d.name, "tool left out of tools/list: its MCP definition does not parse: {e}");
+            None
+        }
+    }
+}
+
+/// A result as `tools/call` answers it. Every part is kept in order. `structuredContent` is
+/// mirrored as a JSON text part when there is no content (cases.md C25, so that clients that
+/// read only `content` see it); an error result keeps no `structuredContent` when the tool
+/// declares an output schema (it would not match it).
+pub(super) fn result(mut out: ToolOutput, tool: Option<&ToolDescriptor>) -> CallToolResult {
+    if out.is_error && tool.is_some_and(|t| t.output_schema.is_some()) {
+        out.structured = None;
+    }
+    if out.content.is_empty()
+        && let Some(s) = &out.structured
+    {
+        out.content.push(Content::text(s.to_string()));
+    }
+    let value = serde_json::to_value(&out).unwrap_or_default();
+    serde_json::from_value::<CallToolResult>(value).unwrap_or_else(|e| {
+        tracing::warn!("result not expressible as an MCP CallToolResult: {e}");
+        let mut r = CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+            "internal: the tool's result could not be encoded as MCP: {e}"
+        ))]);
+        r.is_error = Some(true);
+        r
+    })
+}

@@ -1,0 +1,357 @@
+//! The gateway as an MCP server: [`McpHandler`] (rmcp's `ServerHandler`) answers every MCP
+//! request from the [`Gateway`], whatever the transport: [`stdio`], streamable HTTP
+//! ([`http`], rmcp's service at `/mcp`) or the legacy HTTP+SSE transport ([`sse`]).
+//!
+//! - `tools/list`: every tool in the MCP dialect, under the name a model sees
+//!   (`{source}__{tool}`), in pages of the configured size; the cursor is opaque.
+//! - `tools/call`: through [`Gateway::call`] (so through the toolset's validation and every
+//!   policy); every content part and `structuredContent` passed through; a failed call is a
+//!   result with `isError: true` whose `_meta["toolgate/error"]` carries the error's kind (MCP
+//!   "tool execution error"; cases.md C24), never a JSON-RPC error. Progress is relayed when
+//!   the request carries a `progressToken`; `notifications/cancelled` cancels the call.
+//! - `notifications/tools/list_changed` when discovery changes the toolset (initialize-era
+//!   sessions), or on a `subscriptions/listen` stream (2026-07-28).
+//! - Resources, resource templates, prompts and completions of the MCP servers behind the
+//!   gateway are passed through ([`passthrough`]); `toolgate://results/…` URIs (results cut
+//!   to a size limit) are readable as resources.
+
+mod convert;
+pub mod http;
+mod passthrough;
+pub mod sse;
+pub mod stdio;
+
+use std::sync::{Arc, Mutex};
+
+#[allow(deprecated)]
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::{ErrorData as McpError, ServerHandler};
+use tokio_util::sync::CancellationToken;
+use toolgate_runtime::{ProgressReporter, ToolError};
+
+use super::{Caller, Gateway};
+
+/// rmcp's server handler for one MCP session of the gateway. Made per session (streamable
+/// HTTP, SSE) or once (stdio); the caller comes from the HTTP request (its API key) or is
+/// anonymous.
+#[derive(Clone)]
+pub struct McpHandler {
+    gateway: Gateway,
+    session: Arc<Session>,
+}
+
+/// What one session remembers.
+#[allow(deprecated)]
+struct Session {
+    /// The caller for transports without per-request HTTP parts (stdio, SSE).
+    caller: Caller,
+    /// The level set by `logging/setLevel` (messages below it are not sent).
+    log_level: Mutex<Option<LoggingLevel>>,
+    /// Cancelled when the session's handler is dropped: its background tasks stop.
+    closed: CancellationToken,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.closed.cancel();
+    }
+}
+
+impl McpHandler {
+    /// A handler serving `gateway` to `caller`.
+    pub fn new(gateway: Gateway, caller: Caller) -> Self {
+        Self {
+            gateway,
+            session: Arc::new(Session {
+                caller,
+                log_level: Mutex::new(None),
+                closed: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The caller of a request: the one the HTTP front authenticated (in the request's HTTP
+    /// parts), else the session's.
+    fn caller(&self, extensions: &rmcp::model::Extensions) -> Caller {
+        extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .cloned()
+            .unwrap_or_else(|| self.session.caller.clone())
+    }
+
+    /// The level `logging/setLevel` asked for, if any.
+    #[allow(deprecated)]
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        *self
+            .session
+            .log_level
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sends `notifications/tools/list_changed` on `peer` whenever the toolset's tools change,
+    /// until the session ends.
+    fn watch_tools(&self, peer: rmcp::Peer<RoleServer>) {
+        let mut watch = self.gateway.toolset().watch_tools();
+        let closed = self.session.closed.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = closed.cancelled() => return,
+                    changed = watch.changed() => {
+                        if !changed || peer.notify_tool_list_changed().await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// The longest `tools/list` waits for start-up discovery to finish (each source's own
+/// discovery timeout is 30 s by default); then it answers with what is known.
+const LIST_WAITS_FOR_DISCOVERY: std::time::Duration = std::time::Duration::from_secs(35);
+
+/// The cursor of the page starting at `offset`.
+fn cursor(offset: usize) -> String {
+    offset.to_string()
+}
+
+fn offset(request: Option<&PaginatedRequestParams>) -> Result<usize, McpError> {
+    match request.and_then(|r| r.cursor.as_deref()) {
+        None => Ok(0),
+        Some(c) => c.parse().map_err(|_| {
+            McpError::invalid_params(format!("invalid cursor `{c}`: pass a nextCursor as it was given"), None)
+        }),
+    }
+}
+
+// Logging and resources/subscribe are deprecated in rmcp (SEP-2577, SEP-2567) but clients of
+// the initialize era still use them.
+#[allow(deprecated)]
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_logging()
+            .build();
+        passthrough::capabilities(&self.gateway, &mut capabilities);
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+        .with_instructions(format!(
+            "toolgate gateway: {} tools; remote tools are named {{source}}__{{tool}}.",
+            self.gateway.toolset().tools().len()
+        ))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.watch_tools(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        if requested.tools_list_changed == Some(true) {
+            accepted.tools_list_changed = Some(true);
+        }
+        passthrough::accept_subscription(&self.gateway, requested, &mut accepted);
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut watch = self.gateway.toolset().watch_tools();
+        let tools = context.accepted().tools_list_changed == Some(true);
+        let mut events = passthrough::Listener::new(&self.gateway, context.accepted());
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = watch.changed(), if tools => {
+                    if !changed || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+                more = events.forward(context.sink()) => {
+                    if !more {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self
+            .session
+            .log_level
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(request.level);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let start = offset(request.as_ref())?;
+        self.gateway.wait_ready(LIST_WAITS_FOR_DISCOVERY).await;
+        let page = self.gateway.settings().page_size;
+        let all = self.gateway.toolset().tools();
+        if start > all.len() {
+            return Err(McpError::invalid_params(
+                format!("invalid cursor `{start}`: past the end of the list"),
+                None,
+            ));
+        }
+        let end = (start + page).min(all.len());
+        let tools = all[start..end]
+            .iter()
+            .filter_map(|d| convert::tool(d))
+            .collect();
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = (end < all.len()).then(|| cursor(end));
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.gateway
+            .toolset()
+            .describe(name)
+            .and_then(|d| convert::tool(&d))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let caller = self.caller(&context.extensions);
+        let progress = match context.meta.get_progress_token() {
+            Some(token) => relay_progress(context.peer.clone(), token),
+            None => ProgressReporter::default(),
+        };
+        let args = request
+            .arguments
+            .map_or(serde_json::Value::Null, serde_json::Value::Object);
+        let result = self
+            .gateway
+            .call(&request.name, args, &caller, progress, context.ct.clone())
+            .await;
+        let descriptor = self.gateway.toolset().describe(&request.name);
+        let result = match result {
+            Ok(out) => convert::result(out, descriptor.as_deref()),
+            Err(e) => {
+                log_failure(&request.name, &e);
+                convert::result(e.into_output(), descriptor.as_deref())
+            }
+        };
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        passthrough::list_resources(&self.gateway, request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        passthrough::list_resource_templates(&self.gateway, request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        passthrough::read_resource(&self.gateway, request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        passthrough::subscribe(&self.gateway, &self.session.closed, request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        passthrough::unsubscribe(&self.gateway, request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        passthrough::list_prompts(&self.gateway, request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        passthrough::get_prompt(&self.gateway, request, context).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        passthrough::complete(&self.gateway, request, context).await
+    }
+}
+
+/// A reporter that sends each progress report as `notifications/progress` for `token`, in
+/// order, on `peer`.
+fn relay_progress(
+    peer: rmcp::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+) -> ProgressReporter {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<toolgate_runtime::Progress>();
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+            param.total = p.total;
+            param.message = p.message;
+            if peer.notify_progress(param).await.is_err() {
+                return;
+            }
+        }
+    });
+    ProgressReporter::new(move |p| {
+        let _ = tx.send(p);
+    })
+}
+
+fn log_failure(tool: &str, e: &ToolError) {
+    tracing::debug!(tool, kind = %e.kind(), "tool call failed: {}", e.report());
+}

@@ -1,0 +1,375 @@
+//! `toolgate serve`: the whole toolset as an MCP server (stdio, streamable HTTP at `/mcp`,
+//! legacy HTTP+SSE at `/sse`) and a REST API, behind one [`Gateway`].
+//!
+//! Every front — MCP over any transport, REST — calls tools through [`Gateway::call`], so a
+//! call made over REST and one made over MCP pass through the same toolset (and so the same
+//! validation and policies) under the same caller identity. The HTTP routes:
+//!
+//! | route | what |
+//! | --- | --- |
+//! | `POST/GET/DELETE /mcp` | MCP streamable HTTP (rmcp's server), both protocol eras |
+//! | `GET /sse`, `POST /message?sessionId=…` | the legacy HTTP+SSE transport (MCP 2024-11-05) |
+//! | `GET /tools`, `GET /tools/{name}`, `…/schema`, `…/metadata`, `POST /tools/{name}/call` | REST |
+//! | `GET /sources`, `GET /healthz`, `GET /readyz`, `GET /openapi.json` | status and the API's own description |
+//!
+//! Every route checks `Host` and `Origin` first (DNS-rebinding protection, MCP 2025-11-25
+//! "Transports", security warning) and, when API keys are configured, the key (all but
+//! `/healthz` and `/readyz`).
+
+pub mod mcp;
+pub mod rest;
+mod security;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use toolgate_runtime::{ProgressReporter, ToolContext, ToolError, ToolOutput, Toolset};
+use toolgate_spec::config::GatewayConfig;
+
+pub use security::Caller;
+
+/// The default `--http` address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+/// The default largest request body: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
+/// The default bound on finishing calls in flight at shutdown: 10 s.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// The default `tools/list` page size: 100 tools.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// The gateway: a [`Toolset`] served over MCP and REST. Cheap to clone; clones share
+/// everything.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    toolset: Toolset,
+    settings: Settings,
+    /// `false` while start-up discovery runs (`/readyz`).
+    ready: watch::Sender<bool>,
+    /// Cancelled when the gateway shuts down: no new requests, calls in flight get the grace
+    /// period, then are cancelled through `calls`.
+    shutdown: CancellationToken,
+    /// The parent of every call's cancellation token: cancelled when the grace period ends.
+    calls: CancellationToken,
+    /// Counts calls in flight.
+    in_flight: watch::Sender<usize>,
+}
+
+/// The gateway's settings (see [`GatewayBuilder`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) api_keys: Vec<(toolgate_spec::config::Secret, Caller)>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) page_size: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            api_keys: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            page_size: DEFAULT_PAGE_SIZE,
+        }
+    }
+}
+
+/// Builds a [`Gateway`] (settings as a builder; [`config`](Self::config) reads them from a
+/// tools.yaml `gateway:` section).
+pub struct GatewayBuilder {
+    toolset: Toolset,
+    settings: Settings,
+}
+
+/// A problem with the gateway's settings.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// An API key's `${ENV}` reference is not set, or a setting is out of range.
+    #[error("gateway: {0}")]
+    Config(String),
+    /// Two sources offer the same tool name (a source mounted without prefix).
+    #[error("gateway: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    NameConflicts(Vec<toolgate_runtime::NameConflict>),
+    /// The listener could not be bound or failed.
+    #[error("gateway: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl GatewayBuilder {
+    /// `Host` values accepted besides the loopback names (`localhost`, `127.0.0.1`, `[::1]`,
+    /// with any port).
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.settings.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// `Origin` values (`scheme://host[:port]`) accepted besides the loopback ones.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.settings.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Adds an API key: calls made with it run as caller `name` with `roles`. Once any key is
+    /// added, every endpoint but `/healthz` and `/readyz` requires one.
+    pub fn api_key(
+        mut self,
+        name: impl Into<String>,
+        key: impl Into<String>,
+        roles: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.settings.api_keys.push((
+            toolgate_spec::config::Secret::new(key),
+            Caller {
+                name: Some(name.into()),
+                roles: roles.into_iter().map(Into::into).collect(),
+            },
+        ));
+        self
+    }
+
+    /// The largest request body accepted, in bytes (default 4 MiB).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.settings.max_body_bytes = bytes;
+        self
+    }
+
+    /// How long shutdown waits for calls in flight (default 10 s).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.settings.shutdown_grace = grace;
+        self
+    }
+
+    /// The most tools in one MCP `tools/list` page (default 100, at least 1).
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.settings.page_size = size.max(1);
+        self
+    }
+
+    /// Applies a tools.yaml `gateway:` section.
+    ///
+    /// # Errors
+    /// [`GatewayError::Config`] when an API key's `${ENV}` is not set or is empty.
+    pub fn config(mut self, config: &GatewayConfig) -> Result<Self, GatewayError> {
+        self.settings.allowed_hosts = config.allowed_hosts.clone();
+        self.settings.allowed_origins = config.allowed_origins.clone();
+        for key in &config.api_keys {
+            let secret = key.key.resolve().map_err(|e| {
+                GatewayError::Config(format!("API key `{}`: {e}", key.name))
+            })?;
+            if secret.expose().is_empty() {
+                return Err(GatewayError::Config(format!(
+                    "API key `{}` is empty (`{}`)",
+                    key.name,
+                    key.key.raw()
+                )));
+            }
+            self.settings.api_keys.push((
+                secret,
+                Caller {
+                    name: Some(key.name.clone()),
+                    roles: key.roles.clone(),
+                },
+            ));
+        }
+        if let Some(bytes) = config.max_body_bytes {
+            self.settings.max_body_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        }
+        if let Some(ms) = config.shutdown_grace_ms {
+            self.settings.shutdown_grace = Duration::from_millis(ms);
+        }
+        if let Some(size) = config.page_size {
+            self.settings.page_size = size.max(1);
+        }
+        Ok(self)
+    }
+
+    /// The gateway. It is ready (`/readyz` 200) except while [`Gateway::discover`] runs.
+    pub fn build(self) -> Gateway {
+        Gateway {
+            inner: Arc::new(Inner {
+                toolset: self.toolset,
+                settings: self.settings,
+                ready: watch::channel(true).0,
+                shutdown: CancellationToken::new(),
+                calls: CancellationToken::new(),
+                in_flight: watch::channel(0).0,
+            }),
+        }
+    }
+}
+
+impl Gateway {
+    /// A builder serving `toolset`.
+    pub fn builder(toolset: Toolset) -> GatewayBuilder {
+        GatewayBuilder {
+            toolset,
+            settings: Settings::default(),
+        }
+    }
+
+    /// The toolset served.
+    pub fn toolset(&self) -> &Toolset {
+        &self.inner.toolset
+    }
+
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// Whether the gateway is ready: no start-up discovery is running (`/readyz`).
+    pub fn is_ready(&self) -> bool {
+        *self.inner.ready.borrow()
+    }
+
+    /// Waits until start-up discovery has finished, at most `bound`; `true` when ready.
+    /// `tools/list` waits like this, so an early client sees the whole toolset.
+    pub async fn wait_ready(&self, bound: Duration) -> bool {
+        let mut ready = self.inner.ready.subscribe();
+        tokio::time::timeout(bound, ready.wait_for(|r| *r))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Lists every start-up source (at most 8 at a time, each bounded by its own discovery
+    /// timeout); the gateway is not ready (`/readyz` 503) until this returns. Sources that
+    /// fail are reported in `/sources` and retried on use; they never keep the gateway from
+    /// becoming ready.
+    pub async fn discover(&self) -> Vec<toolgate_runtime::SourceStatus> {
+        self.inner.ready.send_replace(false);
+        let statuses = self.toolset().discover(8).await;
+        self.inner.ready.send_replace(true);
+        statuses
+    }
+
+    /// [`discover`](Self::discover) in the background: not ready from now until it is done.
+    pub fn start_discovery(&self) -> tokio::task::JoinHandle<Vec<toolgate_runtime::SourceStatus>> {
+        self.inner.ready.send_replace(false);
+        let gateway = self.clone();
+        tokio::spawn(async move { gateway.discover().await })
+    }
+
+    /// Calls tool `name` (as the toolset or a model names it) with `args` for `caller`: the one
+    /// path every front uses. `progress` receives the tool's progress reports; cancelling
+    /// `cancel` (the client cancelled, the connection dropped) cancels the call, and so does the
+    /// end of the shutdown grace period.
+    ///
+    /// # Errors
+    /// The call's [`ToolError`]; `cancelled` when the gateway is shutting down and the call
+    /// did not finish within the grace period.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        caller: &Caller,
+        progress: ProgressReporter,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        let _in_flight = InFlight::enter(&self.inner.in_flight);
+        let token = self.inner.calls.child_token();
+        let cancelled_by_client = cancel.clone();
+        let linked = token.clone();
+        let link = tokio::spawn(async move {
+            cancelled_by_client.cancelled().await;
+            linked.cancel();
+        });
+        let mut ctx = ToolContext::builder()
+            .roles(caller.roles.clone())
+            .cancellation(token)
+            .progress(progress);
+        if let Some(name) = &caller.name {
+            ctx = ctx.caller(name.clone());
+        }
+        let result = self.toolset().call_with(name, args, ctx.build()).await;
+        link.abort();
+        result
+    }
+
+    /// The HTTP front: MCP streamable HTTP at `/mcp`, legacy SSE at `/sse` + `/message`, the
+    /// REST API, `/healthz`, `/readyz`, `/openapi.json`, all behind the Host/Origin check, the
+    /// API-key check and the body size limit.
+    pub fn router(&self) -> axum::Router {
+        let router = axum::Router::new()
+            .merge(mcp::http::router(self))
+            .merge(mcp::sse::router(self))
+            .merge(rest::router(self));
+        security::layer(self, router)
+    }
+
+    /// Serves [`router`](Self::router) on `listener` until [`shutdown`](Self::shutdown) (or
+    /// Ctrl-C/SIGTERM when the caller wires it), then waits up to the grace period for calls
+    /// in flight, cancels the rest and closes every remote session.
+    ///
+    /// # Errors
+    /// [`GatewayError::Io`] when serving fails.
+    pub async fn serve(&self, listener: tokio::net::TcpListener) -> Result<(), GatewayError> {
+        let app = self
+            .router()
+            .into_make_service_with_connect_info::<SocketAddr>();
+        let stop = self.inner.shutdown.clone();
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await?;
+        self.drain().await;
+        Ok(())
+    }
+
+    /// Starts shutting down: new requests are refused, calls in flight get the grace period.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// Cancelled when [`shutdown`](Self::shutdown) is called.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.inner.shutdown.clone()
+    }
+
+    /// Waits up to the grace period for calls in flight, cancels what is left, and closes the
+    /// toolset's sources (remote sessions end, child processes exit).
+    pub async fn drain(&self) {
+        let mut count = self.inner.in_flight.subscribe();
+        let finished = count.wait_for(|n| *n == 0);
+        if tokio::time::timeout(self.settings().shutdown_grace, finished)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                calls = *self.inner.in_flight.borrow(),
+                grace_ms = self.settings().shutdown_grace.as_millis() as u64,
+                "calls still running at the end of the shutdown grace period; cancelling them"
+            );
+            self.inner.calls.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(2), count.wait_for(|n| *n == 0))
+                .await;
+        }
+        self.toolset().close().await;
+    }
+}
+
+/// One call in flight, counted while it lives.
+struct InFlight<'a>(&'a watch::Sender<usize>);
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a watch::Sender<usize>) -> Self {
+        count.send_modify(|n| *n += 1);
+        Self(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}

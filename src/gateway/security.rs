@@ -1,0 +1,198 @@
+//! What every HTTP request passes first: the `Host`/`Origin` check (DNS-rebinding
+//! protection), the API-key check, the body size limit. The caller it finds (or the anonymous
+//! one) is put in the request's extensions as a [`Caller`].
+
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use toolgate_runtime::{ErrorKind, ToolError};
+
+use super::Gateway;
+use super::rest::error::ErrorResponse;
+
+/// Who is calling, as the gateway authenticated them: an API key's name and roles, or
+/// anonymous (no keys configured, or stdio). Found in every request's extensions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Caller {
+    /// The API key's name; `None` for an anonymous caller.
+    pub name: Option<String>,
+    /// The roles calls run with.
+    pub roles: Vec<String>,
+}
+
+/// Routes that answer without an API key and whatever the `Host`: probes from an orchestrator
+/// reach them by the pod's address.
+const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
+
+/// Wraps `router` in the checks, outermost first: body limit, Host/Origin, API key.
+pub(super) fn layer(gateway: &Gateway, router: axum::Router) -> axum::Router {
+    router
+        .layer(axum::middleware::from_fn_with_state(gateway.clone(), check))
+        .layer(DefaultBodyLimit::max(gateway.settings().max_body_bytes))
+}
+
+async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next: Next) -> Response {
+    let open = OPEN_PATHS.contains(&request.uri().path());
+    if !open {
+        if let Err(e) = check_host(&gateway, request.headers()) {
+            return refused(StatusCode::FORBIDDEN, e);
+        }
+        if let Err(e) = check_origin(&gateway, request.headers()) {
+            return refused(StatusCode::FORBIDDEN, e);
+        }
+    }
+    let caller = if open {
+        Caller::default()
+    } else {
+        match authenticate(&gateway, request.headers()) {
+            Ok(caller) => caller,
+            Err(e) => {
+                let mut response = refused(StatusCode::UNAUTHORIZED, e);
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer"),
+                );
+                return response;
+            }
+        }
+    };
+    if gateway.inner.shutdown.is_cancelled() && !open {
+        let e = ToolError::new(ErrorKind::Network, "the gateway is shutting down")
+            .with_retryable(true);
+        return refused(StatusCode::SERVICE_UNAVAILABLE, e);
+    }
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+fn refused(status: StatusCode, e: ToolError) -> Response {
+    let mut response = ErrorResponse(e).into_response();
+    *response.status_mut() = status;
+    response
+}
+
+/// Loopback names, accepted with any port.
+fn is_loopback(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1")
+}
+
+/// `host[:port]` → `host` (an IPv6 literal keeps its brackets).
+fn strip_port(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end]);
+    }
+    authority
+        .rsplit_once(':')
+        .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
+        .map_or(authority, |(host, _)| host)
+}
+
+fn check_host(gateway: &Gateway, headers: &HeaderMap) -> Result<(), ToolError> {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return Err(ToolError::permission_denied(
+            "request without a Host header refused (DNS-rebinding protection)",
+        ));
+    };
+    let host = host.to_ascii_lowercase();
+    let name = strip_port(&host);
+    let allowed = is_loopback(name)
+        || gateway
+            .settings()
+            .allowed_hosts
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(&host) || a.eq_ignore_ascii_case(name));
+    if allowed {
+        Ok(())
+    } else {
+        Err(ToolError::permission_denied(format!(
+            "Host `{host}` is not allowed (DNS-rebinding protection); accepted: localhost, 127.0.0.1, [::1]{}; add it to gateway.allowed_hosts in tools.yaml",
+            gateway
+                .settings()
+                .allowed_hosts
+                .iter()
+                .map(|h| format!(", {h}"))
+                .collect::<String>()
+        )))
+    }
+}
+
+fn check_origin(gateway: &Gateway, headers: &HeaderMap) -> Result<(), ToolError> {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin.to_str().unwrap_or("").to_ascii_lowercase();
+    let host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .map(|rest| strip_port(rest.trim_end_matches('/')));
+    let allowed = host.is_some_and(is_loopback)
+        || gateway
+            .settings()
+            .allowed_origins
+            .iter()
+            .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(&origin));
+    if allowed {
+        Ok(())
+    } else {
+        Err(ToolError::permission_denied(format!(
+            "Origin `{origin}` is not allowed (DNS-rebinding protection); add it to gateway.allowed_origins in tools.yaml"
+        )))
+    }
+}
+
+fn authenticate(gateway: &Gateway, headers: &HeaderMap) -> Result<Caller, ToolError> {
+    let keys = &gateway.settings().api_keys;
+    if keys.is_empty() {
+        return Ok(Caller::default());
+    }
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        });
+    let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    let Some(given) = bearer.or(api_key).map(str::trim) else {
+        return Err(ToolError::permission_denied(
+            "an API key is required: send `Authorization: Bearer <key>` or `X-API-Key: <key>`",
+        ));
+    };
+    keys.iter()
+        .find(|(key, _)| constant_time_eq(key.expose().as_bytes(), given.as_bytes()))
+        .map(|(_, caller)| caller.clone())
+        .ok_or_else(|| ToolError::permission_denied("the API key is not valid"))
+}
+
+/// Compares without stopping at the first difference (the time taken says nothing about how
+/// much of a key was right).
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_stripped_but_not_from_ipv6_literals() {
+        assert_eq!(strip_port("localhost:8787"), "localhost");
+        assert_eq!(strip_port("[::1]:8787"), "[::1]");
+        assert_eq!(strip_port("[::1]"), "[::1]");
+        assert_eq!(strip_port("example.com"), "example.com");
+    }
+
+    #[test]
+    fn keys_compare_in_full() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+}

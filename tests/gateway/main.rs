@@ -1,0 +1,13 @@
+//! `toolgate serve`, run as an operator runs it: the binary on a tools.yaml, on 127.0.0.1, talked
+//! to by real clients (inspector-cli, the MCP conformance suite, rmcp's client, plain HTTP) over
+//! every transport, in front of real MCP servers.
+
+mod harness;
+
+mod conformance;
+mod inspector;
+mod mcp_http;
+mod passthrough;
+mod rest;
+mod sse;
+mod stdio;

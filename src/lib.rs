@@ -51,11 +51,10 @@ pub use toolgate_runtime::{
     ArgumentError, ArgumentPolicy, ArgumentValidator, BoxFuture, BuildError, COERCIONS_META_KEY,
     Coercion, CoercionKind, Content, Dialect, ErrorKind, ExtraArguments, Identity,
     JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
-    Progress, ProgressReporter, Provides, ResourceContents, SourceState, SourceStatus, State,
-    StateMap, ToolAnnotations, ToolContext, ToolContextBuilder, ToolDescriptor, ToolError,
-    ToolOutput, ToolSource, Toolset, ToolsetBuilder, Validated, ValidationMode, ValidatorCache,
-    NameConflict, ToolsWatch,
-    testing,
+    NameConflict, Progress, ProgressReporter, Provides, ResourceContents, SourceState,
+    SourceStatus, State, StateMap, ToolAnnotations, ToolContext, ToolContextBuilder,
+    ToolDescriptor, ToolError, ToolOutput, ToolSource, ToolsWatch, Toolset, ToolsetBuilder,
+    Validated, ValidationMode, ValidatorCache, testing,
 };
 
 /// Remote tool sources: the registry every protocol shares ([`remote::RemoteSource`]).

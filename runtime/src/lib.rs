@@ -38,7 +38,7 @@ pub use source::{BoxFuture, SourceState, SourceStatus, ToolSource};
 pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use toolgate_spec::dialect::Dialect;
-pub use toolset::{COERCIONS_META_KEY, NameConflict, Toolset, ToolsWatch, ToolsetBuilder};
+pub use toolset::{COERCIONS_META_KEY, NameConflict, ToolsWatch, Toolset, ToolsetBuilder};
 pub use validate::{
     ArgumentPolicy, ArgumentValidator, Coercion, CoercionKind, ExtraArguments, Validated,
     ValidationMode, ValidatorCache,

@@ -185,6 +185,8 @@ impl SourceStatus {
     }
 }
 
+// Every method must be forwarded: `source.method()` on an `Arc<dyn ToolSource>` resolves to
+// this impl, whose defaults would silently answer for the source inside.
 impl<S: ToolSource + ?Sized> ToolSource for Arc<S> {
     fn id(&self) -> &str {
         (**self).id()
@@ -223,5 +225,11 @@ impl<S: ToolSource + ?Sized> ToolSource for Arc<S> {
     }
     fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
         (**self).stored_result(uri)
+    }
+    fn prefixed(&self) -> bool {
+        (**self).prefixed()
+    }
+    fn tool_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        (**self).tool_changes()
     }
 }

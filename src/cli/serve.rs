@@ -22,9 +22,12 @@ pub(super) async fn run(
     // --http is the default; `--http` without a value takes gateway.listen, then the default.
     let http = match (http, stdio) {
         (Some(addr), _) if !addr.is_empty() => Some(addr),
-        (Some(_), _) | (None, false) => {
-            Some(config.listen.clone().unwrap_or_else(|| DEFAULT_LISTEN.into()))
-        }
+        (Some(_), _) | (None, false) => Some(
+            config
+                .listen
+                .clone()
+                .unwrap_or_else(|| DEFAULT_LISTEN.into()),
+        ),
         (None, true) => None,
     };
     let listener = match &http {
@@ -97,7 +100,8 @@ pub(super) async fn run(
         }
     };
     let (http_result, stdio_result, ()) = tokio::join!(http_server, stdio_server, signals);
-    if listener_was_none(&http) {
+    if http.is_none() {
+        // Without HTTP nobody else finishes the calls and closes the sessions.
         gateway.drain().await;
     }
     let discovered = if discovery.is_finished() {
@@ -118,19 +122,20 @@ pub(super) async fn run(
     Ok(exit::OK)
 }
 
-fn listener_was_none(http: &Option<String>) -> bool {
-    http.is_none()
-}
-
 async fn bind(addr: &str, config: &GatewayConfig) -> Result<tokio::net::TcpListener, Failure> {
     let parsed: SocketAddr = addr.parse().map_err(|_| {
         Failure::new(
             exit::USAGE,
-            format!("error: --http `{addr}` is not an address: give host:port, e.g. 127.0.0.1:8787"),
+            format!(
+                "error: --http `{addr}` is not an address: give host:port, e.g. 127.0.0.1:8787"
+            ),
         )
     })?;
     let listener = tokio::net::TcpListener::bind(parsed).await.map_err(|e| {
-        Failure::new(exit::TOOL_ERROR, format!("error: cannot listen on {addr}: {e}"))
+        Failure::new(
+            exit::TOOL_ERROR,
+            format!("error: cannot listen on {addr}: {e}"),
+        )
     })?;
     let local = listener.local_addr().unwrap_or(parsed);
     if !parsed.ip().is_loopback() && config.allowed_hosts.is_empty() {

@@ -20,6 +20,7 @@ pub mod mcp;
 pub mod rest;
 mod security;
 
+use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,6 +59,9 @@ struct Inner {
     shutdown: CancellationToken,
     /// The parent of every call's cancellation token: cancelled when the grace period ends.
     calls: CancellationToken,
+    /// Cancelled once the calls in flight have finished (or been cancelled) at shutdown: open
+    /// streams (MCP sessions, SSE) end then, so that answers still on their way get out.
+    streams: CancellationToken,
     /// Counts calls in flight.
     in_flight: watch::Sender<usize>,
 }
@@ -166,9 +170,10 @@ impl GatewayBuilder {
         self.settings.allowed_hosts = config.allowed_hosts.clone();
         self.settings.allowed_origins = config.allowed_origins.clone();
         for key in &config.api_keys {
-            let secret = key.key.resolve().map_err(|e| {
-                GatewayError::Config(format!("API key `{}`: {e}", key.name))
-            })?;
+            let secret = key
+                .key
+                .resolve()
+                .map_err(|e| GatewayError::Config(format!("API key `{}`: {e}", key.name)))?;
             if secret.expose().is_empty() {
                 return Err(GatewayError::Config(format!(
                     "API key `{}` is empty (`{}`)",
@@ -205,6 +210,7 @@ impl GatewayBuilder {
                 ready: watch::channel(true).0,
                 shutdown: CancellationToken::new(),
                 calls: CancellationToken::new(),
+                streams: CancellationToken::new(),
                 in_flight: watch::channel(0).0,
             }),
         }
@@ -308,9 +314,10 @@ impl Gateway {
         security::layer(self, router)
     }
 
-    /// Serves [`router`](Self::router) on `listener` until [`shutdown`](Self::shutdown) (or
-    /// Ctrl-C/SIGTERM when the caller wires it), then waits up to the grace period for calls
-    /// in flight, cancels the rest and closes every remote session.
+    /// Serves [`router`](Self::router) on `listener` until [`shutdown`](Self::shutdown) (the
+    /// CLI wires Ctrl-C and SIGTERM to it). Then no new request is accepted; calls in flight
+    /// get the grace period (default 10 s) to finish and are cancelled after it; open streams
+    /// (SSE) end; every remote session is closed; and this returns.
     ///
     /// # Errors
     /// [`GatewayError::Io`] when serving fails.
@@ -319,11 +326,23 @@ impl Gateway {
             .router()
             .into_make_service_with_connect_info::<SocketAddr>();
         let stop = self.inner.shutdown.clone();
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await?;
-        self.drain().await;
-        Ok(())
+        let graceful = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.clone().cancelled_owned())
+            .into_future();
+        // axum's graceful shutdown waits for every connection without a bound: the calls get
+        // the grace period, then a second for their answers to go out.
+        let bounded = async {
+            stop.cancelled().await;
+            self.finish_calls().await;
+            self.inner.streams.cancel();
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        };
+        let result = tokio::select! {
+            r = graceful => r.map_err(GatewayError::from),
+            () = bounded => Ok(()),
+        };
+        self.toolset().close().await;
+        result
     }
 
     /// Starts shutting down: new requests are refused, calls in flight get the grace period.
@@ -336,25 +355,38 @@ impl Gateway {
         self.inner.shutdown.clone()
     }
 
+    /// Cancelled when a shutdown has let the calls in flight finish (or cancelled them): the
+    /// moment for open streams (MCP sessions, SSE) to end.
+    pub fn streams_token(&self) -> CancellationToken {
+        self.inner.streams.clone()
+    }
+
     /// Waits up to the grace period for calls in flight, cancels what is left, and closes the
-    /// toolset's sources (remote sessions end, child processes exit).
+    /// toolset's sources (remote sessions end, child processes exit). [`serve`](Self::serve)
+    /// does this itself; call it after serving stdio only.
     pub async fn drain(&self) {
+        self.finish_calls().await;
+        self.inner.streams.cancel();
+        self.toolset().close().await;
+    }
+
+    /// Waits up to the grace period for calls in flight; then cancels them and gives them 2 s
+    /// more to end.
+    async fn finish_calls(&self) {
         let mut count = self.inner.in_flight.subscribe();
-        let finished = count.wait_for(|n| *n == 0);
-        if tokio::time::timeout(self.settings().shutdown_grace, finished)
+        let grace = self.settings().shutdown_grace;
+        if tokio::time::timeout(grace, count.wait_for(|n| *n == 0))
             .await
             .is_err()
         {
             tracing::warn!(
                 calls = *self.inner.in_flight.borrow(),
-                grace_ms = self.settings().shutdown_grace.as_millis() as u64,
+                grace_ms = grace.as_millis() as u64,
                 "calls still running at the end of the shutdown grace period; cancelling them"
             );
             self.inner.calls.cancel();
-            let _ = tokio::time::timeout(Duration::from_secs(2), count.wait_for(|n| *n == 0))
-                .await;
+            let _ = tokio::time::timeout(Duration::from_secs(2), count.wait_for(|n| *n == 0)).await;
         }
-        self.toolset().close().await;
     }
 }
 

@@ -59,8 +59,8 @@ async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next:
         }
     };
     if gateway.inner.shutdown.is_cancelled() && !open {
-        let e = ToolError::new(ErrorKind::Network, "the gateway is shutting down")
-            .with_retryable(true);
+        let e =
+            ToolError::new(ErrorKind::Network, "the gateway is shutting down").with_retryable(true);
         return refused(StatusCode::SERVICE_UNAVAILABLE, e);
     }
     request.extensions_mut().insert(caller);

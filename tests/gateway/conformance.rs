@@ -1,1 +1,148 @@
-//! (to be written)
+//! The MCP conformance suite's server scenarios, run in one go against server-everything
+//! directly and against `toolgate serve` fronting it (mounted without prefix): toolgate must pass
+//! every scenario server-everything passes, plus `dns-rebinding-protection`, which toolgate
+//! itself must pass. Both totals are printed.
+//!
+//! The suite and server-everything listen on every interface, so everything runs in a network
+//! namespace of its own (`unshare -rn`) where only loopback exists.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{self, BIN, peers};
+
+/// Scenario name → (checks passed, checks failed), from the suite's `-o` folder (one
+/// `<prefix>-<scenario>-<timestamp>/checks.json` per scenario).
+fn results(dir: &Path) -> BTreeMap<String, (usize, usize)> {
+    let mut out = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let Ok(text) = std::fs::read_to_string(entry.path().join("checks.json")) else {
+            continue;
+        };
+        let Ok(Value::Array(checks)) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        // `server-<scenario>-2026-11-29T23-51-16-855Z`
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let name = name.strip_prefix("server-").unwrap_or(&name);
+        let scenario = name.rfind("-20").map_or(name, |i| &name[..i]).to_string();
+        let passed = checks.iter().filter(|c| c["status"] == "SUCCESS").count();
+        let failed = checks.iter().filter(|c| c["status"] == "FAILURE").count();
+        out.insert(scenario, (passed, failed));
+    }
+    out
+}
+
+fn total(results: &BTreeMap<String, (usize, usize)>) -> (usize, usize) {
+    results
+        .values()
+        .fold((0, 0), |(p, f), (a, b)| (p + a, f + b))
+}
+
+#[test]
+fn toolgate_in_front_of_everything_passes_what_everything_passes_and_dns_rebinding() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = harness::everything_stdio_entry("everything", "prefix: false");
+    let yaml = harness::tools_yaml(&entry, "");
+    let config = dir.path().join("tools.yaml");
+    std::fs::write(&config, yaml).unwrap();
+    let direct = dir.path().join("direct");
+    let gateway = dir.path().join("gateway");
+    let node22 = peers::node22();
+    let conformance = peers::conformance_js();
+    let script = format!(
+        r#"set -u
+ip link set lo up
+cd {root}
+PORT=3001 {node} {everything} streamableHttp > {dir}/everything.log 2>&1 &
+{bin} --config {config} serve --http 127.0.0.1:8787 > {dir}/toolgate.log 2>&1 &
+for i in $(seq 1 600); do
+  if {node} -e 'require("net").connect(3001,"127.0.0.1").on("connect",()=>process.exit(0)).on("error",()=>process.exit(1))' 2>/dev/null \
+     && {node} -e 'require("http").get("http://127.0.0.1:8787/readyz",r=>process.exit(r.statusCode==200?0:1)).on("error",()=>process.exit(1))' 2>/dev/null; then break; fi
+  sleep 0.1
+done
+echo "== direct"
+{node22} {conformance} server --url http://127.0.0.1:3001/mcp -o {direct} 2>&1 | grep -E '^Total'
+echo "== toolgate"
+{node22} {conformance} server --url http://127.0.0.1:8787/mcp -o {gateway} 2>&1 | grep -E '^Total'
+kill %1 %2 2>/dev/null
+wait
+"#,
+        root = harness::repo_root().display(),
+        node = peers::node().display(),
+        everything = peers::everything_js().display(),
+        bin = BIN,
+        config = config.display(),
+        dir = dir.path().display(),
+        node22 = node22.display(),
+        conformance = conformance.display(),
+        direct = direct.display(),
+        gateway = gateway.display(),
+    );
+    let started = Instant::now();
+    let output = Command::new("timeout")
+        .args(["900", "unshare", "-rn", "bash", "-c", &script])
+        .output()
+        .expect("run unshare");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let log = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap_or_default();
+    let context = format!(
+        "--- script output ---\n{stdout}\n{}\n--- toolgate log ---\n{}\n--- everything log (tail) ---\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        log("toolgate.log"),
+        log("everything.log")
+            .lines()
+            .rev()
+            .take(20)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let direct = results(&direct);
+    let through = results(&gateway);
+    assert!(
+        direct.len() >= 30 && through.len() >= 30,
+        "the suite did not run every scenario ({} direct, {} through toolgate) in {:?}\n{context}",
+        direct.len(),
+        through.len(),
+        started.elapsed()
+    );
+    let (dp, df) = total(&direct);
+    let (tp, tf) = total(&through);
+    println!("conformance server scenarios, checks passed / failed:");
+    println!("  server-everything directly:       {dp} passed, {df} failed");
+    println!("  toolgate in front of it:          {tp} passed, {tf} failed");
+    let mut regressions = Vec::new();
+    for (scenario, (passed, failed)) in &direct {
+        let clean = *failed == 0 && *passed > 0;
+        let ours = through.get(scenario).copied().unwrap_or((0, 1));
+        println!(
+            "  {scenario:40} direct {passed}/{failed}  toolgate {}/{}",
+            ours.0, ours.1
+        );
+        if clean && ours.1 > 0 {
+            regressions.push(scenario.clone());
+        }
+    }
+    assert!(
+        regressions.is_empty(),
+        "scenarios server-everything passes but toolgate in front of it fails: {regressions:?}\n{context}"
+    );
+    let dns = through.get("dns-rebinding-protection").copied();
+    assert!(
+        matches!(dns, Some((p, 0)) if p > 0),
+        "toolgate must pass dns-rebinding-protection: {dns:?}\n{context}"
+    );
+    assert!(
+        tp >= dp,
+        "toolgate passed fewer checks ({tp}) than server-everything ({dp})\n{context}"
+    );
+    // The whole run is bounded (the suite has its own timeouts; this catches a hang).
+    assert!(started.elapsed() < Duration::from_secs(600));
+}

@@ -57,20 +57,33 @@ pub(crate) fn tools_yaml(mcp: &str, extra: &str) -> String {
         }
     }
     // files.root `.` would be the temp dir: point it at the repository.
-    let yaml = yaml.replace("    root: .", &format!("    root: {}", repo_root().display()));
+    let yaml = yaml.replace(
+        "    root: .",
+        &format!("    root: {}", repo_root().display()),
+    );
     format!("{yaml}\n{extra}\n")
 }
 
 /// Starts `toolgate --config <dir>/tools.yaml serve --http 127.0.0.1:PORT` (plus `args`) with
 /// `yaml` as the config, and waits until `/readyz` answers 200 (start-up discovery done).
 pub(crate) fn serve(yaml: &str, args: &[&str]) -> Served {
+    serve_with_env(yaml, args, &[])
+}
+
+/// [`serve`] with `env` (name, value) added to the process's environment (e.g. the variable an
+/// API key's `${ENV}` names).
+pub(crate) fn serve_with_env(yaml: &str, args: &[&str], env: &[(&str, &str)]) -> Served {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("tools.yaml");
     std::fs::write(&config, yaml).expect("write tools.yaml");
     let config = config.display().to_string();
     let mut all = vec!["--config", &config, "serve", "--http", "127.0.0.1:{port}"];
     all.extend_from_slice(args);
-    let process = peers::spawn_http_peer_retry(BIN, &all, &[("RUST_LOG", "warn,rmcp=off")]);
+    // TOOLGATE_TEST_LOG=debug shows the gateway's own log in a failing test's output.
+    let log = std::env::var("TOOLGATE_TEST_LOG").unwrap_or_else(|_| "warn,rmcp=off".into());
+    let mut all_env = vec![("RUST_LOG", log.as_str())];
+    all_env.extend_from_slice(env);
+    let process = peers::spawn_http_peer_retry(BIN, &all, &all_env);
     let served = Served { process, dir };
     wait_ready(&served);
     served
@@ -92,7 +105,11 @@ fn wait_ready(served: &Served) {
 }
 
 /// A plain HTTP/1.1 GET with `headers`; (status, body).
-pub(crate) fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> std::io::Result<(u16, String)> {
+pub(crate) fn get(
+    port: u16,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> std::io::Result<(u16, String)> {
     request(port, "GET", path, headers, None)
 }
 
@@ -134,7 +151,11 @@ pub(crate) fn request(
     let chunked = head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked");
-    let body = if chunked { dechunk(body) } else { body.to_string() };
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
     Ok((status, body))
 }
 

@@ -1,1 +1,367 @@
-//! (to be written)
+//! MCP over streamable HTTP through `toolgate serve`, with toolgate's own MCP client (the
+//! runtime's `McpBackend`) on the other side: pagination, progress and cancellation relayed both
+//! ways, `notifications/tools/list_changed` when a server behind the gateway changes its tools,
+//! every content part and `structuredContent` passed through, failures as `isError` results
+//! (cases.md C23–C25), protocol-version negotiation (C28), API keys.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
+use toolgate::remote::RemoteSource;
+use toolgate::{Content, ErrorKind, ProgressReporter, SourceState, ToolContext, Toolset};
+
+use crate::harness::{self, Served, peers};
+
+/// A fault_server.py (runtime/tests/peers) in `mode` as a tools.yaml `mcp` entry `id`.
+fn fault_entry(id: &str, mode: &str, env: &[(&str, &str)]) -> String {
+    let mut entry = format!(
+        "    - id: {id}\n      stdio:\n        command: {}\n        args: [\"{}\", {mode}]\n",
+        peers::python3().display(),
+        peers::fault_server_py().display()
+    );
+    if !env.is_empty() {
+        entry.push_str("        env:\n");
+        for (k, v) in env {
+            entry.push_str(&format!("          {k}: \"{v}\"\n"));
+        }
+    }
+    entry
+}
+
+/// A toolset whose one source is the gateway at `served`, as MCP source `gw`.
+async fn client(served: &Served, headers: &[(&str, &str)]) -> Toolset {
+    let connection = McpConnection::Http {
+        url: served.url("/mcp"),
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
+    // Arguments are checked by the gateway, not here: what the gateway answers is under test.
+    let tools = Toolset::builder()
+        .validate_arguments(false)
+        .source(
+            RemoteSource::builder(
+                "gw",
+                McpBackend::new("gw", connection, McpOptions::default()),
+            )
+            .build(),
+        )
+        .build()
+        .unwrap();
+    let statuses = tools.discover(1).await;
+    assert_eq!(
+        statuses[0].state,
+        SourceState::Ready,
+        "{statuses:?}\n{}",
+        served.log()
+    );
+    tools
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn built_in_and_remote_tools_are_listed_and_called_with_every_part_kept() {
+    let mcp = [
+        harness::everything_stdio_entry("everything", ""),
+        fault_entry("faulty", "results", &[]),
+    ]
+    .concat();
+    let served = harness::serve(&harness::tools_yaml(&mcp, "gateway: {page_size: 5}"), &[]);
+    runtime().block_on(async {
+        let tools = client(&served, &[]).await;
+        // Pages of 5 were followed: every tool arrived.
+        let names: Vec<String> = tools.tools().iter().map(|d| d.name.clone()).collect();
+        for want in [
+            "gw.calc",
+            "gw.everything__echo",
+            "gw.faulty__multi",
+            "gw.faulty__structured",
+        ] {
+            assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+        }
+        assert!(names.len() > 20, "{names:?}");
+
+        let out = tools
+            .call("gw.calc", json!({"expression": "6*7"}))
+            .await
+            .unwrap();
+        assert_eq!(out.structured.as_ref().unwrap()["value"], 42);
+
+        // C23: text, image, resource, audio, in order.
+        let out = tools.call("gw.faulty__multi", json!({})).await.unwrap();
+        let kinds: Vec<&str> = out
+            .content
+            .iter()
+            .map(|c| match c {
+                Content::Text { .. } => "text",
+                Content::Image { .. } => "image",
+                Content::Audio { .. } => "audio",
+                Content::Resource { .. } => "resource",
+                Content::ResourceLink { .. } => "link",
+            })
+            .collect();
+        assert_eq!(kinds, ["text", "image", "resource", "audio"], "{out:?}");
+
+        // C25: structuredContent passed through, mirrored as text.
+        let out = tools
+            .call("gw.faulty__structured", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.structured,
+            Some(json!({"status": "available", "count": 3}))
+        );
+        assert!(!out.content.is_empty(), "{out:?}");
+
+        // C24: an application error behind the gateway is an isError result on the wire,
+        // which toolgate's client reads as an `upstream` error with the text.
+        let e = tools
+            .call("gw.faulty__app_error", json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Upstream, "{e:?}");
+        assert!(e.message().contains("table not found"), "{e:?}");
+
+        // A gateway-side failure (bad arguments) is an isError result too, with the kind in
+        // `_meta["toolgate/error"]`.
+        let e = tools
+            .call("gw.calc", json!({"expresion": "1"}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Upstream, "{e:?}");
+        assert!(e.message().contains("invalid_arguments"), "{e:?}");
+        tools.close().await;
+    });
+}
+
+#[test]
+fn progress_is_relayed_and_cancellation_reaches_the_server_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel_log = dir.path().join("cancelled.jsonl");
+    let log = cancel_log.display().to_string();
+    let mcp = [
+        harness::everything_stdio_entry("everything", ""),
+        fault_entry("faulty", "hang", &[("FAULT_LOG", &log)]),
+    ]
+    .concat();
+    let served = harness::serve(&harness::tools_yaml(&mcp, ""), &[]);
+    runtime().block_on(async {
+        let tools = client(&served, &[]).await;
+        let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = reports.clone();
+        let ctx = ToolContext::builder()
+            .timeout(Duration::from_secs(30))
+            .progress(ProgressReporter::new(move |p| {
+                seen.lock().unwrap().push(p.progress)
+            }))
+            .build();
+        tools
+            .call_with(
+                "gw.everything__trigger-long-running-operation",
+                json!({"duration": 1, "steps": 4}),
+                ctx,
+            )
+            .await
+            .unwrap();
+        let got = reports.lock().unwrap().clone();
+        assert!(got.len() >= 3, "progress reports relayed: {got:?}");
+
+        // The client gives up after 1 s: the gateway cancels its call to the server behind it.
+        let ctx = ToolContext::builder()
+            .timeout(Duration::from_secs(1))
+            .build();
+        let e = tools
+            .call_with("gw.faulty__hang", json!({}), ctx)
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Timeout, "{e:?}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = std::fs::read_to_string(&cancel_log).unwrap_or_default();
+            if text.contains("notifications/cancelled") || text.contains("requestId") {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server behind the gateway never got notifications/cancelled\n{}",
+                served.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tools.close().await;
+    });
+}
+
+#[test]
+fn a_server_changing_its_tools_reaches_the_gateways_clients_as_list_changed() {
+    let served = harness::serve(
+        &harness::tools_yaml(&fault_entry("faulty", "list_changed", &[]), ""),
+        &[],
+    );
+    runtime().block_on(async {
+        let tools = client(&served, &[]).await;
+        assert!(tools.describe("gw.faulty__b").is_none());
+        tools.call("gw.faulty__add_tool", json!({})).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while tools.describe("gw.faulty__b").is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "gw.faulty__b never appeared: {:?}\n{}",
+                tools
+                    .tools()
+                    .iter()
+                    .map(|d| d.name.clone())
+                    .collect::<Vec<_>>(),
+                served.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tools.close().await;
+    });
+}
+
+/// C28, server side: the gateway echoes a version it supports, and answers an unknown one with
+/// its newest.
+#[test]
+fn the_clients_protocol_version_is_echoed_when_supported() {
+    let served = harness::serve(&harness::tools_yaml("", ""), &[]);
+    let init = |version: &str| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})
+        .to_string();
+        let (status, text) = harness::request(
+            served.port(),
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ],
+            Some(&body),
+        )
+        .unwrap();
+        assert_eq!(status, 200, "{text}");
+        let data = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .find(|l| l.contains("protocolVersion"))
+            .unwrap_or_else(|| panic!("no initialize result: {text}"));
+        let v: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(v["result"]["serverInfo"]["name"], "toolgate", "{v}");
+        v["result"]["protocolVersion"].as_str().unwrap().to_string()
+    };
+    assert_eq!(init("2025-06-18"), "2025-06-18");
+    assert_eq!(init("2024-11-05"), "2024-11-05");
+    let newest = init("2099-01-01");
+    assert!(newest.as_str() >= "2025-06-18", "{newest}");
+}
+
+#[test]
+fn api_keys_guard_mcp_and_the_callers_roles_reach_the_call() {
+    let extra =
+        "gateway:\n  api_keys:\n    - {name: ci, key: \"${TOOLGATE_TEST_KEY}\", roles: [reader]}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.yaml");
+    std::fs::write(&config, harness::tools_yaml("", extra)).unwrap();
+    let config = config.display().to_string();
+    let process = peers::spawn_http_peer_retry(
+        harness::BIN,
+        &["--config", &config, "serve", "--http", "127.0.0.1:{port}"],
+        &[("TOOLGATE_TEST_KEY", "s3cret-key")],
+    );
+    let served = Served { process, dir };
+    let (status, body) = harness::request(
+        served.port(),
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        Some("{}"),
+    )
+    .unwrap();
+    assert_eq!(status, 401, "{body}");
+    assert!(!body.contains("s3cret-key"));
+    runtime().block_on(async {
+        let tools = client(&served, &[("Authorization", "Bearer s3cret-key")]).await;
+        let out = tools
+            .call("gw.calc", json!({"expression": "1+1"}))
+            .await
+            .unwrap();
+        assert_eq!(out.structured.unwrap()["value"], 2);
+        tools.close().await;
+    });
+}
+
+/// SIGTERM: a call in flight finishes within the grace period, the process exits 0, and the
+/// server behind the gateway is gone with it; a call that would outlast the grace period is
+/// cancelled (and its server told so) instead of holding the exit.
+#[test]
+fn sigterm_lets_calls_in_flight_finish_within_the_grace_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel_log = dir.path().join("cancelled.jsonl");
+    let log = cancel_log.display().to_string();
+    let mcp = [
+        harness::everything_stdio_entry("everything", ""),
+        fault_entry("faulty", "hang", &[("FAULT_LOG", &log)]),
+    ]
+    .concat();
+    let mut served = harness::serve(
+        &harness::tools_yaml(&mcp, "gateway: {shutdown_grace_ms: 3000}"),
+        &[],
+    );
+    let pid = served.process.pid();
+    runtime().block_on(async {
+        let tools = client(&served, &[]).await;
+        let slow = tools.call(
+            "gw.everything__trigger-long-running-operation",
+            json!({"duration": 1, "steps": 2}),
+        );
+        let stuck = tools.call("gw.faulty__hang", json!({}));
+        let term = async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let status = std::process::Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        };
+        let started = Instant::now();
+        let (slow, stuck, ()) = tokio::join!(slow, stuck, term);
+        let slow = slow.unwrap_or_else(|e| panic!("the call in flight was cut off: {e:?}"));
+        assert!(!slow.is_error, "{slow:?}");
+        let e = stuck.unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "the stuck call held the shutdown for {:?}: {e:?}",
+            started.elapsed()
+        );
+        tools.close().await;
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = served.process.exit_status() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "toolgate serve did not exit within 10 s of SIGTERM\n{}",
+            served.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit status {status}\n{}", served.log());
+    let text = std::fs::read_to_string(&cancel_log).unwrap_or_default();
+    assert!(
+        !text.is_empty(),
+        "the server behind the gateway was not told the stuck call was cancelled\n{}",
+        served.log()
+    );
+}

@@ -1,5 +1,7 @@
 //! The client side of one MCP session: what toolgate does with what a server sends unasked
-//! (progress, tool list changes, log messages).
+//! (progress, tool list changes, log messages, resource updates, resource and prompt list
+//! changes). Besides being logged, log messages and resource/prompt notifications are
+//! broadcast as [`McpEvent`]s ([`McpBackend::events`](super::McpBackend::events)).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -8,11 +10,16 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RoleClient};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
+use super::McpEvent;
 use crate::ProgressReporter;
+
+/// How many events a slow [`McpEvent`] receiver may fall behind before it misses some.
+const EVENT_CAPACITY: usize = 256;
 
 /// Shared by every session of one server (a reconnect makes a new session, not a new handler).
 pub(crate) struct Shared {
@@ -22,6 +29,8 @@ pub(crate) struct Shared {
     progress: Mutex<HashMap<ProgressToken, ProgressReporter>>,
     /// Bumped on `notifications/tools/list_changed`.
     changes: watch::Sender<u64>,
+    /// Resource updates, resource and prompt list changes, log messages.
+    events: broadcast::Sender<McpEvent>,
 }
 
 impl Shared {
@@ -30,11 +39,28 @@ impl Shared {
             server,
             progress: Mutex::new(HashMap::new()),
             changes: watch::channel(0).0,
+            events: broadcast::channel(EVENT_CAPACITY).0,
         })
     }
 
     pub(crate) fn changes(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
+    }
+
+    /// Every event from now on.
+    pub(crate) fn events(&self) -> broadcast::Receiver<McpEvent> {
+        self.events.subscribe()
+    }
+
+    /// Broadcasts `event` (dropped when nobody listens).
+    pub(crate) fn emit(&self, event: McpEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// Records that the server's tool list changed (a `notifications/tools/list_changed`,
+    /// however it arrived).
+    pub(crate) fn tools_changed(&self) {
+        self.changes.send_modify(|n| *n += 1);
     }
 
     /// Routes progress reports for `token` to `reporter` until the guard is dropped.
@@ -133,5 +159,30 @@ impl rmcp::ClientHandler for Handler {
             LoggingLevel::Warning => tracing::warn!(server = %server, logger, "{data}"),
             _ => tracing::error!(server = %server, logger, "{data}"),
         }
+        self.shared.emit(McpEvent::Log {
+            level: params.level,
+            logger: params.logger,
+            data: params.data,
+        });
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(server = %self.shared.server, uri = %params.uri, "notifications/resources/updated");
+        self.shared
+            .emit(McpEvent::ResourceUpdated { uri: params.uri });
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.shared.server, "notifications/resources/list_changed");
+        self.shared.emit(McpEvent::ResourcesListChanged);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.shared.server, "notifications/prompts/list_changed");
+        self.shared.emit(McpEvent::PromptsListChanged);
     }
 }

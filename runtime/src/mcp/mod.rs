@@ -13,6 +13,7 @@
 
 mod convert;
 mod handler;
+pub mod passthrough;
 mod session;
 mod sse;
 mod stdio;
@@ -29,6 +30,7 @@ use toolgate_spec::config::{McpServer, McpTransport};
 use crate::remote::{PeerInfo, RemoteBackend, RemoteSource, ToolFilter};
 use crate::{BoxFuture, BuildError, ToolContext, ToolDescriptor, ToolError, ToolOutput};
 
+pub use passthrough::{McpEvent, McpServerHandle, servers};
 pub use session::SUPPORTED_VERSIONS;
 pub use stdio::INHERITED_ENV;
 
@@ -103,8 +105,13 @@ pub struct McpOptions {
     /// body); a larger one is rejected, never buffered. Default 64 MiB.
     pub max_frame_bytes: usize,
     /// The most `tools/list` pages followed (a server that always returns a `nextCursor` is cut
-    /// off there, with a warning). Default 100.
+    /// off there, with a warning). Default 100. The same bound applies to `resources/list`,
+    /// `resources/templates/list` and `prompts/list`.
     pub max_list_pages: usize,
+    /// The longest one request of the other features (resources, prompts, completions,
+    /// subscriptions; see [`passthrough`]) may wait for its answer, per page of a listing.
+    /// Default 30 s.
+    pub request_timeout: Duration,
 }
 
 impl Default for McpOptions {
@@ -113,6 +120,7 @@ impl Default for McpOptions {
             connect_timeout: Duration::from_secs(30),
             max_frame_bytes: 64 << 20,
             max_list_pages: 100,
+            request_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -31,7 +31,11 @@ use crate::{
 /// Implementations keep their own connection (one persistent session shared by all calls,
 /// reconnected when it drops) and must end every future with a result or an error: never hang
 /// past the caller's deadline, never panic.
-pub trait RemoteBackend: Send + Sync + 'static {
+///
+/// `Any` is a supertrait so that code knowing the protocol can reach the concrete client
+/// behind a source ([`RemoteSource::backend_as`]), e.g. the gateway passing an MCP server's
+/// resources and prompts through.
+pub trait RemoteBackend: std::any::Any + Send + Sync + 'static {
     /// The protocol's name, for listings: `mcp`, `a2a`.
     fn protocol(&self) -> &'static str;
 
@@ -260,6 +264,17 @@ impl RemoteSource {
         }
     }
 
+    /// The protocol client behind this source.
+    pub fn backend(&self) -> &Arc<dyn RemoteBackend> {
+        &self.inner.backend
+    }
+
+    /// The protocol client behind this source as its concrete type (e.g. the MCP client,
+    /// `toolgate_runtime::mcp::McpBackend`); `None` when it is another one.
+    pub fn backend_as<T: RemoteBackend>(&self) -> Option<&T> {
+        (self.inner.backend.as_ref() as &dyn std::any::Any).downcast_ref::<T>()
+    }
+
     fn catalog(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {
         self.inner.catalog.read().unwrap_or_else(|p| p.into_inner())
     }
@@ -301,6 +316,7 @@ impl RemoteSource {
                 self.fill(&mut catalog, tools);
                 if fingerprint(&catalog.order) != fingerprint(&before) {
                     self.inner.changed.send_modify(|n| *n += 1);
+                    tracing::debug!(source = %id, "the offered tools changed");
                 }
                 catalog.state = Some(SourceState::Ready);
                 catalog.error = None;
@@ -340,7 +356,11 @@ impl RemoteSource {
                 hidden += 1;
                 continue;
             }
-            let name = if settings.prefix { full } else { remote.clone() };
+            let name = if settings.prefix {
+                full
+            } else {
+                remote.clone()
+            };
             if let Err(why) = usable(&remote, &name, &d) {
                 tracing::warn!(source = %id, tool = %remote, "tool left out: {why}");
                 rejected.push(format!("`{remote}`: {why}"));

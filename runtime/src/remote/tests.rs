@@ -174,15 +174,19 @@ async fn list_changed_refreshes_the_catalog() {
     let tools = Toolset::builder().source(source).build().unwrap();
     tools.discover(1).await;
     assert_eq!(tools.tools().len(), 1);
+    let mut watch = tools.watch_tools();
+    assert_eq!(watch.len(), 1, "the remote source is watched");
     fake.tools.lock().unwrap().push("b");
     fake.changes.send_modify(|n| *n += 1);
-    for _ in 0..100 {
-        if tools.tools().len() == 2 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the catalog was not refreshed after a list_changed");
+    // The toolset's watch fires once the new listing is in.
+    tokio::time::timeout(Duration::from_secs(5), watch.changed())
+        .await
+        .expect("the toolset's watch fired");
+    assert_eq!(
+        tools.tools().len(),
+        2,
+        "the catalog was refreshed after a list_changed"
+    );
 }
 
 #[tokio::test]

@@ -127,6 +127,16 @@ pub struct ToolsWatch {
 }
 
 impl ToolsWatch {
+    /// How many sources are watched (those whose tools can change).
+    pub fn len(&self) -> usize {
+        self.receivers.len()
+    }
+
+    /// Whether no source's tools can change.
+    pub fn is_empty(&self) -> bool {
+        self.receivers.is_empty()
+    }
+
     /// Waits until some source's tools change. Returns `false` when no source can change any
     /// more (all closed or dropped; never, for a toolset of static tools only, which waits
     /// forever).

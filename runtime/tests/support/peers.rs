@@ -265,6 +265,13 @@ impl PeerProcess {
         }
     }
 
+    /// The exit status, once the peer has exited (`None` while it runs).
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+    }
+
     /// SIGKILLs the peer's process group and reaps the child. Idempotent.
     pub fn kill(&mut self) {
         let Some(mut child) = self.child.take() else {

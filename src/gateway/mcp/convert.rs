@@ -2,7 +2,7 @@
 //! `CallToolResult`.
 
 use rmcp::model::{CallToolResult, Tool};
-use toolgate_runtime::{Content, Dialect, ToolDescriptor, ToolOutput};
+use toolgate_runtime::{Content, Dialect, ErrorKind, ToolDescriptor, ToolError, ToolOutput};
 
 /// The tool as `tools/list` shows it: the MCP dialect export (the name a model sees, the
 /// input schema with an object root, the output schema, annotations). `None`, with a warning,
@@ -46,4 +46,21 @@ pub(super) fn result(mut out: ToolOutput, tool: Option<&ToolDescriptor>) -> Call
         r.is_error = Some(true);
         r
     })
+}
+
+/// A failed call as the result a client gets (`isError: true`, MCP "tool execution error";
+/// cases.md C24): a remote tool's own error result keeps every content part it had (they are in
+/// the error's `details.content`); any other error is one text part `<kind>: <message>`. Either
+/// way `_meta["toolgate/error"]` carries the error as JSON, so a program can read its kind.
+pub(super) fn error_output(e: ToolError) -> ToolOutput {
+    let parts = (e.kind() == ErrorKind::Upstream)
+        .then(|| e.details()?.get("content").cloned())
+        .flatten()
+        .and_then(|c| serde_json::from_value::<Vec<Content>>(c).ok())
+        .filter(|c| !c.is_empty());
+    let mut out = e.into_output();
+    if let Some(parts) = parts {
+        out.content = parts;
+    }
+    out
 }

@@ -15,7 +15,7 @@ use crate::gateway::{Caller, Gateway};
 pub(crate) fn router(gateway: &Gateway) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
-        .with_cancellation_token(gateway.shutdown_token().child_token())
+        .with_cancellation_token(gateway.streams_token().child_token())
         .with_max_request_body_bytes(gateway.settings().max_body_bytes);
     let factory_gateway = gateway.clone();
     let service = StreamableHttpService::new(

@@ -57,6 +57,8 @@ struct Session {
     log_level: Mutex<Option<LoggingLevel>>,
     /// Cancelled when the session's handler is dropped: its background tasks stop.
     closed: CancellationToken,
+    /// Resource subscriptions passed through (taken back upstream when the session ends).
+    passthrough: passthrough::SessionState,
 }
 
 impl Drop for Session {
@@ -74,6 +76,7 @@ impl McpHandler {
                 caller,
                 log_level: Mutex::new(None),
                 closed: CancellationToken::new(),
+                passthrough: passthrough::SessionState::default(),
             }),
         }
     }
@@ -131,7 +134,10 @@ fn offset(request: Option<&PaginatedRequestParams>) -> Result<usize, McpError> {
     match request.and_then(|r| r.cursor.as_deref()) {
         None => Ok(0),
         Some(c) => c.parse().map_err(|_| {
-            McpError::invalid_params(format!("invalid cursor `{c}`: pass a nextCursor as it was given"), None)
+            McpError::invalid_params(
+                format!("invalid cursor `{c}`: pass a nextCursor as it was given"),
+                None,
+            )
         }),
     }
 }
@@ -149,13 +155,14 @@ impl ServerHandler for McpHandler {
         passthrough::capabilities(&self.gateway, &mut capabilities);
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-        .with_instructions(format!(
-            "toolgate gateway: {} tools; remote tools are named {{source}}__{{tool}}.",
-            self.gateway.toolset().tools().len()
-        ))
+            .with_instructions(format!(
+                "toolgate gateway: {} tools; remote tools are named {{source}}__{{tool}}.",
+                self.gateway.toolset().tools().len()
+            ))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        passthrough::relay(&self.gateway, &self.session, context.peer.clone());
         self.watch_tools(context.peer);
     }
 
@@ -173,15 +180,22 @@ impl ServerHandler for McpHandler {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let mut watch = self.gateway.toolset().watch_tools();
+        tracing::debug!(sources = watch.len(), "watching tools");
         let tools = context.accepted().tools_list_changed == Some(true);
+        tracing::debug!(accepted = ?context.accepted(), "subscriptions/listen opened");
         let mut events = passthrough::Listener::new(&self.gateway, context.accepted());
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
                 changed = watch.changed(), if tools => {
-                    if !changed || context.sink().notify_tool_list_changed().await.is_err() {
+                    if !changed {
                         return Ok(());
                     }
+                    if let Err(e) = context.sink().notify_tool_list_changed().await {
+                        tracing::debug!(error = %e, "subscriptions/listen: cannot send tools/list_changed; closing the stream");
+                        return Ok(());
+                    }
+                    tracing::debug!("subscriptions/listen: sent tools/list_changed");
                 }
                 more = events.forward(context.sink()) => {
                     if !more {
@@ -259,7 +273,7 @@ impl ServerHandler for McpHandler {
             Ok(out) => convert::result(out, descriptor.as_deref()),
             Err(e) => {
                 log_failure(&request.name, &e);
-                convert::result(e.into_output(), descriptor.as_deref())
+                convert::result(convert::error_output(e), descriptor.as_deref())
             }
         };
         Ok(CallToolResponse::Complete(result))
@@ -294,7 +308,7 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        passthrough::subscribe(&self.gateway, &self.session.closed, request, context).await
+        passthrough::subscribe(&self.gateway, &self.session.passthrough, request, context).await
     }
 
     async fn unsubscribe(
@@ -302,7 +316,7 @@ impl ServerHandler for McpHandler {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        passthrough::unsubscribe(&self.gateway, request, context).await
+        passthrough::unsubscribe(&self.gateway, &self.session.passthrough, request, context).await
     }
 
     async fn list_prompts(

@@ -58,3 +58,45 @@ impl IntoResponse for ErrorResponse {
         response
     }
 }
+
+/// A [`ToolError`] answered with a status of its own rather than [`status_for`] its kind: for
+/// refusals of the HTTP request itself (a query string that does not parse: 400, a body over
+/// the size limit: 413, a method the route does not offer: 405), whose body is still the
+/// ToolError JSON.
+#[derive(Debug)]
+pub struct RestError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The error, sent as the body.
+    pub error: ToolError,
+}
+
+impl RestError {
+    /// `error` answered with `status`.
+    pub fn new(status: StatusCode, error: ToolError) -> Self {
+        Self { status, error }
+    }
+
+    /// 400 Bad Request, kind `invalid_arguments`, with `message` (which should say what part of
+    /// the request was wrong and what is accepted).
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            ToolError::new(ErrorKind::InvalidArguments, message),
+        )
+    }
+}
+
+impl From<ToolError> for RestError {
+    fn from(error: ToolError) -> Self {
+        Self::new(status_for(error.kind()), error)
+    }
+}
+
+impl IntoResponse for RestError {
+    fn into_response(self) -> Response {
+        let mut response = ErrorResponse(self.error).into_response();
+        *response.status_mut() = self.status;
+        response
+    }
+}

@@ -2,6 +2,9 @@
 //! toolgate sends (`tools/list` with pagination, `tools/call`, `ping`).
 
 mod connect;
+mod listen;
+mod requests;
+mod subscriptions;
 
 use connect::Failed;
 
@@ -90,6 +93,8 @@ pub(crate) struct Client {
     output_validators: Mutex<HashMap<String, (Value, Arc<jsonschema::Validator>)>>,
     /// Values that must never show in an error: header values, tokens, environment values.
     secrets: Vec<String>,
+    /// What the other features' requests remember (resources, prompts, subscriptions).
+    passthrough: requests::Passthrough,
 }
 
 impl Client {
@@ -107,6 +112,7 @@ impl Client {
             generation: AtomicU64::new(0),
             closed: CancellationToken::new(),
             output_validators: Mutex::new(HashMap::new()),
+            passthrough: requests::Passthrough::default(),
         })
     }
 
@@ -308,6 +314,8 @@ impl Client {
             ms = started.elapsed().as_millis() as u64,
             "MCP session started"
         );
+        listen::start(&self.shared, &peer, &version, self.closed.clone());
+        subscriptions::start(self, &peer, &version, generation);
         Ok(Arc::new(Session {
             generation,
             peer,

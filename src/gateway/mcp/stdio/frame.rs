@@ -1,0 +1,340 @@
+//! One frame (a stdin line, a POST body) as the stdio and legacy HTTP+SSE transports read it:
+//! a JSON-RPC message for the session, or the JSON-RPC error that answers it (cases.md C20,
+//! server side), or a malformed notification or answer to drop.
+
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcNotification,
+    JsonRpcRequest,
+};
+use serde_json::{Value, json};
+
+/// JSON-RPC 2.0 "Parse error": the frame is not JSON.
+pub(crate) const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC 2.0 "Invalid Request": JSON, but not a JSON-RPC message.
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC 2.0 "Invalid params": a request of a known shape whose params do not fit it.
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+
+/// What one frame is.
+#[derive(Debug)]
+pub(crate) enum Parsed {
+    /// A JSON-RPC message for the session.
+    Message(Box<ClientJsonRpcMessage>),
+    /// Not a usable message, and answerable: this JSON-RPC error response (serialized, one
+    /// line) is the answer.
+    Invalid(String),
+    /// A malformed notification or response: JSON-RPC never answers those; this says why it
+    /// was dropped (for the log).
+    Dropped(String),
+}
+
+/// A JSON-RPC error response: `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}` (in
+/// that key order; `id` is `null` when the frame's id could not be read).
+pub(crate) fn error_response(id: Option<&Value>, code: i64, message: &str) -> String {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id.cloned().unwrap_or(Value::Null),
+        "error": {"code": code, "message": message},
+    })
+    .to_string()
+}
+
+/// Classifies one frame (a stdin line without its newline, a POST body): a leading UTF-8 BOM
+/// is ignored (RFC 8259 §8.1); then
+///
+/// | frame | result |
+/// | --- | --- |
+/// | a client message MCP knows (unknown methods included: they get -32601 from rmcp) | [`Parsed::Message`] |
+/// | not JSON | -32700 `Parse error`, id `null` (cases.md C20) |
+/// | JSON, not an object; no or a bad `jsonrpc`; neither `method` nor `result`/`error` | -32600 `Invalid Request: …`, with the frame's id when it has a usable one |
+/// | a request (`method` and `id`) whose params do not fit its method | -32602 `Invalid params: …`, with its id |
+/// | a notification (`method`, no `id`) or an answer (`result`/`error`) that does not fit | [`Parsed::Dropped`] |
+pub(crate) fn parse(frame: &[u8]) -> Parsed {
+    let frame = frame.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(frame);
+    let error = match serde_json::from_slice::<ClientJsonRpcMessage>(frame) {
+        Ok(message) => return checked(message),
+        Err(e) => e,
+    };
+    let value: Value = match serde_json::from_slice(frame) {
+        Ok(value) => value,
+        Err(_) => return Parsed::Invalid(error_response(None, PARSE_ERROR, "Parse error")),
+    };
+    let Some(object) = value.as_object() else {
+        let what = if value.is_array() {
+            "a batch (JSON array); send one message per frame"
+        } else {
+            "not a JSON object"
+        };
+        return Parsed::Invalid(invalid_request(None, what));
+    };
+    // Only a string or an integer identifies a request (MCP: "MUST be a string or integer").
+    let id = object
+        .get("id")
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Parsed::Invalid(invalid_request(id, "`jsonrpc` must be \"2.0\""));
+    }
+    match (object.get("method"), object.contains_key("id")) {
+        (Some(Value::String(method)), false) => {
+            let why =
+                serde_json::from_value::<JsonRpcNotification<ClientNotification>>(value.clone())
+                    .err()
+                    .map_or_else(|| error.to_string(), |e| e.to_string());
+            Parsed::Dropped(format!(
+                "a notification `{method}` that does not fit it: {why}"
+            ))
+        }
+        (Some(Value::String(method)), true) => match id {
+            // The request alone parses: the message also carries `result` or `error`.
+            Some(id) => {
+                match serde_json::from_value::<JsonRpcRequest<ClientRequest>>(value.clone()) {
+                    Ok(_) => Parsed::Invalid(invalid_request(
+                        Some(id),
+                        "a request carries no `result` or `error`",
+                    )),
+                    Err(e) => {
+                        let why = check_params(method, object.get("params"))
+                            .err()
+                            .unwrap_or_else(|| e.to_string());
+                        Parsed::Invalid(invalid_params(id, method, &why))
+                    }
+                }
+            }
+            None => Parsed::Invalid(invalid_request(None, "`id` must be a string or an integer")),
+        },
+        (Some(_), _) => Parsed::Invalid(invalid_request(id, "`method` must be a string")),
+        (None, _) if object.contains_key("result") || object.contains_key("error") => {
+            Parsed::Dropped(format!(
+                "an answer that is not a JSON-RPC response: {error}"
+            ))
+        }
+        (None, _) => Parsed::Invalid(invalid_request(
+            id,
+            "neither a request (`method`) nor a response (`result` or `error`)",
+        )),
+    }
+}
+
+/// A parsed message, unless it is a request of a method MCP defines whose params did not fit
+/// it: rmcp then takes it for a custom request and would answer -32601 "method not found".
+fn checked(message: ClientJsonRpcMessage) -> Parsed {
+    if let JsonRpcMessage::Request(request) = &message
+        && let ClientRequest::CustomRequest(custom) = &request.request
+        && let Err(why) = check_params(&custom.method, custom.params.as_ref())
+    {
+        let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+        return Parsed::Invalid(invalid_params(&id, &custom.method, &why));
+    }
+    Parsed::Message(Box::new(message))
+}
+
+/// Whether `params` fit `method`, for the requests a client sends that take params (MCP
+/// 2025-11-25 schema); other methods are not checked here.
+// `logging/setLevel` is deprecated in rmcp (SEP-2577), but clients of the initialize era send it.
+#[allow(deprecated)]
+fn check_params(method: &str, params: Option<&Value>) -> Result<(), String> {
+    use rmcp::model::{
+        CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams,
+        InitializeRequestParams, PaginatedRequestParams, ReadResourceRequestParams,
+        SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    };
+    fn fits<T: serde::de::DeserializeOwned>(params: Option<&Value>) -> Result<(), String> {
+        let params = params.cloned().unwrap_or(Value::Null);
+        serde_json::from_value::<T>(params)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+    match method {
+        "initialize" => fits::<InitializeRequestParams>(params),
+        "tools/call" => fits::<CallToolRequestParams>(params),
+        "resources/read" => fits::<ReadResourceRequestParams>(params),
+        "prompts/get" => fits::<GetPromptRequestParams>(params),
+        "completion/complete" => fits::<CompleteRequestParams>(params),
+        "logging/setLevel" => fits::<SetLevelRequestParams>(params),
+        "resources/subscribe" => fits::<SubscribeRequestParams>(params),
+        "resources/unsubscribe" => fits::<UnsubscribeRequestParams>(params),
+        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
+            fits::<Option<PaginatedRequestParams>>(params)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn invalid_params(id: &Value, method: &str, why: &str) -> String {
+    error_response(
+        Some(id),
+        INVALID_PARAMS,
+        &format!("Invalid params for `{method}`: {why}"),
+    )
+}
+
+fn invalid_request(id: Option<&Value>, why: &str) -> String {
+    error_response(id, INVALID_REQUEST, &format!("Invalid Request: {why}"))
+}
+
+/// The top-level `id` of a JSON object whose text starts with `head` (a frame too large to
+/// parse): a string or an integer, when it occurs in `head` at the object's top level (an `id`
+/// inside `params` is not taken for it).
+pub(crate) fn top_level_id(head: &[u8]) -> Option<Value> {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < head.len() {
+        match head[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let end = string_end(head, i + 1)?;
+                let key = &head[i + 1..end];
+                let after = skip_space(head, end + 1);
+                if depth == 1 && key == b"id" && head.get(after) == Some(&b':') {
+                    let text = &head[skip_space(head, after + 1)..];
+                    let mut values =
+                        serde_json::Deserializer::from_slice(text).into_iter::<Value>();
+                    let value = values.next()?.ok()?;
+                    // A number at the very end of `head` may go on past it.
+                    let whole = values.byte_offset() < text.len();
+                    return (whole && (value.is_string() || value.is_i64() || value.is_u64()))
+                        .then_some(value);
+                }
+                i = end;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index of the quote closing the string whose text starts at `start`.
+fn string_end(text: &[u8], start: usize) -> Option<usize> {
+    let mut i = start;
+    while i < text.len() {
+        match text[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+fn skip_space(text: &[u8], mut i: usize) -> usize {
+    while text.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invalid(frame: &str) -> Value {
+        match parse(frame.as_bytes()) {
+            Parsed::Invalid(answer) => serde_json::from_str(&answer).unwrap(),
+            other => panic!("{frame}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn frames_are_classified() {
+        assert_eq!(
+            parse(b"not json").answer(),
+            Some(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#)
+        );
+        assert!(matches!(
+            parse(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"),
+            Parsed::Message(_)
+        ));
+        let unknown = parse(br#"{"jsonrpc":"2.0","id":"u","method":"no/such"}"#);
+        assert!(matches!(unknown, Parsed::Message(_)), "{unknown:?}");
+
+        let e = invalid(r#"{"jsonrpc":"2.0","id":7}"#);
+        assert_eq!(
+            (e["id"].clone(), e["error"]["code"].clone()),
+            (json!(7), json!(-32600))
+        );
+        let e = invalid(r#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#);
+        assert_eq!(
+            (e["id"].clone(), e["error"]["code"].clone()),
+            (json!("a"), json!(-32600))
+        );
+        let e = invalid(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"x"}"#);
+        assert_eq!(
+            (e["id"].clone(), e["error"]["code"].clone()),
+            (json!(3), json!(-32602))
+        );
+        assert!(
+            e["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("invalid type"),
+            "{e}"
+        );
+        // rmcp would take it for a custom request and answer "method not found".
+        let e = invalid(r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{}}"#);
+        assert_eq!(
+            (e["id"].clone(), e["error"]["code"].clone()),
+            (json!("c"), json!(-32602))
+        );
+        assert!(
+            e["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("missing field `name`"),
+            "{e}"
+        );
+        let e = invalid(r#"{"jsonrpc":"2.0","id":3,"method":"ping","result":{}}"#);
+        assert_eq!(
+            (e["id"].clone(), e["error"]["code"].clone()),
+            (json!(3), json!(-32600))
+        );
+        let e = invalid(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#);
+        assert_eq!(
+            (e["id"].clone(), e["error"]["code"].clone()),
+            (Value::Null, json!(-32600))
+        );
+        for frame in ["[1,2]", "42", r#""s""#, "{}"] {
+            let e = invalid(frame);
+            assert_eq!(
+                (e["id"].clone(), e["error"]["code"].clone()),
+                (Value::Null, json!(-32600))
+            );
+        }
+        let dropped = parse(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#);
+        assert!(matches!(dropped, Parsed::Dropped(_)), "{dropped:?}");
+        let dropped = parse(br#"{"jsonrpc":"2.0","id":9,"error":"x"}"#);
+        assert!(matches!(dropped, Parsed::Dropped(_)), "{dropped:?}");
+    }
+
+    #[test]
+    fn the_top_level_id_is_found_in_a_frame_head() {
+        let id = |s: &str| top_level_id(s.as_bytes());
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":17,"method":"tools/call","par"#),
+            Some(json!(17))
+        );
+        assert_eq!(id(r#"{"id" : "a\"b", "x"#), Some(json!("a\"b")));
+        assert_eq!(
+            id(r#"{"method":"x","params":{"id":3,"text":"\"id\": 4"},"id":5,"#),
+            Some(json!(5))
+        );
+        assert_eq!(id(r#"{"method":"x","params":{"id":3,"text":"aaaa"#), None);
+        assert_eq!(id(r#"{"id":{"no":1},"#), None);
+        assert_eq!(
+            id(r#"{"id":12"#),
+            None,
+            "an id cut by the head's end is not trusted"
+        );
+    }
+
+    impl Parsed {
+        fn answer(&self) -> Option<&str> {
+            match self {
+                Parsed::Invalid(s) => Some(s),
+                _ => None,
+            }
+        }
+    }
+}

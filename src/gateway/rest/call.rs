@@ -1,0 +1,189 @@
+//! `POST /tools/{name}/call`: one call through [`Gateway::call`], the path every front uses.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Extension, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolgate_runtime::{ArgumentError, ErrorKind, ProgressReporter, ToolError, ToolOutput};
+use utoipa::IntoParams;
+
+use super::error::RestError;
+use super::openapi::{CallArguments, ToolErrorBody, ToolOutputSchema};
+use super::{ApiQuery, ToolName};
+use crate::gateway::{Caller, Gateway};
+
+/// The query of `POST /tools/{name}/call`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct CallQuery {
+    /// The longest the call may take, in milliseconds (at least 1). It can only shorten the
+    /// tool's own timeout, which applies anyway; past it the call is cancelled and answered
+    /// with 504, kind `timeout`.
+    #[param(minimum = 1)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// Calls a tool.
+///
+/// The body is the arguments object itself (`{"expression": "2+3"}`), not wrapped; an empty
+/// body means no arguments. The call runs as the API key's caller, through the toolset's
+/// validation and policies; if the client disconnects, the call is cancelled.
+///
+/// A tool's failure is answered with its ToolError JSON and the status of its kind (e.g. 422
+/// `invalid_arguments` with every violation in `details.errors`, 502 `upstream` for a remote
+/// tool that reported an error result — its content parts are in `details.content`).
+#[utoipa::path(
+    post,
+    path = "/tools/{name}/call",
+    operation_id = "callTool",
+    tag = "tools",
+    params(
+        ("name" = String, Path, description = "The tool's name inside toolgate (`everything.echo`) or as a model sees it (`everything__echo`)."),
+        CallQuery,
+    ),
+    request_body(
+        content = CallArguments,
+        content_type = "application/json",
+        description = "The tool's arguments, as a JSON object (see the tool's input schema at /tools/{name}); an empty body for none.",
+    ),
+    responses(
+        (status = 200, description = "The tool's result (MCP CallToolResult: content parts, structuredContent, isError, _meta).", body = ToolOutputSchema),
+        (status = 400, description = "The body is not JSON, or an unknown query parameter.", body = ToolErrorBody),
+        (status = 402, description = "The caller's budget would be exceeded (`budget_exceeded`).", body = ToolErrorBody),
+        (status = 404, description = "No tool of that name (`not_found`).", body = ToolErrorBody),
+        (status = 413, description = "The body is larger than gateway.max_body_bytes.", body = ToolErrorBody),
+        (status = 415, description = "The body is sent with a Content-Type other than JSON.", body = ToolErrorBody),
+        (status = 422, description = "The arguments do not match the tool's input schema, or are not an object (`invalid_arguments`; `details.errors` lists each violation with its JSON pointer).", body = ToolErrorBody),
+        (status = 429, description = "A rate limit refused the call (`rate_limited`; `Retry-After` in seconds).", body = ToolErrorBody),
+        (status = 502, description = "The tool's backend failed (`upstream`, `network`, `protocol`).", body = ToolErrorBody),
+        (status = 503, description = "The source's circuit breaker is open (`circuit_open`), or the gateway is shutting down.", body = ToolErrorBody),
+        (status = 504, description = "The call did not finish in time (`timeout`).", body = ToolErrorBody),
+    )
+)]
+pub(super) async fn call_tool(
+    State(gateway): State<Gateway>,
+    ToolName(name): ToolName,
+    ApiQuery(query): ApiQuery<CallQuery>,
+    caller: Option<Extension<Caller>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<ToolOutput>, RestError> {
+    let timeout = match query.timeout_ms {
+        Some(0) => {
+            return Err(RestError::bad_request(
+                "query parameter `timeout_ms` must be at least 1 (milliseconds)",
+            ));
+        }
+        ms => ms.map(Duration::from_millis),
+    };
+    check_content_type(&headers)?;
+    let body = body.map_err(|e| body_rejection(&gateway, &e))?;
+    let args = arguments(&name, &body)?;
+    let caller = caller.map(|Extension(c)| c).unwrap_or_default();
+    // Cancelled when this future is dropped (the client went away) or the call ends: the call
+    // then stops, and so does the task `Gateway::call` links the token with.
+    let cancel = CancellationToken::new();
+    let _cancel_on_drop = cancel.clone().drop_guard();
+    let call = gateway.call(
+        &name,
+        args,
+        &caller,
+        ProgressReporter::default(),
+        cancel.clone(),
+    );
+    let result = match timeout {
+        None => call.await,
+        Some(t) => tokio::time::timeout(t, call)
+            .await
+            .unwrap_or_else(|_| Err(ToolError::timeout(&name, t))),
+    };
+    Ok(Json(result?))
+}
+
+/// A `Content-Type` that is not JSON (`application/json`, `*/*+json`) is refused with 415; none
+/// at all is taken as JSON.
+fn check_content_type(headers: &HeaderMap) -> Result<(), RestError> {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let text = value.to_str().unwrap_or("");
+    let essence = text
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if essence == "application/json" || essence.ends_with("+json") {
+        return Ok(());
+    }
+    Err(RestError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!(
+                "the request body is sent as `{text}`: send the arguments as JSON, with `Content-Type: application/json`"
+            ),
+        ),
+    ))
+}
+
+/// The body could not be read: over the size limit (413), or the connection failed (400).
+fn body_rejection(gateway: &Gateway, e: &BytesRejection) -> RestError {
+    let status = e.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return RestError::new(
+            status,
+            ToolError::new(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "the request body is larger than the gateway's limit of {} bytes (gateway.max_body_bytes in tools.yaml)",
+                    gateway.settings().max_body_bytes
+                ),
+            ),
+        );
+    }
+    RestError::new(
+        status,
+        ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!("the request body could not be read: {}", e.body_text()),
+        ),
+    )
+}
+
+/// The body as the call's arguments: an object, or `null` (empty body) for none. Not JSON is
+/// a 400 with serde's position; JSON of another type is a 422 `invalid_arguments` for `tool`.
+fn arguments(tool: &str, body: &[u8]) -> Result<Value, RestError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        RestError::bad_request(format!(
+            "the request body is not valid JSON: {e} (send the tool's arguments as a JSON object)"
+        ))
+    })?;
+    let kind = match &value {
+        Value::Object(_) | Value::Null => return Ok(value),
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+    };
+    Err(ToolError::invalid_arguments(
+        tool,
+        vec![ArgumentError {
+            pointer: String::new(),
+            message: format!(
+                "the arguments must be a JSON object (each argument by name), not {kind}"
+            ),
+        }],
+    )
+    .into())
+}

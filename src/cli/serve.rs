@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 
 use toolgate::Toolset;
-use toolgate::gateway::{DEFAULT_LISTEN, Gateway, mcp};
+use toolgate::gateway::{DEFAULT_LISTEN, Gateway, GatewayError, mcp};
 use toolgate::spec::config::GatewayConfig;
 
 use super::args::exit;
@@ -38,26 +38,31 @@ pub(super) async fn run(
     // Discovery runs while the gateway already answers (/healthz; /readyz says 503 until it is
     // done; tools/list waits for it).
     let discovery = {
-        let gateway = gateway.clone();
         let listing = gateway.start_discovery();
         tokio::spawn(async move {
-            let statuses = listing.await.unwrap_or_default();
-            for s in statuses.iter().filter(|s| s.error.is_some()) {
-                output::write_err(&format!(
-                    "warning: source `{}` is unavailable: {}",
-                    s.id,
-                    s.error.as_deref().unwrap_or_default()
-                ));
-            }
-            let conflicts = gateway.toolset().name_conflicts();
-            if !conflicts.is_empty() {
-                for c in &conflicts {
-                    output::write_err(&format!("error: {c}"));
+            match listing.await {
+                Ok(Ok(statuses)) => {
+                    for s in statuses.iter().filter(|s| s.error.is_some()) {
+                        output::write_err(&format!(
+                            "warning: source `{}` is unavailable: {}",
+                            s.id,
+                            s.error.as_deref().unwrap_or_default()
+                        ));
+                    }
+                    true
                 }
-                gateway.shutdown();
-                return false;
+                Ok(Err(GatewayError::NameConflicts(conflicts))) => {
+                    for c in &conflicts {
+                        output::write_err(&format!("error: {c}"));
+                    }
+                    false
+                }
+                Ok(Err(e)) => {
+                    output::write_err(&format!("error: {e}"));
+                    false
+                }
+                Err(_) => true,
             }
-            true
         })
     };
 
@@ -116,7 +121,7 @@ pub(super) async fn run(
     if !discovered {
         return Err(Failure::new(
             exit::CONFIG,
-            "error: two sources offer the same tool name; the gateway did not start",
+            "error: two sources offer the same tool name (see above); the gateway stopped",
         ));
     }
     Ok(exit::OK)

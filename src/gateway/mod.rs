@@ -253,15 +253,27 @@ impl Gateway {
     /// timeout); the gateway is not ready (`/readyz` 503) until this returns. Sources that
     /// fail are reported in `/sources` and retried on use; they never keep the gateway from
     /// becoming ready.
-    pub async fn discover(&self) -> Vec<toolgate_runtime::SourceStatus> {
+    ///
+    /// # Errors
+    /// [`GatewayError::NameConflicts`] when two sources offer one tool name (a source mounted
+    /// without prefix): the gateway stays not ready and shuts down, since a model could not
+    /// know which tool it calls.
+    pub async fn discover(&self) -> Result<Vec<toolgate_runtime::SourceStatus>, GatewayError> {
         self.inner.ready.send_replace(false);
         let statuses = self.toolset().discover(8).await;
+        let conflicts = self.toolset().name_conflicts();
+        if !conflicts.is_empty() {
+            self.shutdown();
+            return Err(GatewayError::NameConflicts(conflicts));
+        }
         self.inner.ready.send_replace(true);
-        statuses
+        Ok(statuses)
     }
 
     /// [`discover`](Self::discover) in the background: not ready from now until it is done.
-    pub fn start_discovery(&self) -> tokio::task::JoinHandle<Vec<toolgate_runtime::SourceStatus>> {
+    pub fn start_discovery(
+        &self,
+    ) -> tokio::task::JoinHandle<Result<Vec<toolgate_runtime::SourceStatus>, GatewayError>> {
         self.inner.ready.send_replace(false);
         let gateway = self.clone();
         tokio::spawn(async move { gateway.discover().await })

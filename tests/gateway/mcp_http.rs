@@ -365,3 +365,29 @@ fn sigterm_lets_calls_in_flight_finish_within_the_grace_period() {
         served.log()
     );
 }
+
+/// Two servers mounted without prefix that offer the same tool names: the gateway names the
+/// conflict and exits 3 instead of serving a toolset where a name is ambiguous.
+#[test]
+fn two_unprefixed_servers_with_one_tool_name_stop_the_gateway() {
+    let mcp = [
+        harness::everything_stdio_entry("one", "prefix: false"),
+        harness::everything_stdio_entry("two", "prefix: false"),
+    ]
+    .concat();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.yaml");
+    std::fs::write(&config, harness::tools_yaml(&mcp, "")).unwrap();
+    let out = std::process::Command::new("timeout")
+        .args(["60", harness::BIN, "--config"])
+        .arg(&config)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("tool `echo` is offered by source `one` and by source `two`"),
+        "{stderr}"
+    );
+}

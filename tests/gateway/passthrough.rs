@@ -351,7 +351,24 @@ async fn an_initialize_era_client_sees_resources_prompts_updates_and_logs() {
         matches!(&e, rmcp::ServiceError::McpError(e) if e.code == ErrorCode::RESOURCE_NOT_FOUND),
         "{e:?}"
     );
+
+    // The session ends: its subscriptions are taken back upstream (everything logs that; a
+    // second session, which set no level, gets every log message).
+    let (other, mut other_notes) = legacy_client(&served).await;
     let _ = client.cancel().await;
+    let unsubscribed = wait_note(&mut other_notes, Duration::from_secs(5), |n| match n {
+        Note::Log { data, .. } => {
+            let data = data.to_string();
+            (data.contains("Received Unsubscribe") && data.contains(TEXT_9)).then_some(())
+        }
+        _ => None,
+    })
+    .await;
+    assert!(
+        unsubscribed.is_some(),
+        "the ended session's subscription is still upstream"
+    );
+    let _ = other.cancel().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -268,7 +268,10 @@ async fn readyz_names_the_sources_still_pending() {
     assert_eq!(status, 503, "{body}");
     assert_eq!(body, json!({"status": "discovering", "pending": ["test"]}));
     listed.notify_one();
-    discovery.await.expect("discovery");
+    discovery
+        .await
+        .expect("discovery")
+        .expect("no name conflicts");
     let (status, _, body) = send(port, "GET", "/readyz", "").await;
     assert_eq!(
         (status, body),

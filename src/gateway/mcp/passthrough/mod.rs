@@ -6,7 +6,9 @@
 //!   source's items, in source order, each server asked at once (every page, bounded by the
 //!   client's `max_list_pages` and request timeout). A server without the capability adds
 //!   nothing; one that fails is logged and left out; the listing fails only when every server
-//!   failed. The gateway pages the result itself (offset cursors, `gateway.page_size` items).
+//!   failed. The gateway pages the result itself (offset cursors, `gateway.page_size` items;
+//!   each page lists the servers again). A `lazy` source is contacted by the first listing (or
+//!   request) that needs it: listing its resources is a use of it.
 //! - **Names.** Resource URIs and URI templates are global: passed unchanged (the first server
 //!   listing a URI keeps it). Prompt names are those of the source's tools: `{id}__{name}` for
 //!   a prefixed source (the exported form of `{id}.{name}`), the server's own name for a

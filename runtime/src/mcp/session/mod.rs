@@ -2,7 +2,6 @@
 //! toolgate sends (`tools/list` with pagination, `tools/call`, `ping`).
 
 mod connect;
-mod listen;
 mod requests;
 mod subscriptions;
 
@@ -314,7 +313,6 @@ impl Client {
             ms = started.elapsed().as_millis() as u64,
             "MCP session started"
         );
-        listen::start(&self.shared, &peer, &version, self.closed.clone());
         subscriptions::start(self, &peer, &version, generation);
         Ok(Arc::new(Session {
             generation,

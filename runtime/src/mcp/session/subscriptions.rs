@@ -9,7 +9,8 @@
 //!   (MCP 2025-11-25 "Resources", subscriptions); a new session (after a drop) subscribes
 //!   every URI again.
 //! * 2026-07-28: one `subscriptions/listen` stream per session (SEP-2567) whose filter carries
-//!   the subscribed URIs and the resource and prompt list changes the server offers; it is
+//!   the subscribed URIs and the tool, resource and prompt list changes the server offers (the
+//!   only way such a server tells of a changed tool list); it is
 //!   opened again with the new filter whenever the URIs change, and a subscription succeeds
 //!   when the server acknowledges the URI.
 //!
@@ -122,6 +123,9 @@ impl Client {
             if session_has_initialize(&session.peer) {
                 self.request(&what, Feature::Subscribe, || subscribe_request(uri))
                     .await?;
+                let mut uris: BTreeSet<String> = counts.keys().cloned().collect();
+                uris.insert(uri.to_string());
+                subs.want(uris);
             } else {
                 let mut uris: BTreeSet<String> = counts.keys().cloned().collect();
                 uris.insert(uri.to_string());
@@ -155,19 +159,19 @@ impl Client {
                 counts.remove(uri);
             }
         }
+        // What a 2026-07-28 listen stream carries, now or on a later session.
+        subs.want(counts.keys().cloned().collect());
         let Some(session) = self.live() else {
             return Ok(());
         };
-        if session_has_initialize(&session.peer) {
-            let what = format!("resources/unsubscribe {uri}");
-            self.send(&session, &what, unsubscribe_request(uri))
-                .await
-                .map(drop)
-                .map_err(|(e, _)| e)
-        } else {
-            subs.want(counts.keys().cloned().collect());
-            Ok(())
+        if !session_has_initialize(&session.peer) {
+            return Ok(());
         }
+        let what = format!("resources/unsubscribe {uri}");
+        self.send(&session, &what, unsubscribe_request(uri))
+            .await
+            .map(drop)
+            .map_err(|(e, _)| e)
     }
 
     /// 2026-07-28: asks the session's listen stream to carry `uris` and waits until the server
@@ -324,6 +328,9 @@ impl Listen {
             .map(|i| i.capabilities.clone())
             .unwrap_or_default();
         let mut base = SubscriptionFilter::new();
+        if caps.tools.as_ref().and_then(|t| t.list_changed) == Some(true) {
+            base.tools_list_changed = Some(true);
+        }
         if caps.prompts.as_ref().and_then(|p| p.list_changed) == Some(true) {
             base.prompts_list_changed = Some(true);
         }

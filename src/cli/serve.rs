@@ -66,6 +66,25 @@ pub(super) async fn run(
         })
     };
 
+    // Names that collide later (a server mounted without prefix adds a tool another source has)
+    // are not refused mid-flight: the first source keeps the name; say so.
+    let conflicts_watch = {
+        let gateway = gateway.clone();
+        tokio::spawn(async move {
+            let mut watch = gateway.toolset().watch_tools();
+            while watch.changed().await {
+                for c in gateway.toolset().name_conflicts() {
+                    output::write_err(&format!("warning: {c}; `{}` keeps it", c.kept_by));
+                }
+            }
+        })
+    };
+    if config.api_keys.is_empty() && http.is_some() {
+        output::write_err(
+            "toolgate serve: no gateway.api_keys: every process that can connect may call every tool",
+        );
+    }
+
     let http_server = {
         let gateway = gateway.clone();
         async move {
@@ -109,6 +128,7 @@ pub(super) async fn run(
         // Without HTTP nobody else finishes the calls and closes the sessions.
         gateway.drain().await;
     }
+    conflicts_watch.abort();
     let discovered = if discovery.is_finished() {
         discovery.await.unwrap_or(true)
     } else {

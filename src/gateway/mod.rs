@@ -367,6 +367,11 @@ impl Gateway {
         self.inner.shutdown.clone()
     }
 
+    /// Cancels every call in flight (the end of the shutdown grace period).
+    pub(crate) fn cancel_calls(&self) {
+        self.inner.calls.cancel();
+    }
+
     /// Cancelled when a shutdown has let the calls in flight finish (or cancelled them): the
     /// moment for open streams (MCP sessions, SSE) to end.
     pub fn streams_token(&self) -> CancellationToken {
@@ -396,7 +401,7 @@ impl Gateway {
                 grace_ms = grace.as_millis() as u64,
                 "calls still running at the end of the shutdown grace period; cancelling them"
             );
-            self.inner.calls.cancel();
+            self.cancel_calls();
             let _ = tokio::time::timeout(Duration::from_secs(2), count.wait_for(|n| *n == 0)).await;
         }
     }

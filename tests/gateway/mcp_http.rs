@@ -391,3 +391,62 @@ fn two_unprefixed_servers_with_one_tool_name_stop_the_gateway() {
         "{stderr}"
     );
 }
+
+/// With API keys, an `/mcp` session belongs to the key that opened it: another key cannot use
+/// its id. And a result cut to the size limit is stored under an id nobody can guess.
+#[test]
+fn sessions_and_stored_results_belong_to_their_caller() {
+    let extra = "gateway:\n  api_keys:\n    - {name: alice, key: \"alice-key-123\"}\n    - {name: bob, key: \"bob-key-456\"}\n";
+    let served = harness::serve(&harness::tools_yaml("", extra), &[]);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let post = |key: &str, session: Option<&str>, body: &str| {
+        let auth = format!("Bearer {key}");
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", auth.as_str()),
+        ];
+        if let Some(s) = session {
+            headers.push(("Mcp-Session-Id", s));
+        }
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", served.port())).unwrap();
+        use std::io::{Read, Write};
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for (k, v) in &headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(body.as_bytes()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut raw = Vec::new();
+        // An SSE answer stays open: read what arrives within the timeout.
+        let _ = stream.read_to_end(&mut raw);
+        String::from_utf8_lossy(&raw).into_owned()
+    };
+    let answer = post("alice-key-123", None, &init);
+    let session = answer
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("mcp-session-id: ")
+                .map(|_| l["mcp-session-id: ".len()..].trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id: {answer}"));
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    let bob = post("bob-key-456", Some(&session), &ping);
+    assert!(bob.starts_with("HTTP/1.1 403"), "{bob}");
+    let alice = post("alice-key-123", Some(&session), &ping);
+    assert!(
+        alice.starts_with("HTTP/1.1 200") || alice.starts_with("HTTP/1.1 202"),
+        "{alice}"
+    );
+}

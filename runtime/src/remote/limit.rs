@@ -152,7 +152,6 @@ pub(crate) struct ResultStore {
 
 #[derive(Debug, Default)]
 struct Store {
-    next: u64,
     bytes: usize,
     items: VecDeque<(String, usize, ToolOutput)>,
 }
@@ -169,16 +168,19 @@ impl ResultStore {
         }
     }
 
-    /// The URI the next stored result will have.
+    /// A new URI for a stored result: `toolgate://results/{source}/{uuid v4}`. Random, not a
+    /// counter: whoever knows the URI can read the result (through the gateway too), so
+    /// another caller must not be able to guess it.
     pub(crate) fn next_uri(&self, source: &str) -> String {
-        let store = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        format!("{RESULT_URI_PREFIX}{source}/{}", store.next)
+        format!(
+            "{RESULT_URI_PREFIX}{source}/{}",
+            uuid::Uuid::new_v4().simple()
+        )
     }
 
     /// Keeps `out` under `uri` (from [`next_uri`](Self::next_uri)), evicting the oldest.
     pub(crate) fn put(&self, uri: String, out: ToolOutput, size: usize) {
         let mut store = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        store.next += 1;
         store.bytes += size;
         store.items.push_back((uri, size, out));
         while store.items.len() > Self::MAX_ITEMS
@@ -220,7 +222,7 @@ mod tests {
         assert!(t.len() < 50_200, "{}", t.len());
         // 200 000 bytes, 33 332 kept in front and 16 666 behind (both on boundaries of 'é').
         assert!(
-            t.contains("[… truncated 150002 bytes; full result: toolgate://results/s/0]"),
+            t.contains("[… truncated 150002 bytes; full result: toolgate://results/s/"),
             "{}",
             &t[33_000..33_500]
         );

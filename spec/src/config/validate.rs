@@ -6,6 +6,8 @@ use super::location::escape;
 use super::{CONFIG_VERSION, Diagnostic, LoadedConfig, McpTransport, ToolPolicy, parse_rate_limit};
 use crate::names::{LOCAL_SOURCE_ID, validate_source_id};
 
+mod gateway;
+
 /// Every broken rule of `cfg` (errors), and the warnings.
 pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     let mut errors = Vec::new();
@@ -68,6 +70,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
         }
     }
     check_policy(cfg, &mut errors, &mut warnings);
+    gateway::check_gateway(cfg, &mut errors, &mut warnings);
     (errors, warnings)
 }
 
@@ -117,8 +120,11 @@ fn check_source_ids(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
 fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>, warnings: &mut Vec<Diagnostic>) {
     let p = &cfg.policy;
     check_tool_policy(cfg, "/policy/defaults", &p.defaults, errors);
+    gateway::check_unenforced(cfg, "/policy/defaults", &p.defaults, true, warnings);
     for (name, tp) in &p.tools {
-        check_tool_policy(cfg, &format!("/policy/tools/{}", escape(name)), tp, errors);
+        let pointer = format!("/policy/tools/{}", escape(name));
+        check_tool_policy(cfg, &pointer, tp, errors);
+        gateway::check_unenforced(cfg, &pointer, tp, false, warnings);
     }
     let mut ids: Vec<&str> = Vec::new();
     for (id, _) in cfg.source_ids() {
@@ -129,6 +135,7 @@ fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>, warnings: &mut
     for (id, tp) in &p.sources {
         let pointer = format!("/policy/sources/{}", escape(id));
         check_tool_policy(cfg, &pointer, tp, errors);
+        gateway::check_unenforced(cfg, &pointer, tp, false, warnings);
         if id != LOCAL_SOURCE_ID && !ids.contains(&id.as_str()) {
             let known = if ids.is_empty() {
                 format!(

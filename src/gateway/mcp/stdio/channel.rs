@@ -284,7 +284,7 @@ pub(crate) async fn wind_down(gateway: &Gateway, pending: &Pending, label: &str)
         "requests still unanswered at the end of the grace period"
     );
     if gateway.shutdown_token().is_cancelled() {
-        gateway.inner.calls.cancel();
+        gateway.cancel_calls();
         return pending.wait_empty(CANCELLED_ANSWER_GRACE).await;
     }
     false

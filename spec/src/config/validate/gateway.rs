@@ -1,0 +1,134 @@
+//! Checks of the `gateway:` section and of policy knobs the runtime does not enforce yet.
+
+use super::super::{Diagnostic, LoadedConfig, ToolPolicy};
+
+/// `gateway:`: an address `serve` can bind, limits that let requests through, hosts and origins
+/// in the form they are compared in, API keys that are distinct and not written in the file.
+pub(super) fn check_gateway(
+    cfg: &LoadedConfig,
+    errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let g = &cfg.gateway;
+    if let Some(listen) = &g.listen
+        && listen.parse::<std::net::SocketAddr>().is_err()
+    {
+        errors.push(
+            cfg.error_at(
+                "/gateway/listen",
+                format!("`{listen}` is not an address to listen on"),
+            )
+            .with_hint("give an IP address and a port, e.g. 127.0.0.1:8787 or [::1]:8787"),
+        );
+    }
+    if g.max_body_bytes == Some(0) {
+        errors.push(cfg.error_at(
+            "/gateway/max_body_bytes",
+            "`max_body_bytes: 0` would refuse every request with a body (413)",
+        ));
+    }
+    if g.page_size == Some(0) {
+        errors.push(cfg.error_at(
+            "/gateway/page_size",
+            "`page_size: 0`: a tools/list page needs at least one tool",
+        ));
+    }
+    for (i, host) in g.allowed_hosts.iter().enumerate() {
+        if host.contains('/') || host.trim().is_empty() {
+            errors.push(
+                cfg.error_at(
+                    &format!("/gateway/allowed_hosts/{i}"),
+                    format!("`{host}` is not a Host header value"),
+                )
+                .with_hint("a name or name:port as clients send it in `Host`, e.g. gw.internal or gw.internal:8787"),
+            );
+        }
+    }
+    for (i, origin) in g.allowed_origins.iter().enumerate() {
+        let ok = origin == "null"
+            || ["http://", "https://"].iter().any(|s| {
+                origin
+                    .strip_prefix(s)
+                    .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+            });
+        if !ok {
+            errors.push(
+                cfg.error_at(
+                    &format!("/gateway/allowed_origins/{i}"),
+                    format!("`{origin}` is not an origin"),
+                )
+                .with_hint(
+                    "scheme://host[:port] as browsers send it, e.g. https://app.example.com",
+                ),
+            );
+        }
+    }
+    let mut names = std::collections::HashSet::new();
+    for (i, key) in g.api_keys.iter().enumerate() {
+        if !names.insert(key.name.as_str()) {
+            errors.push(cfg.error_at(
+                &format!("/gateway/api_keys/{i}/name"),
+                format!("two API keys are named `{}`", key.name),
+            ));
+        }
+        if key.key.is_literal() {
+            warnings.push(
+                Diagnostic::warning(
+                    &cfg.path,
+                    Some(cfg.locate(&format!("/gateway/api_keys/{i}/key"))),
+                    format!("API key `{}` is written in the file", key.name),
+                )
+                .with_hint("take it from the environment: key: \"${TOOLGATE_KEY}\""),
+            );
+        }
+    }
+}
+
+/// A policy knob the runtime does not apply yet (the policy pipeline: authorization by role,
+/// rate limits, concurrency limits, caching, retries, costs, per-tool timeouts) is a warning,
+/// so nobody believes a limit holds that does not.
+pub(super) fn check_unenforced(
+    cfg: &LoadedConfig,
+    pointer: &str,
+    tp: &ToolPolicy,
+    defaults: bool,
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let mut knobs = Vec::new();
+    if !tp.roles.is_empty() {
+        knobs.push("roles");
+    }
+    if tp.rate_limit.is_some() {
+        knobs.push("rate_limit");
+    }
+    if tp.concurrency.is_some() {
+        knobs.push("concurrency");
+    }
+    if tp.cache_ttl_ms.is_some() {
+        knobs.push("cache_ttl_ms");
+    }
+    if tp.retries.is_some() {
+        knobs.push("retries");
+    }
+    if tp.cost_per_call.is_some() {
+        knobs.push("cost_per_call");
+    }
+    // The default timeout is applied; per-source and per-tool ones are not yet.
+    if !defaults && tp.timeout_ms.is_some() {
+        knobs.push("timeout_ms");
+    }
+    if knobs.is_empty() {
+        return;
+    }
+    warnings.push(
+        Diagnostic::warning(
+            &cfg.path,
+            Some(cfg.locations.key(pointer).unwrap_or_else(|| cfg.locate(pointer))),
+            format!(
+                "not enforced yet: {} (this release applies `validation`, `extra_arguments` and the default `timeout_ms`)",
+                knobs.join(", ")
+            ),
+        )
+        .with_hint("the policy pipeline (authorization, rate limits, breakers, retries, caching) comes in a later release; do not rely on these limits"),
+    );
+}

@@ -25,6 +25,24 @@ pub(crate) struct Served {
     pub(crate) dir: tempfile::TempDir,
 }
 
+impl Drop for Served {
+    /// SIGTERM first, so that the gateway closes its remote sessions (its stdio servers run in
+    /// process groups of their own, which the SIGKILL of the gateway's group does not reach);
+    /// the process group is killed afterwards anyway when `process` drops.
+    fn drop(&mut self) {
+        if self.process.exit_status().is_some() {
+            return;
+        }
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.process.pid().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while self.process.exit_status().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Served {
     /// `http://127.0.0.1:PORT{path}`.
     pub(crate) fn url(&self, path: &str) -> String {

@@ -28,7 +28,13 @@
 //! [--release] --bin toolgate` into its own target directory first (a no-op when it is up to
 //! date), so the binary measured is the code checked out. Under `cargo test` (criterion's test
 //! mode) it uses `target/debug/toolgate` as `cargo test --workspace --all-targets` leaves it
-//! (building it only if it is missing), and every count shrinks to a call or two per client.
+//! (building it only if it is missing), and the load shrinks to two calls per client with 1 and
+//! 4 clients (answers still checked; 5 s, up to 17 s on a busy machine, mostly Python
+//! importing FastMCP).
+//!
+//! Both FastMCP servers run with fastmcp's defaults (one uvicorn process, stateful sessions,
+//! SSE answers) but without banner, INFO log and access log: toolgate logs nothing per call
+//! either. The server-everything processes behind the gateways speak stdio and listen nowhere.
 //!
 //! Run: `scripts/install-peers.sh` once, then `cargo bench -p toolgate-benches --bench
 //! gateway`. Results and ratios: BENCHMARKS.md, "Gateway: toolgate serve vs FastMCP".

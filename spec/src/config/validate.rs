@@ -120,11 +120,11 @@ fn check_source_ids(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
 fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>, warnings: &mut Vec<Diagnostic>) {
     let p = &cfg.policy;
     check_tool_policy(cfg, "/policy/defaults", &p.defaults, errors);
-    gateway::check_unenforced(cfg, "/policy/defaults", &p.defaults, true, warnings);
+    gateway::check_unenforced(cfg, "/policy/defaults", &p.defaults, warnings);
     for (name, tp) in &p.tools {
         let pointer = format!("/policy/tools/{}", escape(name));
         check_tool_policy(cfg, &pointer, tp, errors);
-        gateway::check_unenforced(cfg, &pointer, tp, false, warnings);
+        gateway::check_unenforced(cfg, &pointer, tp, warnings);
     }
     let mut ids: Vec<&str> = Vec::new();
     for (id, _) in cfg.source_ids() {
@@ -135,7 +135,7 @@ fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>, warnings: &mut
     for (id, tp) in &p.sources {
         let pointer = format!("/policy/sources/{}", escape(id));
         check_tool_policy(cfg, &pointer, tp, errors);
-        gateway::check_unenforced(cfg, &pointer, tp, false, warnings);
+        gateway::check_unenforced(cfg, &pointer, tp, warnings);
         if id != LOCAL_SOURCE_ID && !ids.contains(&id.as_str()) {
             let known = if ids.is_empty() {
                 format!(

@@ -85,13 +85,13 @@ pub(super) fn check_gateway(
 }
 
 /// A policy knob the runtime does not apply yet (the policy pipeline: authorization by role,
-/// rate limits, concurrency limits, caching, retries, costs, per-tool timeouts) is a warning,
-/// so nobody believes a limit holds that does not.
+/// rate limits, concurrency limits, caching, retries, costs) is a warning, so nobody believes a
+/// limit holds that does not. (Timeouts are applied: the default one by the toolset, per-tool
+/// and `sources.local` ones compiled into local tools.)
 pub(super) fn check_unenforced(
     cfg: &LoadedConfig,
     pointer: &str,
     tp: &ToolPolicy,
-    defaults: bool,
     warnings: &mut Vec<Diagnostic>,
 ) {
     let mut knobs = Vec::new();
@@ -113,10 +113,6 @@ pub(super) fn check_unenforced(
     if tp.cost_per_call.is_some() {
         knobs.push("cost_per_call");
     }
-    // The default timeout is applied; per-source and per-tool ones are not yet.
-    if !defaults && tp.timeout_ms.is_some() {
-        knobs.push("timeout_ms");
-    }
     if knobs.is_empty() {
         return;
     }
@@ -125,7 +121,7 @@ pub(super) fn check_unenforced(
             &cfg.path,
             Some(cfg.locations.key(pointer).unwrap_or_else(|| cfg.locate(pointer))),
             format!(
-                "not enforced yet: {} (this release applies `validation`, `extra_arguments` and the default `timeout_ms`)",
+                "not enforced yet: {} (this release applies `timeout_ms`, `validation` and `extra_arguments`)",
                 knobs.join(", ")
             ),
         )

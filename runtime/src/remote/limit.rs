@@ -287,14 +287,16 @@ mod tests {
     #[test]
     fn store_keeps_the_newest() {
         let store = ResultStore::new();
+        let mut uris = Vec::new();
         for i in 0..40 {
             let uri = store.next_uri("s");
+            uris.push(uri.clone());
             store.put(uri, ToolOutput::text(i.to_string()), 1);
         }
-        assert!(store.get("toolgate://results/s/0").is_none());
-        assert_eq!(
-            store.get("toolgate://results/s/39").unwrap(),
-            ToolOutput::text("39")
-        );
+        assert!(store.get(&uris[0]).is_none());
+        assert_eq!(store.get(&uris[39]).unwrap(), ToolOutput::text("39"));
+        // Ids are random, never a guessable counter.
+        assert!(uris[0].starts_with("toolgate://results/s/") && !uris[0].ends_with("/0"));
+        assert_ne!(uris[0], uris[1]);
     }
 }

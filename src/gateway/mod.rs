@@ -296,23 +296,25 @@ impl Gateway {
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
         let _in_flight = InFlight::enter(&self.inner.in_flight);
-        let token = self.inner.calls.child_token();
-        let cancelled_by_client = cancel.clone();
-        let linked = token.clone();
-        let link = tokio::spawn(async move {
-            cancelled_by_client.cancelled().await;
-            linked.cancel();
-        });
+        // Cancelled by the client (its token is the parent), or below when the shutdown grace
+        // period ends: no task per call to link the two.
+        let token = cancel.child_token();
         let mut ctx = ToolContext::builder()
             .roles(caller.roles.clone())
-            .cancellation(token)
+            .cancellation(token.clone())
             .progress(progress);
         if let Some(name) = &caller.name {
             ctx = ctx.caller(name.clone());
         }
-        let result = self.toolset().call_with(name, args, ctx.build()).await;
-        link.abort();
-        result
+        let call = self.toolset().call_with(name, args, ctx.build());
+        tokio::pin!(call);
+        tokio::select! {
+            result = &mut call => result,
+            () = self.inner.calls.cancelled() => {
+                token.cancel();
+                call.await
+            }
+        }
     }
 
     /// The HTTP front: MCP streamable HTTP at `/mcp`, legacy SSE at `/sse` + `/message`, the

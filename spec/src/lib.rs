@@ -10,6 +10,7 @@ pub mod config;
 pub mod dialect;
 pub mod import;
 pub mod names;
+pub mod openapi;
 
 pub use config::{ConfigError, Diagnostic, LoadedConfig, Location, ToolsConfig};
 pub use names::{NameError, validate_source_id, validate_tool_name};

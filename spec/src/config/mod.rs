@@ -61,7 +61,8 @@ pub use location::{Location, LocationMap};
 pub use mcp::{HttpTransport, McpServer, McpTransport, SseTransport, StdioTransport};
 pub use mcp_json::{McpJsonConfig, is_mcp_json, parse_mcp_json, to_tools_config, to_tools_yaml};
 pub use openapi::{
-    ApiKeyAuth, ApiKeyLocation, AuthConfig, BasicAuth, LoadMode, OpenApiSource, OperationFilter,
+    Adapter, ApiKeyAuth, ApiKeyLocation, ArgumentAdapter, AuthConfig, BasicAuth, ContextField,
+    LoadMode, OAuth2ClientCredentials, OpenApiSource, OperationFilter, SchemeCredentials,
 };
 pub use policy::{
     ExtraArguments, PolicyConfig, RateLimit, ToolPolicy, ValidationMode, parse_rate_limit,

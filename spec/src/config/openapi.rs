@@ -19,7 +19,11 @@ use super::interpolate::Interpolated;
 ///       include: {tags: [pets]}
 ///       exclude: {operations: [deletePet], paths: ["/admin/**"]}
 ///       auth: {bearer: "${PETSTORE_TOKEN}"}
+///       server_variables: {region: us}
+///       names: {"GET /pets/{petId}/photos": list_pet_photos}
 /// ```
+///
+/// A `spec` URL needs `load: runtime` (build scripts do not reach the network).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenApiSource {
@@ -45,6 +49,109 @@ pub struct OpenApiSource {
     /// How requests authenticate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<AuthConfig>,
+    /// Whether tools are named `{id}.{tool}` (default `true`); `false` offers them under their
+    /// own names (a name another source has is then a build error).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub prefix: bool,
+    /// Tool names chosen by hand, by operation: the key is an `operationId` or `METHOD /path`
+    /// (`"GET /accounts/{accountId}/transactions": list_transactions`). Wins over the derived
+    /// name (cases.md C09).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub names: BTreeMap<String, String>,
+    /// Values of the server URL's `{variables}` (`region: us`); each must be one of the
+    /// variable's `enum` when it has one. Unset variables take their `default` (C17).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_variables: BTreeMap<String, String>,
+    /// Hosts requests may go to besides the server's own (exact names or `*.example.com`).
+    /// Requests (and redirects) to any other host are refused before they are sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_hosts: Vec<String>,
+    /// Allow requests to private, loopback and link-local addresses (default `false`: a server
+    /// URL that resolves to one is refused).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_private: bool,
+    /// The longest one call may take, in milliseconds (the policy's timeout otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// The most bytes of a response body read (default 1048576); a larger body fails the call
+    /// with `upstream` naming the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_response_bytes: Option<u64>,
+    /// The category given to every tool of the source (default: the operation's first tag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// Argument adapters: hide an argument and fill it from config or the caller's context,
+    /// rename it, give it a default, or drop it. Applied in order; a later adapter sees the
+    /// names an earlier one gave.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adapters: Vec<Adapter>,
+    /// A Rust path to a `static` implementing `toolgate::OpenApiHook`, for request and response
+    /// transforms a declaration cannot express (compiled sources only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<String>,
+    /// Whether the generated module also has typed argument structs and one async function per
+    /// operation for Rust callers (default `true`; compiled sources only).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub typed: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if takes a reference
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// Argument adapters for the operations they select:
+///
+/// ```yaml
+/// adapters:
+///   - tools: ["repos/*", getOrg]        # globs over tool names or operationIds; empty: all
+///     arguments:
+///       owner: {value: acme}            # hidden from the model, always `acme`
+///       tenant: {from_context: caller}  # hidden, the caller's name (or `agent`)
+///       per_page: {default: 30}         # shown, with this default, filled when missing
+///       q: {rename: query}              # shown as `query`, sent as `q`
+///       X-Trace: {drop: true}           # removed (optional arguments only)
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Adapter {
+    /// The operations it applies to: globs (`*`, `?`) matched against the tool name and the
+    /// `operationId`. Empty: every operation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// What to do with each argument, by its name in the input schema.
+    pub arguments: BTreeMap<String, ArgumentAdapter>,
+}
+
+/// What an [`Adapter`] does with one argument. Exactly one key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ArgumentAdapter {
+    /// Hidden from the model; always sent with this value (may reference `${ENV}`).
+    Value(Interpolated),
+    /// Hidden from the model; filled from the caller's context: `caller` or `agent`. A call
+    /// without it fails with `invalid_arguments` when the argument is required.
+    FromContext(ContextField),
+    /// Shown with this default, which is sent when the model leaves it out.
+    Default(serde_json::Value),
+    /// Shown under this name instead.
+    Rename(String),
+    /// Removed from the schema and never sent (`drop: true`; only for optional arguments).
+    Drop(bool),
+}
+
+/// A field of the caller's context an argument can be filled from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextField {
+    /// The caller's name (the API key's name at the gateway).
+    Caller,
+    /// The agent's name.
+    Agent,
 }
 
 impl OpenApiSource {
@@ -111,6 +218,41 @@ pub enum AuthConfig {
     Basic(BasicAuth),
     /// Arbitrary headers added to every request.
     Headers(BTreeMap<String, Interpolated>),
+    /// Credentials by the name of the document's `securitySchemes` entry; the scheme says where
+    /// each goes and the operation's `security` which are sent (OpenAPI sources only).
+    Schemes(BTreeMap<String, SchemeCredentials>),
+    /// OAuth2 client credentials: a token is fetched from `token_url`, cached until it expires,
+    /// and sent as `Authorization: Bearer`.
+    #[serde(rename = "oauth2")]
+    OAuth2(OAuth2ClientCredentials),
+}
+
+/// The credentials for one security scheme of an OpenAPI document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum SchemeCredentials {
+    /// The key of an `apiKey` scheme, or the token of an `http` `bearer` scheme.
+    Secret(Interpolated),
+    /// `http` `basic`.
+    Basic(BasicAuth),
+    /// `oauth2` with the `clientCredentials` flow (the token URL defaults to the document's).
+    OAuth2(OAuth2ClientCredentials),
+}
+
+/// The OAuth2 client-credentials grant (RFC 6749 section 4.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OAuth2ClientCredentials {
+    /// The client id.
+    pub client_id: Interpolated,
+    /// The client secret.
+    pub client_secret: Interpolated,
+    /// The token endpoint; for a `schemes` entry, defaults to the scheme's `tokenUrl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_url: Option<String>,
+    /// Scopes requested.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 /// An API key sent with each request.

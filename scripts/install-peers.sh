@@ -61,6 +61,9 @@ NPM_PEERS=(
   "@modelcontextprotocol/server-memory@2026.8.31"
   "@modelcontextprotocol/conformance@0.1.16"
   "@modelcontextprotocol/inspector-cli@1.0.3"
+  # Mocks an OpenAPI document and answers 422 to a request that breaks it (tests/openapi/).
+  # 5.14.2 is the newest 5.x that runs on Node 20/22: 5.15 and later need Node >= 24.14.
+  "@stoplight/prism-cli@5.14.2"
 )
 npm_missing=()
 for spec in "${NPM_PEERS[@]}"; do

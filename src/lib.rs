@@ -57,6 +57,15 @@ pub use toolgate_runtime::{
     Validated, ValidationMode, ValidatorCache, testing,
 };
 
+/// OpenAPI operations as tools, called over HTTP (see [`toolgate_runtime::openapi`]).
+pub use toolgate_runtime::{OpenApiHook, OpenApiSource, OpenApiSourceBuilder, OpenApiSourceError};
+
+/// The run-time HTTP binding of OpenAPI sources (loading filters, limits).
+pub use toolgate_runtime::openapi;
+
+/// The host guard shared by `fetch` and OpenAPI sources.
+pub use toolgate_runtime::net;
+
 /// Remote tool sources: the registry every protocol shares ([`remote::RemoteSource`]).
 pub use toolgate_runtime::remote;
 

@@ -18,6 +18,11 @@ pub(crate) struct Input<'a> {
     /// The folder of tools.yaml relative to the crate, when it names MCP servers (their
     /// relative `cwd`s start there).
     pub mcp_base: Option<String>,
+    /// The OpenAPI sources compiled in.
+    pub openapi_sources: &'a [crate::OpenApiSourceInfo],
+    /// The folder of tools.yaml relative to the crate, when it has `load: runtime` OpenAPI
+    /// entries (their relative `spec` paths start there).
+    pub openapi_runtime_base: Option<String>,
 }
 
 /// The generated file, formatted.
@@ -49,6 +54,7 @@ fn item_attrs(item: &mut syn::Item) -> Option<&mut Vec<syn::Attribute>> {
         syn::Item::Fn(i) => Some(&mut i.attrs),
         syn::Item::Static(i) => Some(&mut i.attrs),
         syn::Item::Const(i) => Some(&mut i.attrs),
+        syn::Item::Mod(i) => Some(&mut i.attrs),
         _ => None,
     }
 }
@@ -76,12 +82,38 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
             ::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(#base),
         ))
     });
+    let openapi_sources = input
+        .openapi_sources
+        .iter()
+        .map(crate::openapi::emit::builder_call)
+        .collect::<Result<Vec<_>, _>>()?;
+    let openapi_shared = (!input.openapi_sources.is_empty()).then(|| {
+        crate::openapi::emit::shared_items(
+            input.config_name,
+            input
+                .openapi_sources
+                .iter()
+                .any(crate::OpenApiSourceInfo::typed),
+        )
+    });
+    let openapi_typed = crate::openapi::emit::typed_modules(input.openapi_sources);
+    // `load: runtime` OpenAPI entries: read from TOOLS_YAML and their documents loaded when the
+    // toolset is built.
+    let openapi_runtime = input.openapi_runtime_base.as_ref().map(|base| {
+        let dir = if base.is_empty() {
+            quote!(::std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+        } else {
+            quote!(::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(#base))
+        };
+        quote!(.openapi_sources_from_yaml(TOOLS_YAML, #dir))
+    });
     Ok(quote! {
         #state
         #tool_enum
         #source
-        /// The toolset builder preloaded with this crate's compiled tools, tools.yaml's MCP
-        /// servers (contacted at run time), and its default timeout and argument policies.
+        /// The toolset builder preloaded with this crate's compiled tools, tools.yaml's OpenAPI
+        /// sources, its MCP servers (contacted at run time), and its default timeout and
+        /// argument policies.
         pub fn toolset() -> ::toolgate::ToolsetBuilder {
             ::toolgate::Toolset::builder()
                 .static_source(|states| {
@@ -90,12 +122,16 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
                     )
                 })
                 #(#json_sources)*
+                #(#openapi_sources)*
+                #openapi_runtime
                 #mcp
                 #timeout
                 #(#arguments)*
         }
         /// tools.yaml as it was at build time (no secrets are resolved in it).
         pub const TOOLS_YAML: &str = #yaml;
+        #openapi_shared
+        #(#openapi_typed)*
     })
 }
 

@@ -30,16 +30,21 @@ mod diagnostics;
 mod discover;
 mod emit;
 mod json_schema;
+mod openapi;
 
 use std::path::{Path, PathBuf};
 
+use std::collections::HashMap;
+
 use toolgate_spec::config::{LoadMode, ToolsConfig};
+use toolgate_spec::names::exported_name;
 use toolgate_spec::{Diagnostic, LoadedConfig};
 
 pub use check::{StateInfo, ToolInfo};
 pub use diagnostics::{CodegenError, closest};
 pub use discover::StateParam;
 pub use json_schema::JsonSource;
+pub use openapi::OpenApiSourceInfo;
 
 /// The default name of the generated file inside `OUT_DIR`.
 pub const DEFAULT_OUT_FILE: &str = "toolgate_toolset.rs";
@@ -175,9 +180,25 @@ impl Builder {
         let resolved = check::resolve(&krate);
         let taken: Vec<String> = resolved.tools.iter().map(|t| t.name.clone()).collect();
         let json = json_schema::resolve(&config, &root, &taken);
+        let mut names: HashMap<String, String> = HashMap::new();
+        for n in &taken {
+            let what = format!("the compiled tool `{n}`");
+            names.insert(n.clone(), what.clone());
+            names.insert(exported_name(n).into_owned(), what);
+        }
+        for s in &json.sources {
+            for t in &s.tools {
+                let full = s.full_name(t);
+                let what = format!("json_schema source `{}`, definition `{}`", s.id, t.name);
+                names.insert(exported_name(&full).into_owned(), what.clone());
+                names.insert(full, what);
+            }
+        }
+        let api = openapi::resolve(&config, &root, &names);
         let mut errors = scan.errors.clone();
         let mut config_errors = resolved.errors;
         config_errors.extend(json.errors);
+        config_errors.extend(api.errors);
         config_errors.sort_by_key(|d| d.location);
         errors.extend(config_errors);
         if !errors.is_empty() {
@@ -186,27 +207,18 @@ impl Builder {
         let mut warnings = config.warnings.clone();
         warnings.extend(resolved.warnings);
         warnings.extend(json.warnings);
+        warnings.extend(api.warnings);
         warnings.sort_by_key(|d| d.location);
         let mut files = vec![config_path.clone(), src_dir.clone()];
         files.extend(scan.files.iter().cloned());
-        for (i, s) in config.tools.openapi.iter().enumerate() {
-            if s.load == LoadMode::Build && !s.spec_is_url() {
-                let spec = root.join(&s.spec);
-                if !spec.is_file() {
-                    warnings.push(config.warning_at(
-                        &format!("/tools/openapi/{i}/spec"),
-                        format!("OpenAPI document `{}` not found", s.spec),
-                    ));
-                }
-                files.push(spec);
-            }
-        }
         files.extend(json.files);
+        files.extend(api.files);
         Ok(Report {
             config,
             tools: resolved.tools,
             states: resolved.states,
             json_sources: json.sources,
+            openapi_sources: api.sources,
             warnings,
             files,
         })
@@ -222,6 +234,14 @@ impl Builder {
             || self.config.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
+        let tools_dir = || {
+            // Relative to the crate (the generated code joins it to CARGO_MANIFEST_DIR), so
+            // that the code does not depend on where the crate was built.
+            self.config
+                .parent()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default()
+        };
         let code = emit::render(&emit::Input {
             tools: &report.tools,
             states: &report.states,
@@ -229,20 +249,39 @@ impl Builder {
             policy: &report.config.policy,
             config_name: &config_name,
             config_text: &report.config.source,
-            mcp_base: (!report.config.config.tools.mcp.is_empty()).then(|| {
-                // Relative to the crate (the generated code joins it to CARGO_MANIFEST_DIR), so
-                // that the code does not depend on where the crate was built.
-                self.config
-                    .parent()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default()
-            }),
+            mcp_base: (!report.config.config.tools.mcp.is_empty()).then(tools_dir),
+            openapi_sources: &report.openapi_sources,
+            openapi_runtime_base: report
+                .config
+                .config
+                .tools
+                .openapi
+                .iter()
+                .any(|s| s.load == LoadMode::Runtime)
+                // `spec` paths are relative to the crate root, as at build time.
+                .then(String::new),
         })
         .map_err(|message| {
             CodegenError::Invalid(vec![Diagnostic::error(&report.config.path, None, message)])
         })?;
+        let embedded = report
+            .openapi_sources
+            .iter()
+            .map(|s| {
+                serde_json::to_string(&s.conversion)
+                    .map(|json| (s.json_file(), json))
+                    .map_err(|e| {
+                        CodegenError::Invalid(vec![Diagnostic::error(
+                            &report.config.path,
+                            None,
+                            format!("OpenAPI source `{}`: cannot serialize: {e}", s.id),
+                        )])
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Generated {
             code,
+            embedded,
             out_path: None,
             report,
         })
@@ -266,16 +305,27 @@ impl Builder {
                 .ok_or(CodegenError::NoOutDir)?;
             dir.join(&self.out_file)
         };
-        let unchanged = std::fs::read_to_string(&out).is_ok_and(|old| old == generated.code);
-        if !unchanged {
-            if let Some(parent) = out.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| CodegenError::io(parent, e))?;
-            }
-            std::fs::write(&out, &generated.code).map_err(|e| CodegenError::io(&out, e))?;
+        let dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(&dir).map_err(|e| CodegenError::io(&dir, e))?;
         }
+        // The embedded OpenAPI conversions go next to the generated file, which reads them
+        // with a relative `include_str!` (resolved next to the file that holds it).
+        for (name, text) in &generated.embedded {
+            write_if_changed(&dir.join(name), text)?;
+        }
+        write_if_changed(&out, &generated.code)?;
         generated.out_path = Some(out);
         Ok(generated)
     }
+}
+
+/// Writes `text` to `path` unless it already holds it (so that nothing is rebuilt needlessly).
+fn write_if_changed(path: &Path, text: &str) -> Result<(), CodegenError> {
+    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+        return Ok(());
+    }
+    std::fs::write(path, text).map_err(|e| CodegenError::io(path, e))
 }
 
 /// What the checks found: the loaded tools.yaml, the compiled tools, the state types, the
@@ -290,6 +340,8 @@ pub struct Report {
     pub states: Vec<StateInfo>,
     /// The `json_schema` sources, imported and checked.
     pub json_sources: Vec<JsonSource>,
+    /// The OpenAPI sources compiled in (`load: build`), converted and checked.
+    pub openapi_sources: Vec<OpenApiSourceInfo>,
     /// Problems that do not fail the build.
     pub warnings: Vec<Diagnostic>,
     /// tools.yaml, the source folder, every `.rs` file scanned and every OpenAPI and
@@ -301,6 +353,7 @@ pub struct Report {
 #[derive(Debug, Clone)]
 pub struct Generated {
     code: String,
+    embedded: Vec<(String, String)>,
     out_path: Option<PathBuf>,
     report: Report,
 }
@@ -309,6 +362,12 @@ impl Generated {
     /// The generated Rust source (formatted by prettyplease).
     pub fn code(&self) -> &str {
         &self.code
+    }
+
+    /// The files written next to the generated one (name, content): each compiled OpenAPI
+    /// source's conversion as JSON (`toolgate_openapi_{id}.json`), read by `include_str!`.
+    pub fn embedded_files(&self) -> &[(String, String)] {
+        &self.embedded
     }
 
     /// Where it was written ([`Builder::generate`]), if it was.

@@ -560,6 +560,22 @@ pub fn embedded_tools(
         .collect())
 }
 
+/// The conversion of a compiled OpenAPI source as codegen embeds it: the
+/// [`Conversion`](toolgate_spec::openapi::Conversion) serialized as JSON.
+///
+/// # Errors
+/// `Source` naming `id` if the embedded text is not a conversion (a codegen bug, or a version
+/// mismatch between toolgate-codegen and toolgate-runtime).
+pub fn embedded_openapi(
+    id: &str,
+    json: &str,
+) -> Result<toolgate_spec::openapi::Conversion, crate::BuildError> {
+    serde_json::from_str(json).map_err(|e| crate::BuildError::Source {
+        source_id: id.to_string(),
+        message: format!("embedded OpenAPI conversion does not parse: {e}"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

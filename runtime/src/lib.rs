@@ -16,6 +16,10 @@ mod error;
 mod json_schema;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "net")]
+pub mod net;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 mod output;
 pub mod remote;
 mod source;
@@ -33,6 +37,8 @@ pub use error::{ArgumentError, BuildError, ErrorKind, ToolError};
 pub use json_schema::{
     JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
 };
+#[cfg(feature = "openapi")]
+pub use openapi::{OpenApiHook, OpenApiSource, OpenApiSourceBuilder, OpenApiSourceError};
 pub use output::{Content, ResourceContents, ToolOutput};
 pub use source::{BoxFuture, SourceState, SourceStatus, ToolSource};
 pub use state::{Provides, State, StateMap};

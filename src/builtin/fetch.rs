@@ -2,6 +2,8 @@
 //!
 //! Built on `reqwest` 0.13 with rustls (no OpenSSL). Where it may connect:
 //!
+//! The host guard is the shared [`toolgate_runtime::net`] module:
+//!
 //! - only hosts in [`FetchSettings::allow_hosts`]; an empty list refuses everything. The
 //!   check happens before any connection and again on every redirect (at most
 //!   [`MAX_REDIRECTS`]); a refused redirect fails the call rather than returning the 3xx.
@@ -24,13 +26,18 @@ use reqwest::{Method, Url, header};
 use serde::{Deserialize, Serialize};
 
 mod body;
-mod guard;
 
 use body::{decode, essence, excerpt, is_text, read_body};
-use guard::{Blocked, GuardedResolver, Rules, TooManyRedirects};
+use toolgate_runtime::net::{Blocked, HostRules};
 
-/// Most redirects followed.
-pub const MAX_REDIRECTS: usize = 5;
+/// Most redirects followed (the shared guard's limit, [`toolgate_runtime::net::MAX_REDIRECTS`]).
+pub const MAX_REDIRECTS: usize = toolgate_runtime::net::MAX_REDIRECTS;
+
+/// The host guard of `fetch` (shared with the OpenAPI sources: [`toolgate_runtime::net`]):
+/// exactly listed hosts may resolve to any address, wildcard ones only to public addresses.
+fn rules(settings: &FetchSettings) -> HostRules {
+    HostRules::new(&settings.allow_hosts, settings.allow_private).label("fetch allowlist")
+}
 /// Most bytes of an error response's body quoted in [`FetchError::Http`].
 const EXCERPT_BYTES: usize = 512;
 
@@ -160,13 +167,9 @@ pub enum FetchError {
 /// A client that enforces `settings`' allowlist in its DNS resolver and redirect policy.
 /// Build it once and reuse it (it pools connections); pass the same settings to [`fetch`].
 pub fn client(settings: &FetchSettings) -> Result<reqwest::Client, FetchError> {
-    let rules = Arc::new(Rules::new(settings));
-    reqwest::Client::builder()
+    Arc::new(rules(settings))
+        .client_builder()
         .user_agent(concat!("toolgate-fetch/", env!("CARGO_PKG_VERSION")))
-        .dns_resolver(Arc::new(GuardedResolver(rules.clone())))
-        .redirect(rules.redirect_policy())
-        .referer(false)
-        .no_proxy()
         .timeout(Duration::from_millis(settings.timeout_ms))
         .build()
         .map_err(|e| FetchError::Network {
@@ -181,7 +184,7 @@ pub async fn fetch(
     args: FetchArgs,
 ) -> Result<FetchResult, FetchError> {
     let url = parse_url(&args.url)?;
-    Rules::new(settings).check_url(&url).map_err(not_allowed)?;
+    rules(settings).check_url(&url).map_err(not_allowed)?;
     let limit = args
         .max_bytes
         .map_or(settings.max_bytes, |m| m.min(settings.max_bytes));
@@ -288,15 +291,11 @@ fn not_allowed(blocked: Blocked) -> FetchError {
 }
 
 fn map_error(e: reqwest::Error, timeout_ms: u64) -> FetchError {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
-    while let Some(err) = source {
-        if let Some(blocked) = err.downcast_ref::<Blocked>() {
-            return not_allowed(blocked.clone());
-        }
-        if err.is::<TooManyRedirects>() {
-            return FetchError::TooManyRedirects;
-        }
-        source = err.source();
+    if let Some(blocked) = toolgate_runtime::net::blocked_in(&e) {
+        return not_allowed(blocked);
+    }
+    if toolgate_runtime::net::too_many_redirects_in(&e) {
+        return FetchError::TooManyRedirects;
     }
     if e.is_timeout() {
         return FetchError::Timeout { timeout_ms };

@@ -150,6 +150,31 @@ pub enum Command {
     },
     /// Print the JSON Schema of tools.yaml (for editors and CI checks).
     SchemaConfig,
+    /// OpenAPI documents: see what toolgate makes of one, without a config.
+    Openapi {
+        #[command(subcommand)]
+        command: OpenapiCommand,
+    },
+}
+
+/// `toolgate openapi ...`.
+#[derive(Debug, Subcommand)]
+pub enum OpenapiCommand {
+    /// Convert an OpenAPI 3.x document into tools and show them: each tool's name, method and
+    /// path, its arguments and where each is sent (path, query, header, cookie, body), and
+    /// every warning and skipped operation. Exit code 0 when the document converts (even with
+    /// warnings), 2 when it cannot be read or converted.
+    Inspect {
+        /// The document: a file (JSON or YAML) or an http(s) URL (fetched, 30 s timeout).
+        spec: String,
+        /// Print one JSON object: `document`, `tools` (with their input schemas), `warnings`,
+        /// `skipped`.
+        #[arg(long)]
+        json: bool,
+        /// Show each tool's input schema as exported in this dialect (JSON output: default mcp).
+        #[arg(long, value_enum)]
+        dialect: Option<DialectArg>,
+    },
 }
 
 /// A schema dialect on the command line.

@@ -2,6 +2,7 @@
 //! function per subcommand. Errors print the `ToolError` kind and message, never a backtrace.
 
 mod args;
+mod openapi;
 mod output;
 mod probe;
 mod serve;
@@ -18,7 +19,7 @@ use toolgate::builtin::BuiltinSettings;
 use toolgate::spec::config::{LoadedConfig, ToolsConfig};
 use toolgate::{ErrorKind, ToolContext, Toolset};
 
-use args::{Cli, Command, exit};
+use args::{Cli, Command, OpenapiCommand, exit};
 
 /// A failed command: what to print on stderr and the exit code.
 struct Failure {
@@ -82,6 +83,14 @@ fn run(cli: Cli) -> CmdResult {
             Ok(exit::OK)
         }
         Command::ImportMcp { file } => import_mcp(&file),
+        Command::Openapi {
+            command:
+                OpenapiCommand::Inspect {
+                    spec,
+                    json,
+                    dialect,
+                },
+        } => openapi::inspect(&spec, json, dialect.map(Into::into)),
         Command::Probe {
             call,
             header: headers,
@@ -205,6 +214,7 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
         Command::Check { .. }
         | Command::SchemaConfig
         | Command::ImportMcp { .. }
+        | Command::Openapi { .. }
         | Command::Probe { .. }
         | Command::Serve { .. } => {
             unreachable!("handled without a toolset")
@@ -368,13 +378,41 @@ fn toolset_and_config(config: Option<&Path>) -> Result<(Toolset, LoadedConfig), 
         output::write_err(&warning.to_string());
     }
     warn_uncompiled_tools(&loaded);
+    // OpenAPI entries not compiled into this binary are read and converted at run time (the
+    // binary's compiled ones come from the tools.yaml it was built from).
+    let compiled = compiled_openapi_ids();
     let builder = toolgate::builtin::toolset(settings)
         .policy(&loaded.config.policy)
+        .openapi_sources(
+            &loaded.config.tools,
+            &base,
+            toolgate::openapi::LoadFilter::AllExcept(compiled),
+        )
         .mcp_servers(&loaded.config.tools, &base);
     let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
     let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
     Ok((tools, loaded))
+}
+
+/// The ids of the OpenAPI sources compiled into this binary: the `load: build` entries of the
+/// tools.yaml it was built from.
+fn compiled_openapi_ids() -> std::collections::BTreeSet<String> {
+    ToolsConfig::from_yaml_str(
+        toolgate::builtin::toolset::TOOLS_YAML,
+        Path::new("<built-in tools.yaml>"),
+    )
+    .map(|loaded| {
+        loaded
+            .config
+            .tools
+            .openapi
+            .iter()
+            .filter(|e| e.load == toolgate::spec::config::LoadMode::Build)
+            .map(|e| e.id.clone())
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// A `policy.tools` entry naming no tool of the toolset would silently apply to nothing (a typo,
@@ -531,8 +569,37 @@ fn check(file: Option<PathBuf>) -> CmdResult {
     match toolgate_codegen::check(&path) {
         Ok(report) => {
             output::check_report(&report);
+            check_openapi(&report);
             Ok(exit::OK)
         }
         Err(e) => Err(Failure::new(exit::CONFIG, e.to_string())),
+    }
+}
+
+/// `toolgate check`: the conversion report of every OpenAPI source (compiled ones from the
+/// check itself; `load: runtime` ones whose `spec` is a file converted here, URLs not fetched).
+fn check_openapi(report: &toolgate_codegen::Report) {
+    let base = report
+        .config
+        .path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    for entry in &report.config.tools.openapi {
+        if let Some(s) = report.openapi_sources.iter().find(|s| s.id == entry.id) {
+            openapi::print_source_report(&s.id, &entry.spec, "build", &s.conversion);
+            continue;
+        }
+        match openapi::convert_runtime_entry(entry, &base) {
+            Some(Ok(c)) => openapi::print_source_report(&entry.id, &entry.spec, "runtime", &c),
+            Some(Err(e)) => output::print_text(&format!(
+                "  openapi {} ({}, load: runtime): warning: cannot be converted now: {e}",
+                entry.id, entry.spec
+            )),
+            None => output::print_text(&format!(
+                "  openapi {} ({}, load: runtime): fetched when the toolset starts",
+                entry.id, entry.spec
+            )),
+        }
     }
 }

@@ -260,11 +260,17 @@ pub fn error_text(e: &ToolError) -> String {
 /// `toolgate check`: what the toolset holds, then every warning.
 pub fn check_report(report: &toolgate_codegen::Report) {
     let json_tools: usize = report.json_sources.iter().map(|s| s.tools.len()).sum();
+    let openapi_tools: usize = report
+        .openapi_sources
+        .iter()
+        .map(|s| s.conversion.tools.len())
+        .sum();
     outln!(
-        "{}: ok: {} local tool(s), {} json_schema tool(s), {} state type(s), {} OpenAPI / {} MCP / {} A2A source(s)",
+        "{}: ok: {} local tool(s), {} json_schema tool(s), {} compiled OpenAPI tool(s), {} state type(s), {} OpenAPI / {} MCP / {} A2A source(s)",
         report.config.path.display(),
         report.tools.len(),
         json_tools,
+        openapi_tools,
         report.states.len(),
         report.config.tools.openapi.len(),
         report.config.tools.mcp.len(),

@@ -12,4 +12,5 @@ mod fetch;
 mod harness;
 mod inspect;
 mod mcp;
+mod openapi;
 mod usage;

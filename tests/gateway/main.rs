@@ -9,5 +9,6 @@ mod inspector;
 mod mcp_http;
 mod passthrough;
 mod rest;
+mod self_openapi;
 mod sse;
 mod stdio;

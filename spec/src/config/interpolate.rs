@@ -1,25 +1,31 @@
-//! `${ENV}` interpolation for values that may hold secrets.
+//! `${ENV}` and `${file:...}` interpolation for values that may hold secrets.
 //!
 //! Syntax, checked when tools.yaml is loaded:
 //! * `${NAME}`: the value of environment variable `NAME` (`[A-Za-z_][A-Za-z0-9_]*`); an error
 //!   naming `NAME` when it is not set;
 //! * `${NAME:-default}`: `default` when `NAME` is unset or empty (as in POSIX shells); the
 //!   default is literal text and cannot contain `}`;
+//! * `${file:/path/to/secret}`: the contents of that file (UTF-8), read at resolve time, with
+//!   one trailing newline (`\n` or `\r\n`) removed: the form of Docker and Kubernetes secrets.
+//!   The path is taken as written (relative paths against the process's working directory) and
+//!   cannot contain `}`; an error naming the path when it cannot be read;
 //! * `$$`: a literal `$`; a `$` not followed by `{` or `$` is literal too.
 //!
 //! Resolution happens at run time ([`Interpolated::resolve`]), never at build time: the generated
-//! code and `TOOLS_YAML` only ever contain the raw text.
+//! code and `TOOLS_YAML` only ever contain the raw text (the variable name or the file path,
+//! never the secret).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 /// A configuration string that may reference environment variables (`${NAME}`,
-/// `${NAME:-default}`, `$$` for `$`). Holds the raw text; [`resolve`](Self::resolve) substitutes
-/// the variables.
+/// `${NAME:-default}`, `$$` for `$`) and files (`${file:/run/secrets/token}`). Holds the raw
+/// text; [`resolve`](Self::resolve) substitutes the variables and file contents.
 ///
-/// `Debug` shows the raw text only when it references a variable (then the secret itself is not
-/// in it); a plain literal, which might be a pasted secret, is shown as `<redacted>`.
+/// `Debug` shows the raw text only when it references a variable or a file (then the secret
+/// itself is not in it); a plain literal, which might be a pasted secret, is shown as
+/// `<redacted>`.
 ///
 /// In YAML it is a plain string: `bearer_token: ${GITHUB_TOKEN}`.
 #[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -27,8 +33,9 @@ use serde::{Deserialize, Serialize};
 #[schemars(
     with = "String",
     description = "A string that may reference environment variables: `${NAME}`, \
-                   `${NAME:-default}` (used when NAME is unset or empty); `$$` is a literal `$`. \
-                   Resolved at run time."
+                   `${NAME:-default}` (used when NAME is unset or empty), and files: \
+                   `${file:/path}` (its contents, one trailing newline removed); `$$` is a \
+                   literal `$`. Resolved at run time."
 )]
 pub struct Interpolated(String);
 
@@ -87,6 +94,14 @@ pub enum InterpolationError {
     /// The text is not valid interpolation syntax.
     #[error("{0}")]
     Syntax(String),
+    /// A `${file:...}` file cannot be read (or is not UTF-8). Names the path, never contents.
+    #[error("cannot read secret file `{path}` (referenced as `${{file:{path}}}`): {message}")]
+    File {
+        /// The path as written.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
 }
 
 /// One piece of an interpolated string.
@@ -97,6 +112,7 @@ enum Piece<'a> {
         name: &'a str,
         default: Option<&'a str>,
     },
+    File(&'a str),
 }
 
 fn parse(raw: &str) -> Result<Vec<Piece<'_>>, InterpolationError> {
@@ -116,6 +132,19 @@ fn parse(raw: &str) -> Result<Vec<Piece<'_>>, InterpolationError> {
                 ))
             })?;
             let inner = &body[..end];
+            if let Some(path) = inner.strip_prefix("file:") {
+                if path.is_empty() {
+                    return Err(InterpolationError::Syntax(format!(
+                        "`${{file:}}` in `{raw}` names no file (write `${{file:/path}}`)"
+                    )));
+                }
+                if !text.is_empty() {
+                    pieces.push(Piece::Text(std::mem::take(&mut text)));
+                }
+                pieces.push(Piece::File(path));
+                rest = &body[end + 1..];
+                continue;
+            }
             let (name, default) = match inner.split_once(":-") {
                 Some((n, d)) => (n, Some(d)),
                 None => (inner, None),
@@ -173,21 +202,38 @@ impl Interpolated {
             .into_iter()
             .filter_map(|p| match p {
                 Piece::Var { name, .. } => Some(name),
-                Piece::Text(_) => None,
+                Piece::Text(_) | Piece::File(_) => None,
             })
             .collect()
     }
 
-    /// Whether it references no variable (a literal).
-    pub fn is_literal(&self) -> bool {
-        self.variables().is_empty()
+    /// The paths of the `${file:...}` references, in order.
+    pub fn files(&self) -> Vec<&str> {
+        parse(&self.0)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|p| match p {
+                Piece::File(path) => Some(path),
+                _ => None,
+            })
+            .collect()
     }
 
-    /// Substitutes the variables from the process environment.
+    /// Whether it references no variable and no file (a literal).
+    pub fn is_literal(&self) -> bool {
+        parse(&self.0)
+            .unwrap_or_default()
+            .iter()
+            .all(|p| matches!(p, Piece::Text(_)))
+    }
+
+    /// Substitutes the variables from the process environment and reads the `${file:...}`
+    /// files.
     ///
     /// # Errors
     /// [`InterpolationError::Missing`] naming the first variable that is not set and has no
-    /// default; [`InterpolationError::NotUnicode`].
+    /// default; [`InterpolationError::NotUnicode`]; [`InterpolationError::File`] naming a file
+    /// that cannot be read.
     pub fn resolve(&self) -> Result<Secret, InterpolationError> {
         self.try_resolve_with(|name| match std::env::var(name) {
             Ok(v) => Ok(Some(v)),
@@ -198,10 +244,12 @@ impl Interpolated {
         })
     }
 
-    /// Substitutes the variables with `lookup` (tests, or a source other than the environment).
+    /// Substitutes the variables with `lookup` (tests, or a source other than the environment);
+    /// `${file:...}` files are read as by [`resolve`](Self::resolve).
     ///
     /// # Errors
-    /// [`InterpolationError::Missing`] naming the first variable `lookup` has no value for.
+    /// [`InterpolationError::Missing`] naming the first variable `lookup` has no value for;
+    /// [`InterpolationError::File`].
     pub fn resolve_with(
         &self,
         lookup: impl Fn(&str) -> Option<String>,
@@ -217,6 +265,7 @@ impl Interpolated {
         for piece in parse(&self.0)? {
             match piece {
                 Piece::Text(t) => out.push_str(&t),
+                Piece::File(path) => out.push_str(&read_secret_file(path)?),
                 Piece::Var { name, default } => match (lookup(name)?, default) {
                     (Some(v), Some(d)) if v.is_empty() => out.push_str(d),
                     (Some(v), _) => out.push_str(&v),
@@ -231,6 +280,21 @@ impl Interpolated {
         }
         Ok(Secret(out))
     }
+}
+
+/// The contents of a `${file:...}` file, one trailing newline removed.
+fn read_secret_file(path: &str) -> Result<String, InterpolationError> {
+    let mut text = std::fs::read_to_string(path).map_err(|e| InterpolationError::File {
+        path: path.to_string(),
+        message: e.to_string(),
+    })?;
+    if text.ends_with('\n') {
+        text.pop();
+        if text.ends_with('\r') {
+            text.pop();
+        }
+    }
+    Ok(text)
 }
 
 impl TryFrom<String> for Interpolated {
@@ -318,6 +382,31 @@ mod tests {
         assert!(Interpolated::new("${1X}").is_err());
         assert!(Interpolated::new("${A-B}").is_err());
         assert!(Interpolated::new("${}").is_err());
+    }
+
+    #[test]
+    fn reads_secret_files() {
+        let dir = std::env::temp_dir().join(format!("toolgate-interp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("token");
+        std::fs::write(&path, "s3cret-from-file\n\n").unwrap();
+        let raw = format!("Bearer ${{file:{}}}", path.display());
+        let v = Interpolated::new(raw.clone()).unwrap();
+        assert!(!v.is_literal());
+        assert!(v.variables().is_empty());
+        assert_eq!(v.files(), vec![path.to_str().unwrap()]);
+        // one trailing newline is removed, not more
+        assert_eq!(resolve(&raw).unwrap(), "Bearer s3cret-from-file\n");
+        std::fs::write(&path, "crlf\r\n").unwrap();
+        assert_eq!(v.resolve().unwrap().expose(), "Bearer crlf");
+        // Debug shows the reference, never the contents
+        assert!(format!("{v:?}").contains("${file:"), "{v:?}");
+        let missing = format!("${{file:{}}}", dir.join("nope").display());
+        let err = resolve(&missing).unwrap_err();
+        assert!(matches!(err, InterpolationError::File { .. }), "{err:?}");
+        assert!(err.to_string().contains("nope"), "{err}");
+        assert!(Interpolated::new("${file:}").is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use super::{CONFIG_VERSION, Diagnostic, LoadedConfig, McpTransport, ToolPolicy, 
 use crate::names::{LOCAL_SOURCE_ID, validate_source_id};
 
 mod gateway;
+mod openapi;
 
 /// Every broken rule of `cfg` (errors), and the warnings.
 pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
@@ -69,6 +70,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
             );
         }
     }
+    openapi::check_openapi(cfg, &mut errors, &mut warnings);
     check_policy(cfg, &mut errors, &mut warnings);
     gateway::check_gateway(cfg, &mut errors, &mut warnings);
     (errors, warnings)

@@ -2,6 +2,28 @@
 //! per operation, with a JSON Schema 2020-12 input schema, an output schema, and the binding
 //! (parameters, body, security, servers) the runtime's HTTP call follows.
 //!
+//! Modules: `parse` (text → JSON, version check), `refs` (JSON pointers, bundling relative
+//! files), `schema` (JSON Schema 2020-12 normalisation, `allOf` merge, `$defs`), `names` (tool
+//! and argument names, filters), `operation` (parameters, body, responses, security, servers),
+//! `adapters`, `convert` (the driver). Nothing panics on any input; schema nesting is bounded.
+//!
+//! Warning and skip codes ([`Warning::code`], each with a JSON pointer such as
+//! `#/paths/~1pets/get/requestBody`):
+//!
+//! | code | what | effect |
+//! | --- | --- | --- |
+//! | `W_NO_OPERATION_ID` | no `operationId`: the name is derived from method and path (C09) | warning |
+//! | `W_NAME_SHORTENED` | name longer than `max_name_len`: cut + FNV-1a hash (C10) | warning |
+//! | `W_UNSUPPORTED_MEDIA_TYPE` | the body is only offered in types the gateway cannot encode (C15) | skipped |
+//! | `W_EXTERNAL_REF` | a `$ref` into another document (read with [`Document::from_text`]) | skipped |
+//! | `E_UNRESOLVED_REF` | a `$ref` that points to nothing (or a circular chain) | skipped (output: warning, no output schema) |
+//! | `E_UNSATISFIABLE_SCHEMA` | an `allOf` no value can satisfy (`string ∧ object`, C13) | skipped (output: warning) |
+//! | `E_SCHEMA_TOO_DEEP` | schemas nested deeper than 64 levels | skipped (output: warning) |
+//! | `W_CREDENTIAL_PARAMETER` | a parameter duplicating an `apiKey` scheme's credential, dropped (C18) | warning |
+//! | `W_PARAMETER` | a parameter without `name` or with a non-OAS-3 `in`, ignored | warning |
+//! | `W_ADAPTER` | an adapter naming an argument no selected tool has, a bad rename, a required argument dropped | warning |
+//! | `W_OUTPUT_SCHEMA_LOOSENED` | output schemas over `max_output_schema_bytes`: references beyond it are `{}` (one per document) | warning |
+//!
 //! The same conversion runs in `build.rs` (through `toolgate-codegen`) and at start-up for
 //! sources marked `load: runtime`, so both give the same [`Conversion`].
 //!
@@ -22,7 +44,18 @@
 //! assert_eq!(conversion.tools[0].name, "delete_item");
 //! ```
 
+mod adapters;
+mod convert;
 mod model;
+mod names;
+mod operation;
+mod parse;
+mod refs;
+mod schema;
+mod security;
+mod servers;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,7 +64,7 @@ use serde_json::Value;
 
 pub use model::*;
 
-use crate::config::{Adapter, OperationFilter};
+use crate::config::{Adapter, ArgumentAdapter, OperationFilter};
 
 /// An OpenAPI document, parsed, with its relative-file `$ref`s bundled in.
 #[derive(Debug, Clone)]
@@ -99,8 +132,20 @@ impl Document {
     /// [`OpenApiError::Io`], [`OpenApiError::Parse`], [`OpenApiError::Version`],
     /// [`OpenApiError::Ref`] for a referenced file that cannot be read.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, OpenApiError> {
-        let _ = path;
-        todo_conversion()
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| OpenApiError::Io {
+            path: origin.clone(),
+            message: e.to_string(),
+        })?;
+        let mut root = parse::parse_text(&text, &origin)?;
+        parse::check_version(&root, &origin)?;
+        let files = refs::bundle(&mut root, path, &origin)?;
+        Ok(Self {
+            root,
+            origin,
+            files,
+        })
     }
 
     /// Parses JSON or YAML text; `origin` names it in messages. Relative-file `$ref`s are left
@@ -109,8 +154,13 @@ impl Document {
     /// # Errors
     /// [`OpenApiError::Parse`], [`OpenApiError::Version`].
     pub fn from_text(text: &str, origin: &str) -> Result<Self, OpenApiError> {
-        let _ = (text, origin);
-        todo_conversion()
+        let root = parse::parse_text(text, origin)?;
+        parse::check_version(&root, origin)?;
+        Ok(Self {
+            root,
+            origin: origin.to_string(),
+            files: Vec::new(),
+        })
     }
 }
 
@@ -172,25 +222,5 @@ impl ConvertOptions {
 /// `$ref` the document-level parts need cannot be resolved. Problems of one operation skip it
 /// (see [`Conversion::skipped`]).
 pub fn convert(doc: &Document, options: &ConvertOptions) -> Result<Conversion, OpenApiError> {
-    let _ = (doc, options);
-    todo_conversion()
-}
-
-impl Server {
-    /// The URL with its variables filled: `values` first, else each variable's default (C17).
-    ///
-    /// # Errors
-    /// `server variable 'region' must be one of [eu, us]`; an unknown variable in `values`; a
-    /// `{name}` with no variable.
-    pub fn resolve(&self, values: &BTreeMap<String, String>) -> Result<String, String> {
-        let _ = values;
-        Err("not implemented yet".to_string())
-    }
-}
-
-fn todo_conversion<T>() -> Result<T, OpenApiError> {
-    Err(OpenApiError::Parse {
-        origin: String::new(),
-        message: "OpenAPI conversion is not implemented yet".to_string(),
-    })
+    convert::run(doc, options)
 }

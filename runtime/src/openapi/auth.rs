@@ -1,0 +1,449 @@
+//! Credentials (OAS 3.1 §4.8.27 "Security Scheme Object", §4.8.30 "Security Requirement
+//! Object"; cases.md C18) and the OAuth2 client-credentials grant (RFC 6749 §4.4).
+//!
+//! Every secret is resolved once when the source is built, held as a [`Secret`], and listed in
+//! [`Auth::secrets`] so that error messages can be redacted; request descriptions for logs show
+//! `api_key=***` and `X-API-Key: ***`.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use toolgate_spec::config::{
+    ApiKeyLocation, AuthConfig, Interpolated, OAuth2ClientCredentials, SchemeCredentials, Secret,
+};
+use toolgate_spec::openapi::{Conversion, Operation, ParamLocation, SecurityScheme};
+
+use super::style;
+use crate::ToolError;
+
+/// Where one credential goes.
+#[derive(Debug)]
+pub(crate) enum Cred {
+    /// An API key in a header, query parameter or cookie.
+    ApiKey {
+        location: ParamLocation,
+        name: String,
+        value: Secret,
+    },
+    /// `Authorization: Bearer <token>`.
+    Bearer(Secret),
+    /// `Authorization: Basic <base64(user:password)>`.
+    Basic(Secret),
+    /// Arbitrary headers.
+    Headers(Vec<(String, Secret)>),
+    /// OAuth2 client credentials: a bearer token fetched and cached.
+    OAuth2(TokenSource),
+}
+
+/// How a source authenticates.
+#[derive(Debug, Default)]
+pub(crate) struct Auth {
+    /// One credential for every operation that declares security (or for all operations when
+    /// the document declares no schemes).
+    single: Option<(Cred, bool)>,
+    /// Credentials by security scheme name.
+    schemes: BTreeMap<String, Cred>,
+    /// Every resolved secret value, for redaction.
+    pub secrets: Vec<String>,
+}
+
+/// Credentials applied to one request, plus what a log line may show of them.
+#[derive(Debug, Default)]
+pub(crate) struct Applied {
+    pub headers: Vec<(String, String)>,
+    pub query: Vec<String>,
+    pub cookies: Vec<String>,
+    /// Header names and query names whose values must be shown as `***`.
+    pub masked: Vec<String>,
+    /// An OAuth2 token was used (a 401 refreshes it once).
+    pub oauth: Option<usize>,
+}
+
+fn resolve(
+    id: &str,
+    what: &str,
+    v: &Interpolated,
+    secrets: &mut Vec<String>,
+) -> Result<Secret, String> {
+    let s = v
+        .resolve()
+        .map_err(|e| format!("source `{id}`: {what}: {e}"))?;
+    if !v.is_literal() || !s.expose().is_empty() {
+        secrets.push(s.expose().to_string());
+    }
+    Ok(s)
+}
+
+fn basic(
+    id: &str,
+    b: &toolgate_spec::config::BasicAuth,
+    secrets: &mut Vec<String>,
+) -> Result<Secret, String> {
+    let user = resolve(id, "basic username", &b.username, secrets)?;
+    let pass = resolve(id, "basic password", &b.password, secrets)?;
+    let token = base64::engine::general_purpose::STANDARD.encode(format!(
+        "{}:{}",
+        user.expose(),
+        pass.expose()
+    ));
+    secrets.push(token.clone());
+    Ok(Secret::new(token))
+}
+
+impl Auth {
+    /// Resolves the configured credentials against the document's schemes.
+    ///
+    /// # Errors
+    /// A message naming the source: an unset `${ENV}` / unreadable `${file:...}`, a scheme
+    /// name the document does not declare, a scheme type that cannot be used.
+    pub(crate) fn new(
+        id: &str,
+        config: Option<&AuthConfig>,
+        conversion: &Conversion,
+    ) -> Result<Self, String> {
+        let mut auth = Self::default();
+        let no_schemes = conversion.security_schemes.is_empty();
+        let Some(config) = config else {
+            return Ok(auth);
+        };
+        let s = &mut auth.secrets;
+        let single = match config {
+            AuthConfig::Bearer(t) => Some(Cred::Bearer(resolve(id, "bearer", t, s)?)),
+            AuthConfig::ApiKey(k) => Some(Cred::ApiKey {
+                location: match k.location {
+                    ApiKeyLocation::Header => ParamLocation::Header,
+                    ApiKeyLocation::Query => ParamLocation::Query,
+                    ApiKeyLocation::Cookie => ParamLocation::Cookie,
+                },
+                name: k.name.clone(),
+                value: resolve(id, "api_key", &k.value, s)?,
+            }),
+            AuthConfig::Basic(b) => Some(Cred::Basic(basic(id, b, s)?)),
+            AuthConfig::Headers(h) => Some(Cred::Headers(
+                h.iter()
+                    .map(|(k, v)| Ok((k.clone(), resolve(id, &format!("header `{k}`"), v, s)?)))
+                    .collect::<Result<_, String>>()?,
+            )),
+            AuthConfig::OAuth2(o) => Some(Cred::OAuth2(TokenSource::new(id, o, None, s)?)),
+            AuthConfig::Schemes(map) => {
+                for (name, creds) in map {
+                    let scheme = conversion.security_schemes.get(name).ok_or_else(|| {
+                        format!(
+                            "source `{id}`: auth.schemes: `{name}` is not a security scheme of \
+                             the document (it declares: {})",
+                            conversion
+                                .security_schemes
+                                .keys()
+                                .cloned()
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    })?;
+                    let cred = scheme_cred(id, name, scheme, creds, s)?;
+                    auth.schemes.insert(name.clone(), cred);
+                }
+                None
+            }
+        };
+        auth.single = single.map(|c| (c, no_schemes));
+        Ok(auth)
+    }
+
+    /// The credentials for `op`: for `schemes`, the first alternative of `op.security` whose
+    /// schemes all have credentials (an empty alternative `{}` means anonymous access is
+    /// allowed: nothing is sent); for a single credential, sent when `op.security` is non-empty
+    /// or the document declares no schemes. `op.security` empty: nothing (C18 `ping`).
+    pub(crate) async fn apply(
+        &self,
+        op: &Operation,
+        client: &reqwest::Client,
+        refresh: bool,
+    ) -> Result<Applied, ToolError> {
+        let mut out = Applied::default();
+        if let Some((cred, everywhere)) = &self.single {
+            if !op.security.is_empty() || *everywhere {
+                put(cred, &mut out, client, refresh, 0).await?;
+            }
+            return Ok(out);
+        }
+        let chosen = op
+            .security
+            .iter()
+            .find(|alt| alt.keys().all(|name| self.schemes.contains_key(name)));
+        match chosen {
+            Some(alt) => {
+                for (i, name) in alt.keys().enumerate() {
+                    put(&self.schemes[name], &mut out, client, refresh, i + 1).await?;
+                }
+            }
+            None if !op.security.is_empty() && !self.schemes.is_empty() => {
+                tracing::debug!(
+                    tool = %op.name,
+                    "no configured credentials satisfy the operation's security; sending none"
+                );
+            }
+            None => {}
+        }
+        Ok(out)
+    }
+
+    /// The secrets to redact, with the OAuth2 tokens currently cached.
+    pub(crate) fn all_secrets(&self) -> Vec<String> {
+        let mut out = self.secrets.clone();
+        let tokens = self
+            .single
+            .iter()
+            .map(|(c, _)| c)
+            .chain(self.schemes.values())
+            .filter_map(|c| match c {
+                Cred::OAuth2(t) => t.current(),
+                _ => None,
+            });
+        out.extend(tokens);
+        out
+    }
+
+    /// The token-URL hosts of OAuth2 credentials (added to the allowlist).
+    pub(crate) fn token_urls(&self) -> Vec<reqwest::Url> {
+        self.single
+            .iter()
+            .map(|(c, _)| c)
+            .chain(self.schemes.values())
+            .filter_map(|c| match c {
+                Cred::OAuth2(t) => Some(t.token_url.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn scheme_cred(
+    id: &str,
+    name: &str,
+    scheme: &SecurityScheme,
+    creds: &SchemeCredentials,
+    s: &mut Vec<String>,
+) -> Result<Cred, String> {
+    let what = format!("auth.schemes.{name}");
+    Ok(match (scheme, creds) {
+        (
+            SecurityScheme::ApiKey {
+                name: key,
+                location,
+            },
+            SchemeCredentials::Secret(v),
+        ) => Cred::ApiKey {
+            location: *location,
+            name: key.clone(),
+            value: resolve(id, &what, v, s)?,
+        },
+        (SecurityScheme::Http { scheme }, SchemeCredentials::Secret(v))
+            if scheme.eq_ignore_ascii_case("bearer") =>
+        {
+            Cred::Bearer(resolve(id, &what, v, s)?)
+        }
+        (SecurityScheme::Http { scheme }, SchemeCredentials::Basic(b))
+            if scheme.eq_ignore_ascii_case("basic") =>
+        {
+            Cred::Basic(basic(id, b, s)?)
+        }
+        (SecurityScheme::OAuth2 { token_url }, SchemeCredentials::OAuth2(o)) => {
+            Cred::OAuth2(TokenSource::new(id, o, token_url.as_deref(), s)?)
+        }
+        // A bearer token given for an OAuth2 / OpenID Connect scheme: sent as is.
+        (
+            SecurityScheme::OAuth2 { .. } | SecurityScheme::OpenIdConnect { .. },
+            SchemeCredentials::Secret(v),
+        ) => Cred::Bearer(resolve(id, &what, v, s)?),
+        (scheme, _) => {
+            return Err(format!(
+                "source `{id}`: {what}: these credentials do not fit the scheme ({}); give a \
+                 string for apiKey and http bearer, {{username, password}} for http basic, \
+                 {{client_id, client_secret}} for oauth2",
+                serde_json::to_string(scheme).unwrap_or_default()
+            ));
+        }
+    })
+}
+
+async fn put(
+    cred: &Cred,
+    out: &mut Applied,
+    client: &reqwest::Client,
+    refresh: bool,
+    slot: usize,
+) -> Result<(), ToolError> {
+    match cred {
+        Cred::ApiKey {
+            location,
+            name,
+            value,
+        } => match location {
+            ParamLocation::Header | ParamLocation::Path => {
+                out.headers.push((name.clone(), value.expose().to_string()));
+                out.masked.push(name.clone());
+            }
+            ParamLocation::Query => {
+                out.query.push(format!(
+                    "{}={}",
+                    style::encode_query(name, false),
+                    style::encode_query(value.expose(), false)
+                ));
+                out.masked.push(style::encode_query(name, false));
+            }
+            ParamLocation::Cookie => out.cookies.push(format!("{name}={}", value.expose())),
+        },
+        Cred::Bearer(t) => bearer(out, t.expose()),
+        Cred::Basic(t) => {
+            out.headers
+                .push(("Authorization".into(), format!("Basic {}", t.expose())));
+            out.masked.push("Authorization".into());
+        }
+        Cred::Headers(h) => {
+            for (k, v) in h {
+                out.headers.push((k.clone(), v.expose().to_string()));
+                out.masked.push(k.clone());
+            }
+        }
+        Cred::OAuth2(source) => {
+            let token = source.token(client, refresh).await?;
+            bearer(out, token.expose());
+            out.oauth = Some(slot);
+        }
+    }
+    Ok(())
+}
+
+fn bearer(out: &mut Applied, token: &str) {
+    out.headers
+        .push(("Authorization".into(), format!("Bearer {token}")));
+    out.masked.push("Authorization".into());
+}
+
+/// How long before `expires_in` a cached token is replaced.
+const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
+/// How long a token without `expires_in` is kept (a 401 replaces it sooner).
+const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// The OAuth2 client-credentials grant (RFC 6749 §4.4): the client authenticates with HTTP
+/// Basic (§2.3.1), the token is cached until `expires_in` minus 30 s.
+#[derive(Debug)]
+pub(crate) struct TokenSource {
+    pub token_url: reqwest::Url,
+    client_id: Secret,
+    client_secret: Secret,
+    scopes: Vec<String>,
+    cached: std::sync::Mutex<Option<(Secret, Instant)>>,
+    fetch: tokio::sync::Mutex<()>,
+}
+
+impl TokenSource {
+    fn new(
+        id: &str,
+        o: &OAuth2ClientCredentials,
+        doc_token_url: Option<&str>,
+        s: &mut Vec<String>,
+    ) -> Result<Self, String> {
+        let url = o.token_url.as_deref().or(doc_token_url).ok_or_else(|| {
+            format!("source `{id}`: oauth2: no token_url (and the scheme gives none)")
+        })?;
+        let token_url = reqwest::Url::parse(url)
+            .map_err(|e| format!("source `{id}`: oauth2: token_url `{url}` is not a URL: {e}"))?;
+        Ok(Self {
+            token_url,
+            client_id: resolve(id, "oauth2 client_id", &o.client_id, s)?,
+            client_secret: resolve(id, "oauth2 client_secret", &o.client_secret, s)?,
+            scopes: o.scopes.clone(),
+            cached: std::sync::Mutex::new(None),
+            fetch: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    fn current(&self) -> Option<String> {
+        let guard = self
+            .cached
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        guard.as_ref().map(|(t, _)| t.expose().to_string())
+    }
+
+    fn fresh(&self) -> Option<Secret> {
+        let guard = self
+            .cached
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        guard
+            .as_ref()
+            .filter(|(_, until)| Instant::now() < *until)
+            .map(|(t, _)| t.clone())
+    }
+
+    /// A valid token: the cached one, or a new one (`refresh`: always a new one).
+    async fn token(&self, client: &reqwest::Client, refresh: bool) -> Result<Secret, ToolError> {
+        if !refresh && let Some(t) = self.fresh() {
+            return Ok(t);
+        }
+        let _single = self.fetch.lock().await;
+        if !refresh && let Some(t) = self.fresh() {
+            return Ok(t);
+        }
+        let secrets = [self.client_secret.expose(), self.client_id.expose()];
+        let host = self.token_url.host_str().unwrap_or_default().to_string();
+        let mut form = vec!["grant_type=client_credentials".to_string()];
+        if !self.scopes.is_empty() {
+            form.push(format!(
+                "scope={}",
+                style::encode_query(&self.scopes.join(" "), false)
+            ));
+        }
+        let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+            "{}:{}",
+            style::encode_query(self.client_id.expose(), false),
+            style::encode_query(self.client_secret.expose(), false)
+        ));
+        let response = client
+            .post(self.token_url.clone())
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json")
+            .header("Authorization", format!("Basic {basic}"))
+            .body(form.join("&"))
+            .send()
+            .await
+            .map_err(|e| {
+                super::call::network_error(&e, &host).with_context("OAuth2 token request")
+            })?;
+        let status = response.status();
+        let body = response.bytes().await.unwrap_or_default();
+        if !status.is_success() {
+            return Err(ToolError::permission_denied(format!(
+                "OAuth2 token request to {host} failed: HTTP {status}: {}",
+                String::from_utf8_lossy(&body[..body.len().min(512)])
+            ))
+            .redacted(&secrets));
+        }
+        #[derive(serde::Deserialize)]
+        struct TokenResponse {
+            access_token: String,
+            #[serde(default)]
+            expires_in: Option<u64>,
+        }
+        let parsed: TokenResponse = serde_json::from_slice(&body).map_err(|e| {
+            ToolError::new(
+                crate::ErrorKind::Protocol,
+                format!("OAuth2 token response from {host} is not a token: {e}"),
+            )
+        })?;
+        let lifetime = parsed
+            .expires_in
+            .map_or(DEFAULT_LIFETIME, Duration::from_secs)
+            .saturating_sub(EXPIRY_MARGIN);
+        let token = Secret::new(parsed.access_token);
+        *self
+            .cached
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((token.clone(), Instant::now() + lifetime));
+        Ok(token)
+    }
+}

@@ -1,0 +1,410 @@
+//! From a tool call's arguments to the parts of an HTTP request (OAS 3.1 §4.8.10 "Operation
+//! Object", §4.8.12 "Parameter Object", §4.8.13 "Request Body Object"). Pure: nothing is sent
+//! here, so each rule is unit-tested without a network.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+use toolgate_spec::config::{ContextField, Secret};
+use toolgate_spec::openapi::{
+    BodyEncoding, BodyLayout, FillFrom, Operation, ParamLocation, RequestBody, Server,
+};
+
+use super::style;
+use crate::{ArgumentError, ToolContext, ToolError};
+
+/// A request body, encoded but not yet handed to reqwest (multipart parts are not `Clone`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Body {
+    /// `application/json` (or `+json`): the value serialized.
+    Json(Value),
+    /// `application/x-www-form-urlencoded`: the encoded text.
+    Form(String),
+    /// `multipart/form-data`: the parts in order.
+    Multipart(Vec<Part>),
+    /// `text/*`.
+    Text(String),
+    /// Any other type: raw bytes.
+    Binary(Vec<u8>),
+}
+
+/// One multipart part.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Part {
+    /// A text field (objects and arrays as JSON text).
+    Text { name: String, value: String },
+    /// A file part (decoded from base64).
+    File { name: String, bytes: Vec<u8> },
+}
+
+/// The parts of an HTTP request built from arguments, before authentication.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Parts {
+    /// The path, every placeholder filled and encoded (`/repos/acme/web%20site`).
+    pub path: String,
+    /// Query pieces (`name=value`, encoded), to join with `&`.
+    pub query: Vec<String>,
+    /// Headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// Cookie pairs (`name=value`), to join with `; ` in one `Cookie` header.
+    pub cookies: Vec<String>,
+    /// The body, with its media type.
+    pub body: Option<(String, Body)>,
+}
+
+fn arg_error(tool: &str, arg: &str, message: impl Into<String>) -> ToolError {
+    ToolError::invalid_arguments(
+        tool,
+        vec![ArgumentError {
+            pointer: format!("/{}", arg.replace('~', "~0").replace('/', "~1")),
+            message: message.into(),
+        }],
+    )
+}
+
+/// Whether the operation's input schema lists `arg` as required.
+fn schema_requires(op: &Operation, arg: &str) -> bool {
+    op.input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.iter().any(|a| a == arg))
+}
+
+/// Applies the operation's fills to `args` (OAS has no notion of them: tools.yaml `adapters`).
+/// `values` holds the resolved `value:` fills by argument. A `from_context` fill the context
+/// cannot give fails with `invalid_arguments` naming the argument when it is required.
+///
+/// # Errors
+/// `invalid_arguments` as said.
+pub(crate) fn apply_fills(
+    tool: &str,
+    op: &Operation,
+    values: &BTreeMap<String, Secret>,
+    args: &mut Map<String, Value>,
+    ctx: &ToolContext,
+) -> Result<(), ToolError> {
+    for fill in &op.fills {
+        match &fill.from {
+            FillFrom::Value(_) => {
+                if let Some(v) = values.get(&fill.arg) {
+                    args.insert(fill.arg.clone(), Value::String(v.expose().to_string()));
+                }
+            }
+            FillFrom::Context(field) => {
+                let (value, what) = match field {
+                    ContextField::Caller => (ctx.caller(), "caller"),
+                    ContextField::Agent => (ctx.agent(), "agent"),
+                };
+                match value {
+                    Some(v) => {
+                        args.insert(fill.arg.clone(), Value::String(v.to_string()));
+                    }
+                    None => {
+                        let required = op
+                            .parameters
+                            .iter()
+                            .any(|p| p.arg == fill.arg && p.required)
+                            || schema_requires(op, &fill.arg);
+                        if required {
+                            return Err(arg_error(
+                                tool,
+                                &fill.arg,
+                                format!(
+                                    "`{}` is filled from the caller's {what} name, and this \
+                                     call has none",
+                                    fill.arg
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+            FillFrom::Default(default) => {
+                if style::is_absent(args.get(&fill.arg)) {
+                    args.insert(fill.arg.clone(), default.clone());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Builds the request parts of `op` from (filled) `args`.
+///
+/// Path values are expanded per their style and encoded as single segments (C11); a `{...}`
+/// left in the path fails with `missing path parameter '<name>'` before anything is sent.
+///
+/// # Errors
+/// `invalid_arguments`: a required parameter or body missing, a path placeholder left, bad
+/// base64 in a binary or file argument.
+pub(crate) fn build(
+    tool: &str,
+    op: &Operation,
+    args: &Map<String, Value>,
+) -> Result<Parts, ToolError> {
+    let mut parts = Parts {
+        path: String::new(),
+        query: Vec::new(),
+        headers: Vec::new(),
+        cookies: Vec::new(),
+        body: None,
+    };
+    let mut path = op.path.clone();
+    for p in &op.parameters {
+        let value = args.get(&p.arg);
+        if style::is_absent(value) {
+            if p.required && p.location != ParamLocation::Path {
+                return Err(arg_error(
+                    tool,
+                    &p.arg,
+                    format!("missing required argument `{}`", p.arg),
+                ));
+            }
+            continue;
+        }
+        let value = value.unwrap_or(&Value::Null);
+        match p.location {
+            ParamLocation::Path => {
+                path = path.replace(&format!("{{{}}}", p.name), &style::path_value(p, value));
+            }
+            ParamLocation::Query => parts.query.extend(style::query_pieces(p, value)),
+            ParamLocation::Header => parts
+                .headers
+                .push((p.name.clone(), style::header_value(p, value))),
+            ParamLocation::Cookie => parts.cookies.extend(style::cookie_pairs(p, value)),
+        }
+    }
+    if let Some(name) = placeholder(&path) {
+        return Err(arg_error(
+            tool,
+            name,
+            format!("missing path parameter '{name}'"),
+        ));
+    }
+    parts.path = path;
+    if let Some(body) = &op.body {
+        parts.body = body_of(tool, body, args)?.map(|b| (body.media_type.clone(), b));
+    }
+    Ok(parts)
+}
+
+/// The name inside the first `{...}` left in `path`.
+fn placeholder(path: &str) -> Option<&str> {
+    let start = path.find('{')?;
+    let rest = &path[start + 1..];
+    Some(rest.find('}').map_or(rest, |end| &rest[..end]))
+}
+
+/// The body's value from the arguments: the flattened fields gathered into an object, or the
+/// one body argument. `None` when nothing of it was given.
+fn body_value(body: &RequestBody, args: &Map<String, Value>) -> Option<Value> {
+    match &body.layout {
+        BodyLayout::Property { arg } => args.get(arg).filter(|v| !v.is_null()).cloned(),
+        BodyLayout::Flattened { fields } => {
+            let mut obj = Map::new();
+            for f in fields {
+                if let Some(v) = args.get(&f.arg).filter(|v| !v.is_null()) {
+                    obj.insert(f.name.clone(), v.clone());
+                }
+            }
+            (!obj.is_empty()).then_some(Value::Object(obj))
+        }
+    }
+}
+
+fn body_arg(body: &RequestBody) -> &str {
+    match &body.layout {
+        BodyLayout::Property { arg } => arg,
+        BodyLayout::Flattened { .. } => "",
+    }
+}
+
+fn body_of(
+    tool: &str,
+    body: &RequestBody,
+    args: &Map<String, Value>,
+) -> Result<Option<Body>, ToolError> {
+    let Some(value) = body_value(body, args) else {
+        if body.required && body.encoding != BodyEncoding::Json {
+            return Err(arg_error(
+                tool,
+                body_arg(body),
+                "the request body is required",
+            ));
+        }
+        // A required JSON body whose fields are all optional is sent as `{}`.
+        return Ok(body.required.then(|| Body::Json(Value::Object(Map::new()))));
+    };
+    Ok(Some(match body.encoding {
+        BodyEncoding::Json => Body::Json(value),
+        BodyEncoding::Form => {
+            let mut pieces = Vec::new();
+            if let Value::Object(map) = &value {
+                for (k, v) in map {
+                    pieces.extend(style::form_field(k, v));
+                }
+            } else {
+                return Err(arg_error(
+                    tool,
+                    body_arg(body),
+                    "a form body must be an object",
+                ));
+            }
+            Body::Form(pieces.join("&"))
+        }
+        BodyEncoding::Multipart => {
+            let Value::Object(map) = &value else {
+                return Err(arg_error(
+                    tool,
+                    body_arg(body),
+                    "a multipart body must be an object",
+                ));
+            };
+            let mut out = Vec::new();
+            for (k, v) in map {
+                let is_file = body.file_fields.iter().any(|f| f == k)
+                    || field_arg(body, k).is_some_and(|a| body.file_fields.iter().any(|f| f == a));
+                let arg = field_arg(body, k).unwrap_or(k);
+                if is_file {
+                    let items: Vec<&Value> = match v {
+                        Value::Array(items) => items.iter().collect(),
+                        other => vec![other],
+                    };
+                    for item in items {
+                        let text = item.as_str().unwrap_or_default();
+                        let bytes = decode_base64(text)
+                            .ok_or_else(|| arg_error(tool, arg, "must be base64 data (a file)"))?;
+                        out.push(Part::File {
+                            name: k.clone(),
+                            bytes,
+                        });
+                    }
+                } else if let Value::Array(items) = v {
+                    for item in items {
+                        out.push(Part::Text {
+                            name: k.clone(),
+                            value: style::prim_text(item),
+                        });
+                    }
+                } else {
+                    out.push(Part::Text {
+                        name: k.clone(),
+                        value: style::prim_text(v),
+                    });
+                }
+            }
+            Body::Multipart(out)
+        }
+        BodyEncoding::Text => Body::Text(style::prim_text(&value)),
+        BodyEncoding::Binary => {
+            let text = value.as_str().unwrap_or_default();
+            let bytes = decode_base64(text)
+                .ok_or_else(|| arg_error(tool, body_arg(body), "must be base64 data"))?;
+            Body::Binary(bytes)
+        }
+    }))
+}
+
+fn field_arg<'a>(body: &'a RequestBody, name: &str) -> Option<&'a str> {
+    match &body.layout {
+        BodyLayout::Flattened { fields } => fields
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.arg.as_str()),
+        BodyLayout::Property { .. } => None,
+    }
+}
+
+/// Base64 in any of the usual alphabets, padded or not (a `data:` URL's payload too).
+pub(crate) fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let text = text
+        .strip_prefix("data:")
+        .and_then(|rest| rest.split_once(";base64,").map(|(_, data)| data))
+        .unwrap_or(text)
+        .trim();
+    [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+        .iter()
+        .find_map(|engine| engine.decode(text).ok())
+}
+
+/// The base URL of `op` (OAS 3.1 §4.8.5 "Server Object", §4.8.10 `servers`): the config's
+/// `base_url` wins, else the operation's (path's) servers, else the document's; the first
+/// entry, with its variables filled from `values` (else their defaults, C17). A relative URL is
+/// resolved against `spec_url` (the document's own URL). A trailing `/` is removed, so that the
+/// operation's path is appended to the base path (`https://api.x/v2` + `/pets`).
+///
+/// # Errors
+/// A message: a server variable value not allowed, a relative URL without a document URL, a URL
+/// that does not parse or still contains `{`.
+pub(crate) fn base_url(
+    config: Option<&str>,
+    op_servers: &[Server],
+    doc_servers: &[Server],
+    values: &BTreeMap<String, String>,
+    spec_url: Option<&reqwest::Url>,
+) -> Result<reqwest::Url, String> {
+    let raw = match config {
+        Some(url) => url.to_string(),
+        None => {
+            let server = op_servers
+                .first()
+                .or_else(|| doc_servers.first())
+                .ok_or("the document has no servers; set base_url")?;
+            if server.variables.is_empty() && !server.url.contains('{') {
+                server.url.clone()
+            } else {
+                server.resolve(values)?
+            }
+        }
+    };
+    if raw.contains('{') || raw.contains('}') {
+        return Err(format!(
+            "the base URL `{raw}` still contains a `{{variable}}`"
+        ));
+    }
+    let url = match reqwest::Url::parse(&raw) {
+        Ok(url) => url,
+        Err(_) if !raw.contains("://") => {
+            let base = spec_url.ok_or_else(|| {
+                format!(
+                    "the server URL `{raw}` is relative and the document was not read from a \
+                     URL to resolve it against; set base_url"
+                )
+            })?;
+            base.join(&raw)
+                .map_err(|e| format!("the server URL `{raw}` does not resolve: {e}"))?
+        }
+        Err(e) => return Err(format!("the base URL `{raw}` is not a valid URL: {e}")),
+    };
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+        return Err(format!(
+            "the base URL `{url}` is not an http(s) URL with a host"
+        ));
+    }
+    let mut url = url;
+    url.set_query(None);
+    url.set_fragment(None);
+    let trimmed = url.path().trim_end_matches('/').to_string();
+    url.set_path(&trimmed);
+    Ok(url)
+}
+
+/// The full URL: `base` + `path` + `?query` (pieces already encoded).
+pub(crate) fn full_url(
+    base: &reqwest::Url,
+    path: &str,
+    query: &[String],
+) -> Result<reqwest::Url, String> {
+    let mut text = base.as_str().trim_end_matches('/').to_string();
+    if !path.starts_with('/') {
+        text.push('/');
+    }
+    text.push_str(path);
+    if !query.is_empty() {
+        text.push('?');
+        text.push_str(&query.join("&"));
+    }
+    reqwest::Url::parse(&text).map_err(|e| format!("the request URL is not valid: {e}"))
+}

@@ -1,0 +1,171 @@
+//! From an HTTP response to a [`ToolOutput`] or a [`ToolError`] (cases.md C19).
+//!
+//! * 2xx with an empty body (204, or a 200 whose `Content-Type` says JSON but which has no
+//!   bytes) → success, one text part `HTTP 204 No Content`;
+//! * 2xx JSON (`application/json`, `*/*+json`) → structured content (wrapped as
+//!   `{"result": ...}` when the operation's output schema says so); text types → text;
+//!   `image/*` → image content; `audio/*` → audio content; anything else → an embedded blob
+//!   resource (base64) plus a text note with its type and size;
+//! * non-2xx → a [`ToolError`] whose message is `HTTP 404 Not Found: <body excerpt>` (at most
+//!   [`EXCERPT_BYTES`]) or `HTTP 404 Not Found (empty body)`, with `details: {status, body}`.
+//!   The kind follows the status: 401/403 `permission_denied`; 408 `timeout`; 429
+//!   `rate_limited`; both retryable with `retry_after` from `Retry-After` (RFC 9110 §10.2.3:
+//!   seconds or an HTTP date); 5xx `upstream`, retryable; other 4xx (400, 404, 409, 422, ...)
+//!   `upstream`, not retryable (`not_found` is reserved for unknown tool names).
+
+use std::time::{Duration, SystemTime};
+
+use base64::Engine as _;
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::{Content, ErrorKind, ResourceContents, ToolError, ToolOutput};
+
+/// Most bytes of an error response's body quoted in the error (2 KiB).
+pub const EXCERPT_BYTES: usize = 2048;
+
+/// `HTTP 404 Not Found`.
+pub(crate) fn status_line(status: StatusCode) -> String {
+    match status.canonical_reason() {
+        Some(reason) => format!("HTTP {} {reason}", status.as_u16()),
+        None => format!("HTTP {}", status.as_u16()),
+    }
+}
+
+/// The media type without parameters, lowercase.
+fn essence(content_type: Option<&str>) -> String {
+    content_type
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn is_json(essence: &str) -> bool {
+    essence == "application/json" || essence.ends_with("+json")
+}
+
+fn is_text(essence: &str) -> bool {
+    essence.starts_with("text/")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence,
+            "application/xml"
+                | "application/javascript"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/x-ndjson"
+                | "application/jsonl"
+                | "application/x-www-form-urlencoded"
+        )
+}
+
+/// A successful response as a tool output.
+pub(crate) fn success(
+    status: StatusCode,
+    content_type: Option<&str>,
+    body: &[u8],
+    wrapped: bool,
+    resource_uri: &str,
+) -> ToolOutput {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return ToolOutput::text(status_line(status));
+    }
+    let ess = essence(content_type);
+    if (is_json(&ess) || ess.is_empty())
+        && let Ok(value) = serde_json::from_slice::<Value>(body)
+    {
+        let wrap = wrapped || !value.is_object();
+        return ToolOutput::structured_wrapped(value, wrap);
+    }
+    if is_json(&ess) || is_text(&ess) {
+        return ToolOutput::text(String::from_utf8_lossy(body).into_owned());
+    }
+    if ess.is_empty() {
+        return match std::str::from_utf8(body) {
+            Ok(text) => ToolOutput::text(text),
+            Err(_) => blob(body, "application/octet-stream", resource_uri),
+        };
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(body);
+    if ess.starts_with("image/") {
+        return ToolOutput::from_content(vec![Content::Image {
+            data,
+            mime_type: ess,
+        }]);
+    }
+    if ess.starts_with("audio/") {
+        return ToolOutput::from_content(vec![Content::Audio {
+            data,
+            mime_type: ess,
+        }]);
+    }
+    blob(body, &ess, resource_uri)
+}
+
+fn blob(body: &[u8], mime: &str, uri: &str) -> ToolOutput {
+    ToolOutput::from_content(vec![
+        Content::text(format!("[{mime} content: {} bytes]", body.len())),
+        Content::Resource {
+            resource: ResourceContents::Blob {
+                uri: uri.to_string(),
+                mime_type: Some(mime.to_string()),
+                blob: base64::engine::general_purpose::STANDARD.encode(body),
+            },
+        },
+    ])
+}
+
+/// A non-2xx response as a tool error (not yet redacted: the caller redacts).
+pub(crate) fn failure(status: StatusCode, retry_after: Option<&str>, body: &[u8]) -> ToolError {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    let excerpt = cut(text, EXCERPT_BYTES);
+    let message = if excerpt.is_empty() {
+        format!("{} (empty body)", status_line(status))
+    } else {
+        format!("{}: {excerpt}", status_line(status))
+    };
+    let code = status.as_u16();
+    let (kind, retryable) = match code {
+        401 | 403 => (ErrorKind::PermissionDenied, false),
+        408 => (ErrorKind::Timeout, true),
+        429 => (ErrorKind::RateLimited, true),
+        500..=599 => (ErrorKind::Upstream, true),
+        _ => (ErrorKind::Upstream, false),
+    };
+    let mut err = ToolError::new(kind, message)
+        .with_retryable(retryable)
+        .with_details(serde_json::json!({"status": code, "body": excerpt}));
+    if retryable && let Some(after) = retry_after.and_then(parse_retry_after) {
+        err = err.with_retry_after(after);
+    }
+    err
+}
+
+/// `Retry-After`: delay-seconds or an HTTP date (RFC 9110 §10.2.3); a date in the past is 0.
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, with `…` when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}

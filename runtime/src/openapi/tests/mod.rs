@@ -1,0 +1,53 @@
+//! Tests of the OpenAPI binding: serialization rules (`style`), request building, and
+//! wire-level cases against a real HTTP server on 127.0.0.1 (`server`).
+
+mod requests;
+mod server;
+mod style;
+mod wire;
+
+use serde_json::json;
+use toolgate_spec::openapi::{Conversion, Operation, Server};
+
+/// A conversion with one server and these operations.
+pub(super) fn conversion(base: &str, tools: Vec<Operation>) -> Conversion {
+    Conversion {
+        title: "t".into(),
+        version: "1".into(),
+        openapi: "3.1.0".into(),
+        servers: vec![Server {
+            url: base.into(),
+            description: None,
+            variables: Default::default(),
+        }],
+        security_schemes: Default::default(),
+        operations: tools.len(),
+        tools,
+        excluded: 0,
+        skipped: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// An operation with no parameters.
+pub(super) fn op(name: &str, method: &str, path: &str) -> Operation {
+    Operation {
+        name: name.into(),
+        operation_id: Some(name.into()),
+        method: method.into(),
+        path: path.into(),
+        pointer: String::new(),
+        description: String::new(),
+        tags: Vec::new(),
+        deprecated: false,
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        output_wrapped: false,
+        parameters: Vec::new(),
+        body: None,
+        security: Vec::new(),
+        servers: Vec::new(),
+        accept: Vec::new(),
+        fills: Vec::new(),
+    }
+}

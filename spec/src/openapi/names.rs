@@ -1,0 +1,153 @@
+//! Tool names (cases.md C09, C10), argument names and operation filters.
+//!
+//! - A tool is named after its `operationId`, every character outside `[a-zA-Z0-9_-]` replaced
+//!   by `_` (C10).
+//! - Without `operationId` (C09): `{method}_{segments}`, each path segment snake_cased and a
+//!   `{param}` segment written `by_{param_snake}`: `GET /accounts/{accountId}/transactions` →
+//!   `get_accounts_by_account_id_transactions`. It depends only on the method and path.
+//! - A name longer than the limit keeps its first `limit - 9` characters, then `_` and 8 hex
+//!   digits of the FNV-1a 32-bit hash of the name before shortening (the raw `operationId`, or
+//!   the derived name), the same on every platform (C10).
+
+/// FNV-1a, 32 bits (offset basis 0x811c9dc5, prime 0x01000193), over the UTF-8 bytes.
+pub(crate) fn fnv1a32(text: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in text.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// Every character outside `[a-zA-Z0-9_-]` replaced by `_`.
+pub(crate) fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `accountId` → `account_id`, `X-Rate.Limit` → `x_rate_limit`.
+pub(crate) fn snake(text: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            if c.is_ascii_uppercase() && prev_lower && !out.ends_with('_') {
+                out.push('_');
+            }
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+            out.push(c.to_ascii_lowercase());
+        } else {
+            if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            prev_lower = false;
+        }
+    }
+    out.trim_end_matches('_').to_string()
+}
+
+/// The name of an operation without `operationId` (C09).
+pub(crate) fn derived(method: &str, path: &str) -> String {
+    let mut parts = vec![method.to_ascii_lowercase()];
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        let s = if let Some(p) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            format!("by_{}", snake(p))
+        } else {
+            // `{id}.json`, `{a}-{b}`: the parameters inside a segment also become `by_`.
+            let s = seg.replace('{', " by ").replace('}', " ");
+            snake(&s)
+        };
+        if !s.is_empty() {
+            parts.push(s);
+        }
+    }
+    parts.join("_")
+}
+
+/// `name` shortened to `max` characters with a hash suffix of `original` when it is longer
+/// (C10); `None` when it fits.
+pub(crate) fn shorten(name: &str, original: &str, max: usize) -> Option<String> {
+    if name.len() <= max {
+        return None;
+    }
+    let hash = format!("{:08x}", fnv1a32(original));
+    if max <= 9 {
+        return Some(hash.chars().take(max.max(1)).collect());
+    }
+    let keep: String = name.chars().take(max - 9).collect();
+    Some(format!("{keep}_{hash}"))
+}
+
+/// Whether `name` may be an input-schema property: `^[a-zA-Z0-9_.-]{1,64}$` (the Anthropic
+/// `input_schema` property-name rule, the strictest of the providers').
+pub(crate) fn valid_arg(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// `name` made a valid property name: invalid characters → `_`, at most 64 characters.
+pub(crate) fn arg_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if s.is_empty() { "arg".to_string() } else { s }
+}
+
+/// Whether the path template matches a glob of `OperationFilter::paths`: `*` matches within one
+/// segment (any characters but `/`), `**` any number of whole segments.
+pub(crate) fn path_matches(glob: &str, path: &str) -> bool {
+    let g: Vec<&str> = glob.split('/').filter(|s| !s.is_empty()).collect();
+    let p: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    segs_match(&g, &p)
+}
+
+fn segs_match(g: &[&str], p: &[&str]) -> bool {
+    match g.split_first() {
+        None => p.is_empty(),
+        Some((&"**", rest)) => (0..=p.len()).any(|i| segs_match(rest, p.get(i..).unwrap_or(&[]))),
+        Some((first, rest)) => match p.split_first() {
+            Some((s, prest)) => seg_match(first, s) && segs_match(rest, prest),
+            None => false,
+        },
+    }
+}
+
+/// One segment against a pattern with `*` wildcards.
+fn seg_match(pat: &str, s: &str) -> bool {
+    let parts: Vec<&str> = pat.split('*').collect();
+    if parts.len() == 1 {
+        return pat == s;
+    }
+    let (first, last) = (
+        parts.first().copied().unwrap_or(""),
+        parts.last().copied().unwrap_or(""),
+    );
+    if !s.starts_with(first) || s.len() < first.len() + last.len() || !s.ends_with(last) {
+        return false;
+    }
+    let mut rest = s.get(first.len()..s.len() - last.len()).unwrap_or("");
+    for mid in parts.iter().skip(1).take(parts.len().saturating_sub(2)) {
+        match rest.find(mid) {
+            Some(i) => rest = rest.get(i + mid.len()..).unwrap_or(""),
+            None => return false,
+        }
+    }
+    true
+}

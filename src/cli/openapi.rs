@@ -261,10 +261,8 @@ fn indent(text: &str) -> String {
 
 /// Every skipped operation and every warning, one per line (after a blank line when any).
 fn print_remarks(c: &Conversion, prefix: &str, grouped: bool) {
-    if !c.skipped.is_empty() || !c.warnings.is_empty() {
-        if prefix.is_empty() {
-            output::print_text("");
-        }
+    if (!c.skipped.is_empty() || !c.warnings.is_empty()) && prefix.is_empty() {
+        output::print_text("");
     }
     for s in &c.skipped {
         output::print_text(&skipped_line(prefix, s));

@@ -8,26 +8,47 @@ const PETSTORE: &str = "tests/specs/petstore/swagger-petstore3-openapi.yaml";
 fn inspect_lists_tools_arguments_and_where_they_go() {
     let run = toolgate(&["openapi", "inspect", PETSTORE]);
     let out = run.code(0).stdout.clone();
-    assert!(out.contains("19 operation(s), 19 tool(s), 0 skipped"), "{}", run.context());
-    assert!(out.contains("getPetById  GET /pet/{petId}") || out.contains("GET /pet/{petId}"), "{}", run.context());
+    assert!(
+        out.contains("19 operation(s), 19 tool(s), 0 skipped"),
+        "{}",
+        run.context()
+    );
+    assert!(
+        out.contains("getPetById  GET /pet/{petId}") || out.contains("GET /pet/{petId}"),
+        "{}",
+        run.context()
+    );
     assert!(out.contains("petId (path, required)"), "{}", run.context());
     assert!(out.contains("status (query)"), "{}", run.context());
 }
 
 #[test]
 fn inspect_json_has_document_tools_warnings_and_skips() {
-    let run = toolgate(&["openapi", "inspect", PETSTORE, "--json", "--dialect", "openai-strict"]);
+    let run = toolgate(&[
+        "openapi",
+        "inspect",
+        PETSTORE,
+        "--json",
+        "--dialect",
+        "openai-strict",
+    ]);
     let v = run.code(0).json();
     assert_eq!(v["document"]["operations"], 19, "{}", run.context());
     assert_eq!(v["document"]["openapi"], "3.0.4");
     let tools = v["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 19);
-    let get = tools.iter().find(|t| t["operation_id"] == "getPetById").unwrap();
+    let get = tools
+        .iter()
+        .find(|t| t["operation_id"] == "getPetById")
+        .unwrap();
     assert_eq!(get["method"], "GET");
     assert_eq!(get["path"], "/pet/{petId}");
     assert_eq!(get["arguments"][0]["in"], "path");
     // OpenAI strict: every property required, no undeclared keys.
-    assert_eq!(get["input_schema"]["additionalProperties"], false, "{get:#}");
+    assert_eq!(
+        get["input_schema"]["additionalProperties"], false,
+        "{get:#}"
+    );
     assert!(v["warnings"].is_array() && v["skipped"].is_array());
 }
 
@@ -36,9 +57,13 @@ fn inspect_of_an_unreadable_document_exits_2() {
     toolgate(&["openapi", "inspect", "tests/specs/nowhere.yaml"])
         .code(2)
         .stderr_has(&["error:", "nowhere.yaml"]);
-    toolgate(&["openapi", "inspect", "tests/specs/readme-oas-examples/readme-2.0-petstore.yaml"])
-        .code(2)
-        .stderr_has(&["error:", "2.0"]);
+    toolgate(&[
+        "openapi",
+        "inspect",
+        "tests/specs/readme-oas-examples/readme-2.0-petstore.yaml",
+    ])
+    .code(2)
+    .stderr_has(&["error:", "2.0"]);
 }
 
 #[test]
@@ -50,7 +75,44 @@ fn check_reports_each_openapi_source() {
         "{}",
         run.context()
     );
-    assert!(out.contains("1223 operation(s): 1223 tool(s), 0 excluded, 0 skipped"), "{}", run.context());
-    assert!(out.contains("468 operation(s): 468 tool(s)"), "{}", run.context());
-    assert!(out.contains("warnings W_NO_OPERATION_ID: 78"), "{}", run.context());
+    assert!(
+        out.contains("1223 operation(s): 1223 tool(s), 0 excluded, 0 skipped"),
+        "{}",
+        run.context()
+    );
+    assert!(
+        out.contains("468 operation(s): 468 tool(s)"),
+        "{}",
+        run.context()
+    );
+    assert!(
+        out.contains("warnings W_NO_OPERATION_ID: 78"),
+        "{}",
+        run.context()
+    );
+}
+
+#[test]
+fn list_with_a_config_loads_its_openapi_sources_at_run_time() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-openapi-config");
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = repo_root().join(PETSTORE);
+    let config = dir.join("tools.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "version: 1\ntools:\n  openapi:\n    - {{id: pets, spec: '{}'}}\n",
+            spec.display()
+        ),
+    )
+    .unwrap();
+    let run = toolgate(&["list", "--config", config.to_str().unwrap()]);
+    let out = run.code(0).stdout.clone();
+    assert!(out.contains("pets.getPetById"), "{}", run.context());
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("pets.")).count(),
+        19,
+        "{}",
+        run.context()
+    );
 }

@@ -50,12 +50,18 @@ pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
 
 /// Arguments that validate against `schema`, or why there are none.
 pub fn generate(schema: &Value) -> Result<Value, GenFailure> {
+    generate_with(schema, false)
+}
+
+/// [`generate`], with every optional top-level argument filled too when `optional` (each
+/// parameter then goes on the wire, which exercises its serialization).
+pub fn generate_with(schema: &Value, optional: bool) -> Result<Value, GenFailure> {
     let whole = validator(schema).map_err(|e| GenFailure {
         candidate: None,
         errors: vec![format!("the schema does not compile: {e}")],
     })?;
     let generator = Generator::new(schema);
-    let Some(candidate) = generator.gen_top(schema) else {
+    let Some(candidate) = generator.gen_top(schema, optional) else {
         return Err(GenFailure {
             candidate: None,
             errors: vec!["no value satisfies the generator's rules".into()],
@@ -92,8 +98,8 @@ impl<'s> Generator<'s> {
 
     /// The root: an object with the required properties; arrays get at least one item (an
     /// empty array parameter is not sent at all, so a required one would be missing).
-    fn gen_top(&self, schema: &Value) -> Option<Value> {
-        self.value_of(schema, Ctx::top())
+    fn gen_top(&self, schema: &Value, optional: bool) -> Option<Value> {
+        self.value_of(schema, Ctx::top().optional(optional))
     }
 
     /// Whether `value` validates against `schema` (a subschema of the root; the root's
@@ -234,9 +240,10 @@ impl<'s> Generator<'s> {
                 .unwrap_or(json!({}));
             out.insert((*name).to_string(), self.value_of(&sub, child)?);
         }
-        if ctx.optional
-            && let Some(props) = props
-        {
+        // An empty object parameter is an empty path segment or nothing at all on the wire
+        // (prism 5.14 crashes on some): a top-level object gets its optional properties.
+        let fill = ctx.optional || (ctx.top && ctx.nesting > 0 && out.is_empty());
+        if fill && let Some(props) = props {
             for (name, sub) in props {
                 if !out.contains_key(name)
                     && let Some(v) = self.value_of(sub, child)
@@ -407,18 +414,14 @@ impl<'s> Generator<'s> {
                     (
                         "minimum" | "exclusiveMinimum" | "minLength" | "minItems" | "minProperties",
                         Some(have),
-                    ) => {
-                        if value.as_f64() > have.as_f64() {
-                            *have = value;
-                        }
+                    ) if value.as_f64() > have.as_f64() => {
+                        *have = value;
                     }
                     (
                         "maximum" | "exclusiveMaximum" | "maxLength" | "maxItems" | "maxProperties",
                         Some(have),
-                    ) => {
-                        if value.as_f64() < have.as_f64() {
-                            *have = value;
-                        }
+                    ) if value.as_f64() < have.as_f64() => {
+                        *have = value;
                     }
                     ("allOf" | "oneOf" | "anyOf", Some(have)) => {
                         // Both parts branch: keep both as an allOf of the two.

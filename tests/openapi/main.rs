@@ -100,6 +100,8 @@ async fn petstore_every_operation() {
             path: "tests/specs/petstore/swagger-petstore3-openapi.yaml".into(),
             view: false,
             sample: Sample::All,
+            optional: false,
+            known: &[],
         }],
     )
     .await;
@@ -127,6 +129,8 @@ async fn oai_examples_every_operation() {
             path: format!("tests/specs/oai-examples/{file}"),
             view: false,
             sample: Sample::All,
+            optional: false,
+            known: &[],
         })
         .collect();
     let reports = run_all("OAI examples", &cases).await;
@@ -136,6 +140,39 @@ async fn oai_examples_every_operation() {
         reports.len()
     );
 }
+
+/// `multipart/form-data` bodies of the readme parameter-style document. Its `encoding` entries
+/// give `style` / `explode`, which OAS 3.0.3 says "SHALL be ignored if the request body media
+/// type is not application/x-www-form-urlencoded" (this is a 3.0.3 document): toolgate sends an
+/// object field as a JSON part and an array as one part per item; prism 5.14 applies the style
+/// to multipart anyway ("Reserved characters used in request body" for the JSON text), reads a
+/// one-item array as a string and a JSON part without a part `Content-Type` as a string.
+const MULTIPART_STYLES: &[(&str, &str)] = &[
+    (
+        "POST /anything/form-data",
+        "multipart: prism reads a 1-item array part and a JSON object part (no part Content-Type) as strings",
+    ),
+    (
+        "POST /anything/form-data/deepObject",
+        "multipart + encoding style: OAS 3.0.3 ignores style for multipart, prism applies it",
+    ),
+    (
+        "POST /anything/form-data/form",
+        "multipart + encoding style: OAS 3.0.3 ignores style for multipart, prism applies it",
+    ),
+    (
+        "PUT /anything/form-data/form",
+        "multipart + encoding style: OAS 3.0.3 ignores style for multipart, prism applies it",
+    ),
+    (
+        "POST /anything/form-data/pipeDelimited",
+        "multipart + encoding style: OAS 3.0.3 ignores style for multipart, prism applies it",
+    ),
+    (
+        "POST /anything/form-data/spaceDelimited",
+        "multipart + encoding style: OAS 3.0.3 ignores style for multipart, prism applies it",
+    ),
+];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readme_parameter_styles_and_form_data() {
@@ -147,12 +184,16 @@ async fn readme_parameter_styles_and_form_data() {
                 path: "tests/specs/readme-oas-examples/readme-3.0-parameters-style.yaml".into(),
                 view: false,
                 sample: Sample::All,
+                optional: true,
+                known: MULTIPART_STYLES,
             },
             Case {
                 label: "readme_form_data",
                 path: "tests/specs/readme-oas-examples/readme-3.0-form-data.yaml".into(),
                 view: false,
                 sample: Sample::All,
+                optional: true,
+                known: &[],
             },
         ],
     )
@@ -168,6 +209,8 @@ async fn github_sample() {
             path: "tests/specs/github/github-api.github.com-octokit-openapi-23.0.2.json".into(),
             view: true,
             sample: Sample::Every { min: 100 },
+            optional: false,
+            known: &[],
         }],
     )
     .await;
@@ -183,6 +226,8 @@ async fn stripe_sample() {
             path: "tests/specs/stripe/stripe-spec3-2023-09-12.yaml".into(),
             view: true,
             sample: Sample::Every { min: 50 },
+            optional: false,
+            known: &[],
         }],
     )
     .await;

@@ -125,6 +125,23 @@ impl Prism {
         }
     }
 
+    /// Whether prism still runs (it crashes on some valid requests: see `acceptance.rs`).
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// The first line of the JavaScript error prism died of, if its log has one.
+    pub fn crash_reason(&self) -> String {
+        let tail = self.log_tail();
+        tail.lines()
+            .find(|l| l.contains("Error"))
+            .unwrap_or("exited")
+            .trim()
+            .to_string()
+    }
+
     /// `http://127.0.0.1:PORT{path}`.
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)

@@ -60,7 +60,7 @@ pub fn cut(s: &str, max: usize) -> String {
 }
 
 struct Shared {
-    upstream: String,
+    upstream: Mutex<String>,
     client: reqwest::Client,
     log: Mutex<Vec<Exchange>>,
 }
@@ -77,7 +77,7 @@ impl Recorder {
     /// (`http://127.0.0.1:PORT`, no trailing slash).
     pub async fn start(upstream: &str) -> Recorder {
         let shared = Arc::new(Shared {
-            upstream: upstream.trim_end_matches('/').to_string(),
+            upstream: Mutex::new(upstream.trim_end_matches('/').to_string()),
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
@@ -100,6 +100,15 @@ impl Recorder {
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Forwards to another upstream from now on (prism restarted on another port).
+    pub fn set_upstream(&self, upstream: &str) {
+        *self
+            .shared
+            .upstream
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = upstream.trim_end_matches('/').to_string();
     }
 
     /// How many exchanges so far.
@@ -163,9 +172,14 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         violations_header: None,
         response_body: Bytes::new(),
     };
+    let upstream = shared
+        .upstream
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
     let sent = shared
         .client
-        .request(parts.method.clone(), format!("{}{uri}", shared.upstream))
+        .request(parts.method.clone(), format!("{upstream}{uri}"))
         .headers(headers)
         .body(body)
         .send()

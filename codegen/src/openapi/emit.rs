@@ -20,9 +20,9 @@ pub(crate) fn builder_call(source: &OpenApiSourceInfo) -> Result<TokenStream, St
         Some(path) => {
             let path: syn::Path =
                 syn::parse_str(path).map_err(|e| format!("`{path}` is not a Rust path: {e}"))?;
-            // A value implementing `OpenApiHook`: a unit struct, a `const`, or a `static` of a
-            // `Copy` type (the runtime takes an `Arc<dyn OpenApiHook>`).
-            Some(quote!(.hook(::std::sync::Arc::new(#path))))
+            // A `static` (or `const`) implementing `OpenApiHook`; `&'static T` implements it
+            // too, and the runtime takes an `Arc<dyn OpenApiHook>`.
+            Some(quote!(.hook(::std::sync::Arc::new(&#path))))
         }
         None => None,
     };

@@ -91,6 +91,23 @@ pub trait OpenApiHook: Send + Sync {
     }
 }
 
+/// A hook in a `static` (what tools.yaml's `hook: crate::path::HOOK` names): generated code
+/// passes `Arc::new(&HOOK)`.
+impl<T: OpenApiHook + ?Sized> OpenApiHook for &'static T {
+    fn request(
+        &self,
+        op: &Operation,
+        req: &mut reqwest::Request,
+        ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
+        (**self).request(op, req, ctx)
+    }
+
+    fn response(&self, op: &Operation, out: &mut ToolOutput) -> Result<(), ToolError> {
+        (**self).response(op, out)
+    }
+}
+
 /// Why an [`OpenApiSource`] could not be built. Every message names the source id and never
 /// holds a secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -394,6 +411,18 @@ impl OpenApiSourceBuilder {
         let empty = BTreeMap::new();
         let values = cfg.map_or(&empty, |c| &c.server_variables);
         let config_base = cfg.and_then(|c| c.base_url.as_deref());
+        if let Some(unknown) = values.keys().find(|k| {
+            !self
+                .conversion
+                .servers
+                .iter()
+                .chain(self.conversion.tools.iter().flat_map(|t| &t.servers))
+                .any(|s| s.variables.contains_key(*k))
+        }) {
+            return Err(base_err(format!(
+                "server_variables: no server of the document has a variable `{unknown}`"
+            )));
+        }
         let mut rules = HostRules::new(
             cfg.map_or(&[][..], |c| &c.allow_hosts[..]),
             cfg.is_some_and(|c| c.allow_private),

@@ -355,7 +355,14 @@ pub(crate) fn base_url(
             if server.variables.is_empty() && !server.url.contains('{') {
                 server.url.clone()
             } else {
-                server.resolve(values)?
+                // Only this server's variables: tools.yaml may set one that another server of
+                // the document has (unknown names are refused when the source is built).
+                let own: BTreeMap<String, String> = values
+                    .iter()
+                    .filter(|(k, _)| server.variables.contains_key(*k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                server.resolve(&own)?
             }
         }
     };

@@ -3,26 +3,15 @@
 //! (parameters, body, security, servers) the runtime's HTTP call follows.
 //!
 //! Modules: `parse` (text → JSON, version check), `refs` (JSON pointers, bundling relative
-//! files), `schema` (JSON Schema 2020-12 normalisation, `allOf` merge, `$defs`), `names` (tool
-//! and argument names, filters), `operation` (parameters, body, responses, security, servers),
+//! files), `schema` (JSON Schema 2020-12 normalisation; `schema::merge`: the `allOf` merge;
+//! `schema::defs`: `$defs` names and attaching), `names` (tool and argument names, filters),
+//! `operation` (parameters and argument names; `operation::body`: request bodies, media-type
+//! choice, flattening; `operation::responses`: output schemas, `Accept`), `security`, `servers`,
 //! `adapters`, `convert` (the driver). Nothing panics on any input; schema nesting is bounded.
 //!
-//! Warning and skip codes ([`Warning::code`], each with a JSON pointer such as
-//! `#/paths/~1pets/get/requestBody`):
-//!
-//! | code | what | effect |
-//! | --- | --- | --- |
-//! | `W_NO_OPERATION_ID` | no `operationId`: the name is derived from method and path (C09) | warning |
-//! | `W_NAME_SHORTENED` | name longer than `max_name_len`: cut + FNV-1a hash (C10) | warning |
-//! | `W_UNSUPPORTED_MEDIA_TYPE` | the body is only offered in types the gateway cannot encode (C15) | skipped |
-//! | `W_EXTERNAL_REF` | a `$ref` into another document (read with [`Document::from_text`]) | skipped |
-//! | `E_UNRESOLVED_REF` | a `$ref` that points to nothing (or a circular chain) | skipped (output: warning, no output schema) |
-//! | `E_UNSATISFIABLE_SCHEMA` | an `allOf` no value can satisfy (`string ∧ object`, C13) | skipped (output: warning) |
-//! | `E_SCHEMA_TOO_DEEP` | schemas nested deeper than 64 levels | skipped (output: warning) |
-//! | `W_CREDENTIAL_PARAMETER` | a parameter duplicating an `apiKey` scheme's credential, dropped (C18) | warning |
-//! | `W_PARAMETER` | a parameter without `name` or with a non-OAS-3 `in`, ignored | warning |
-//! | `W_ADAPTER` | an adapter naming an argument no selected tool has, a bad rename, a required argument dropped | warning |
-//! | `W_OUTPUT_SCHEMA_LOOSENED` | output schemas over `max_output_schema_bytes`: references beyond it are `{}` (one per document) | warning |
+//! The rules, and the table of warning and skip codes ([`Warning::code`], each with a JSON
+//! pointer such as `#/paths/~1pets/get/requestBody`), are in `docs/openapi.md`; keep it in
+//! sync with the code.
 //!
 //! The same conversion runs in `build.rs` (through `toolgate-codegen`) and at start-up for
 //! sources marked `load: runtime`, so both give the same [`Conversion`].

@@ -10,6 +10,7 @@ use super::*;
 use crate::dialect::{Dialect, ToolSchema, check::check, export};
 
 mod real;
+mod rules;
 
 fn conv(text: &str) -> Conversion {
     convert(
@@ -481,76 +482,6 @@ paths:
     );
     assert_exportable(t);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn read_only_required_by_another_all_of_member() {
-    // `id` is readOnly in `Base` (and in an inline member), required by another member or by
-    // the schema beside `allOf`: it stays out of the input schema and its `required`, and is
-    // kept (required) in the output schema.
-    let c = conv(
-        r#"
-openapi: 3.0.3
-info: {title: t, version: "1"}
-components:
-  schemas:
-    Base:
-      type: object
-      properties:
-        id: {type: string, readOnly: true}
-        name: {type: string}
-    Pet:
-      allOf:
-        - $ref: '#/components/schemas/Base'
-        - type: object
-          required: [id, name]
-          properties: {tag: {type: string}}
-paths:
-  /pets:
-    post:
-      operationId: create_pet
-      requestBody:
-        required: true
-        content: {application/json: {schema: {$ref: '#/components/schemas/Pet'}}}
-      responses:
-        '200':
-          description: ok
-          content: {application/json: {schema: {$ref: '#/components/schemas/Pet'}}}
-  /notes:
-    post:
-      operationId: create_note
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
-              type: object
-              required: [id, text]
-              allOf:
-                - properties: {id: {type: integer, readOnly: true}}
-                - properties: {text: {type: string}}
-      responses: {'200': {description: ok}}
-"#,
-    );
-    let t = tool(&c, "create_pet");
-    assert_eq!(
-        t.input_schema,
-        json!({"type": "object",
-            "properties": {"name": {"type": "string"}, "tag": {"type": "string"}},
-            "required": ["name"], "additionalProperties": false})
-    );
-    let out = t.output_schema.as_ref().unwrap();
-    let out = out.get("$defs").map_or(out, |d| &d["Pet"]);
-    assert_eq!(out["properties"]["id"], json!({"type": "string"}), "{out}");
-    assert_eq!(out["required"], json!(["id", "name"]));
-    let n = tool(&c, "create_note");
-    assert_eq!(
-        n.input_schema,
-        json!({"type": "object", "properties": {"text": {"type": "string"}},
-            "required": ["text"], "additionalProperties": false})
-    );
-    assert_exportable(t);
-    assert_exportable(n);
 }
 
 /// The conversions of the two big documents, shared by the tests of one binary.

@@ -18,3 +18,25 @@
 pub mod toolset {
     toolgate::include_toolset!();
 }
+
+/// The petstore source's hook (tools.yaml `hook: crate::CATALOG_HOOK`): adds a header naming
+/// the operation to every request, which a declaration cannot express.
+pub static CATALOG_HOOK: OperationHeader = OperationHeader;
+
+/// An [`toolgate::OpenApiHook`] that sends `X-Catalog-Operation: {tool name}`.
+#[derive(Debug, Clone, Copy)]
+pub struct OperationHeader;
+
+impl toolgate::OpenApiHook for OperationHeader {
+    fn request(
+        &self,
+        op: &toolgate::openapi::Operation,
+        req: &mut toolgate::openapi::reqwest::Request,
+        _ctx: &toolgate::ToolContext,
+    ) -> Result<(), toolgate::ToolError> {
+        let value = toolgate::openapi::reqwest::header::HeaderValue::from_str(&op.name)
+            .map_err(|e| toolgate::ToolError::internal(e.to_string()))?;
+        req.headers_mut().insert("x-catalog-operation", value);
+        Ok(())
+    }
+}

@@ -110,3 +110,53 @@ fn typed_arguments_serialize_to_the_wire_names() {
     let empty = openapi_catalog::toolset::petstore::FindPetsByStatusArgs::default();
     assert_eq!(serde_json::to_value(empty).unwrap(), serde_json::json!({}));
 }
+
+/// One HTTP/1.1 exchange on 127.0.0.1: answers `body` as JSON and hands back the request head.
+fn serve_once(body: &'static str) -> (u16, std::thread::JoinHandle<String>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let mut stream = stream;
+        write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        head
+    });
+    (port, handle)
+}
+
+#[tokio::test]
+async fn a_typed_call_goes_through_the_compiled_source_and_its_hook() {
+    let (port, request) = serve_once(r#"{"id": 10, "name": "doggie", "photoUrls": []}"#);
+    // SAFETY: the only test of this binary that reads the variable; set before the toolset.
+    unsafe { std::env::set_var("CATALOG_PETSTORE_URL", format!("http://127.0.0.1:{port}")) };
+    let tools = openapi_catalog::toolset::toolset().build().unwrap();
+    let args = openapi_catalog::toolset::petstore::GetPetByIdArgs { pet_id: 10 };
+    let out = openapi_catalog::toolset::petstore::get_pet_by_id(&tools, args)
+        .await
+        .unwrap();
+    assert_eq!(
+        out.structured,
+        Some(serde_json::json!({"id": 10, "name": "doggie", "photoUrls": []}))
+    );
+    let head = request.join().unwrap().to_ascii_lowercase();
+    assert!(head.starts_with("get /pet/10 http/1.1\r\n"), "{head}");
+    assert!(
+        head.contains("x-catalog-operation: getpetbyid\r\n"),
+        "the hook's header: {head}"
+    );
+}

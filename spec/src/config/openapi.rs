@@ -37,9 +37,11 @@ pub struct OpenApiSource {
     /// toolset starts.
     #[serde(default)]
     pub load: LoadMode,
-    /// The server to call; defaults to the document's first `servers` entry.
+    /// The server to call; defaults to the document's first `servers` entry. May reference
+    /// environment variables (`${PETSTORE_URL:-https://petstore.example/v1}`), resolved when the
+    /// toolset is built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_url: Option<String>,
+    pub base_url: Option<Interpolated>,
     /// Only operations matching this filter become tools (empty: all).
     #[serde(default, skip_serializing_if = "OperationFilter::is_empty")]
     pub include: OperationFilter,

@@ -86,6 +86,7 @@ pub(crate) fn resolve(
     let mut names = taken.clone();
     for (i, entry) in config.tools.openapi.iter().enumerate() {
         if entry.load != LoadMode::Build {
+            check_runtime_server_variables(config, root, i, entry, &mut out.errors);
             continue;
         }
         let spec_at = format!("/tools/openapi/{i}/spec");
@@ -152,12 +153,68 @@ pub(crate) fn resolve(
     out
 }
 
-/// `server_variables` must name variables of the document's servers.
+/// A `load: runtime` entry whose `spec` is a file that converts now: its `server_variables`
+/// values are checked as for a compiled entry (C17), so `check` and the build refuse what
+/// start-up would. Only when it sets `server_variables` without `base_url`; a document that
+/// cannot be read or converted now is left to start-up (`check` reports it as a warning).
+fn check_runtime_server_variables(
+    config: &LoadedConfig,
+    root: &Path,
+    index: usize,
+    entry: &Entry,
+    errors: &mut Vec<Diagnostic>,
+) {
+    if entry.server_variables.is_empty() || entry.base_url.is_some() || entry.spec_is_url() {
+        return;
+    }
+    let Ok(conversion) = Document::from_file(root.join(&entry.spec))
+        .and_then(|d| convert(&d, &ConvertOptions::for_source(entry)))
+    else {
+        return;
+    };
+    let source = OpenApiSourceInfo {
+        id: entry.id.clone(),
+        index,
+        entry: entry.clone(),
+        document: root.join(&entry.spec),
+        conversion,
+    };
+    check_server_variables(config, &source, errors);
+}
+
+/// `server_variables` must name variables of the document's servers, and (without
+/// `base_url`) the values must be ones the servers used allow, resolved as the runtime does
+/// (each server with only its own variables; C17).
 fn check_server_variables(
     config: &LoadedConfig,
     source: &OpenApiSourceInfo,
     errors: &mut Vec<Diagnostic>,
 ) {
+    if source.entry.base_url.is_none() {
+        for e in source
+            .conversion
+            .server_variable_errors(&source.entry.server_variables)
+        {
+            let pointer = if e.configured {
+                format!(
+                    "/tools/openapi/{}/server_variables/{}",
+                    source.index,
+                    toolgate_spec::config::location::escape(&e.name)
+                )
+            } else {
+                format!("/tools/openapi/{}/spec", source.index)
+            };
+            let what = if e.configured {
+                ""
+            } else {
+                " (the document's default; set server_variables)"
+            };
+            errors.push(config.error_at(
+                &pointer,
+                format!("OpenAPI source `{}`: {}{what}", source.id, e.message),
+            ));
+        }
+    }
     let c = &source.conversion;
     let known: Vec<&String> = c
         .servers

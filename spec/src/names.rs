@@ -154,6 +154,60 @@ pub fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
+/// FNV-1a, 32 bits (offset basis 0x811c9dc5, prime 0x01000193), over the UTF-8 bytes: the hash
+/// of the suffix of shortened names, the same on every platform and in every release.
+pub fn fnv1a32(text: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in text.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// `name` with every character outside `[a-zA-Z0-9_-]` replaced by `_` (one `_` per character).
+pub fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| if is_name_char(c) { c } else { '_' })
+        .collect()
+}
+
+/// `name` shortened to `max` characters with a hash suffix of `original` when it is longer
+/// (cases.md C10); `None` when it fits. See [`with_hash`] for the shape.
+pub fn shorten(name: &str, original: &str, max: usize) -> Option<String> {
+    (name.len() > max).then(|| with_hash(name, original, max))
+}
+
+/// `name` (ASCII) cut to its first `max - 9` characters, then `_` and the 8 lower-case hex
+/// digits of [`fnv1a32`] of `original`: at most `max` characters. With `max` of 9 or less, only
+/// the first `max` (at least 1) hex digits.
+pub fn with_hash(name: &str, original: &str, max: usize) -> String {
+    let hash = format!("{:08x}", fnv1a32(original));
+    if max <= 9 {
+        return hash.chars().take(max.max(1)).collect();
+    }
+    let keep: String = name.chars().take(max - 9).collect();
+    format!("{keep}_{hash}")
+}
+
+/// A name a provider accepts for `name`, in at most `max` characters: [`sanitize`]d, then
+/// [`shorten`]ed with the hash of `name` itself when too long (cases.md C10). A name that is
+/// already legal and fits is returned unchanged. The OpenAPI conversion and remote MCP tools
+/// both use this rule; a remote tool gets `max` = 64 minus its `{source_id}__` prefix.
+///
+/// ```
+/// use toolgate_spec::names::provider_safe;
+/// assert_eq!(provider_safe("admin.tools.list", 57), "admin_tools_list");
+/// assert_eq!(provider_safe("Report builder", 57), "Report_builder");
+/// let long = provider_safe(&"x".repeat(70), 57);
+/// assert_eq!(long.len(), 57);
+/// assert_eq!(&long[..49], "x".repeat(48) + "_");
+/// ```
+pub fn provider_safe(name: &str, max: usize) -> String {
+    let clean = sanitize(name);
+    shorten(&clean, name, max).unwrap_or(clean)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +229,36 @@ mod tests {
         assert!(e.to_string().contains("at most 64"), "{e}");
         let e = validate_tool_name("café").unwrap_err();
         assert!(e.to_string().contains("'é' at position 3"), "{e}");
+    }
+
+    #[test]
+    fn provider_safe_names() {
+        // cases.md C10: illegal characters become `_`, a legal name is kept as is.
+        assert_eq!(provider_safe("admin.tools.list", 57), "admin_tools_list");
+        assert_eq!(provider_safe("Report builder", 57), "Report_builder");
+        assert_eq!(provider_safe("a/b:c", 64), "a_b_c");
+        assert_eq!(provider_safe("café", 64), "caf_");
+        assert_eq!(provider_safe("read_file", 64), "read_file");
+        // Too long: truncated, `_`, 8 hex of FNV-1a of the original (not the sanitised) name.
+        let long = format!("reports.{}", "y".repeat(62));
+        let safe = provider_safe(&long, 57);
+        assert_eq!(safe.len(), 57);
+        assert_eq!(
+            safe,
+            format!("reports_{}_{:08x}", "y".repeat(40), fnv1a32(&long))
+        );
+        assert!(validate_tool_name(&format!("files__{safe}")).is_ok());
+        assert_ne!(
+            provider_safe(&long, 57),
+            provider_safe(&long.replace('.', " "), 57),
+            "the hash is of the original name"
+        );
+        assert_eq!(fnv1a32(""), 0x811c_9dc5);
+        assert_eq!(fnv1a32("a"), 0xe40c_292c);
+        assert_eq!(
+            with_hash("abc", "abc", 5),
+            format!("{:08x}", fnv1a32("abc"))[..5]
+        );
     }
 
     #[test]

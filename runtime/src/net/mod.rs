@@ -201,6 +201,28 @@ impl HostRules {
         })
     }
 
+    /// The redirect policy of a client that sends credentials: like
+    /// [`redirect_policy`](Self::redirect_policy), and also refusing what
+    /// [`credential_redirect_refusal`] refuses (an `https` → `http` downgrade; with
+    /// `same_origin_only`, any change of scheme, host or port).
+    pub fn credential_redirect_policy(self: Arc<Self>, same_origin_only: bool) -> redirect::Policy {
+        redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() > MAX_REDIRECTS {
+                return attempt.error(TooManyRedirects);
+            }
+            if let Some(previous) = attempt.previous().last()
+                && let Some(blocked) =
+                    credential_redirect_refusal(previous, attempt.url(), same_origin_only)
+            {
+                return attempt.error(blocked);
+            }
+            match self.check_url(attempt.url()) {
+                Ok(()) => attempt.follow(),
+                Err(blocked) => attempt.error(blocked),
+            }
+        })
+    }
+
     /// A `reqwest::ClientBuilder` that enforces these rules: the [`GuardedResolver`], the
     /// [`redirect_policy`](Self::redirect_policy), no proxy (a proxy would resolve names
     /// itself), no `Referer`.
@@ -211,6 +233,42 @@ impl HostRules {
             .referer(false)
             .no_proxy()
     }
+}
+
+/// Why a redirect from `from` to `to` must not be followed by a client sending credentials:
+/// an `https` → `http` downgrade (credentials would travel in clear text); with
+/// `same_origin_only` (credentials in headers reqwest does not strip, such as `X-API-Key`), a
+/// different origin (scheme, host or port, RFC 6454). The refusal names the target's host and
+/// port, never its path or query.
+pub fn credential_redirect_refusal(
+    from: &Url,
+    to: &Url,
+    same_origin_only: bool,
+) -> Option<Blocked> {
+    let host = match to.port() {
+        Some(port) => format!("{}:{port}", to.host_str().unwrap_or_default()),
+        None => to.host_str().unwrap_or_default().to_owned(),
+    };
+    if from.scheme() == "https" && to.scheme() != "https" {
+        return Some(Blocked {
+            host,
+            reason: "redirect from https to http refused: credentials would be sent in clear \
+                     text"
+                .to_owned(),
+        });
+    }
+    let same_origin = from.scheme() == to.scheme()
+        && from.host_str().map(normalize) == to.host_str().map(normalize)
+        && from.port_or_known_default() == to.port_or_known_default();
+    if same_origin_only && !same_origin {
+        return Some(Blocked {
+            host,
+            reason: "redirect to another origin refused: this source sends credentials in \
+                     request headers"
+                .to_owned(),
+        });
+    }
+    None
 }
 
 /// Lowercase, without brackets around IPv6 literals or a trailing dot.

@@ -3,7 +3,10 @@
 //!
 //! Every secret is resolved once when the source is built, held as a [`Secret`], and listed in
 //! [`Auth::secrets`] so that error messages can be redacted; request descriptions for logs show
-//! `api_key=***` and `X-API-Key: ***`.
+//! `api_key=***` and `X-API-Key: ***`. An upstream echoes what it received, so the list holds
+//! each secret in every form it may travel in ([`forms`]): as is, percent-encoded (path
+//! segment, query, `application/x-www-form-urlencoded`; upper-case hex), and for basic and
+//! OAuth2 client credentials the base64 of `user:password` (standard alphabet).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -19,6 +22,7 @@ use crate::ToolError;
 
 /// Where one credential goes.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // a few per source, built once
 pub(crate) enum Cred {
     /// An API key in a header, query parameter or cookie.
     ApiKey {
@@ -60,6 +64,54 @@ pub(crate) struct Applied {
     pub oauth: Option<usize>,
 }
 
+/// `secret` in every form it may be sent (and echoed) in: as is; percent-encoded as a path
+/// segment or query value (RFC 3986, upper-case hex), with reserved characters kept, and as
+/// `application/x-www-form-urlencoded` (space as `+`).
+pub(crate) fn forms(secret: &str) -> Vec<String> {
+    if secret.is_empty() {
+        return Vec::new();
+    }
+    let segment = style::encode_segment(secret);
+    let mut out = vec![
+        secret.to_string(),
+        style::encode_query(secret, true),
+        segment.replace("%20", "+"),
+        // WHATWG form encoding: `*` kept, `~` encoded.
+        segment
+            .replace("%20", "+")
+            .replace("%2A", "*")
+            .replace('~', "%7E"),
+        segment,
+    ];
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The base64 (standard alphabet) of `user:password` as sent in `Authorization: Basic`, and of
+/// the form-encoded pair (OAuth2 client authentication, RFC 6749 §2.3.1), in all their [`forms`].
+fn basic_forms(user: &str, password: &str) -> Vec<String> {
+    let b64 =
+        |u: &str, p: &str| base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
+    let mut out = forms(&b64(user, password));
+    out.extend(forms(&b64(
+        &style::encode_query(user, false),
+        &style::encode_query(password, false),
+    )));
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `secrets` without empty or repeated entries, longest first (so that no shorter secret is
+/// replaced inside a longer one before the longer one is).
+fn normalized(mut secrets: Vec<String>) -> Vec<String> {
+    secrets.retain(|s| !s.is_empty());
+    secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    secrets.dedup();
+    secrets
+}
+
 fn resolve(
     id: &str,
     what: &str,
@@ -70,7 +122,7 @@ fn resolve(
         .resolve()
         .map_err(|e| format!("source `{id}`: {what}: {e}"))?;
     if !v.is_literal() || !s.expose().is_empty() {
-        secrets.push(s.expose().to_string());
+        secrets.extend(forms(s.expose()));
     }
     Ok(s)
 }
@@ -87,7 +139,7 @@ fn basic(
         user.expose(),
         pass.expose()
     ));
-    secrets.push(token.clone());
+    secrets.extend(basic_forms(user.expose(), pass.expose()));
     Ok(Secret::new(token))
 }
 
@@ -188,7 +240,8 @@ impl Auth {
         Ok(out)
     }
 
-    /// The secrets to redact, with the OAuth2 tokens currently cached.
+    /// The secrets to redact (in all their [`forms`]), with the OAuth2 tokens currently
+    /// cached; longest first.
     pub(crate) fn all_secrets(&self) -> Vec<String> {
         let mut out = self.secrets.clone();
         let tokens = self
@@ -200,8 +253,27 @@ impl Auth {
                 Cred::OAuth2(t) => t.current(),
                 _ => None,
             });
-        out.extend(tokens);
-        out
+        out.extend(tokens.flat_map(|t| forms(&t)));
+        normalized(out)
+    }
+
+    /// Whether some credential goes in a header other than `Authorization` (an apiKey in a
+    /// header, `headers:` auth): reqwest strips only `Authorization` and `Cookie` when a
+    /// redirect changes origin, so such a source follows same-origin redirects only (C18).
+    pub(crate) fn sends_custom_headers(&self) -> bool {
+        self.single
+            .iter()
+            .map(|(c, _)| c)
+            .chain(self.schemes.values())
+            .any(|c| match c {
+                Cred::ApiKey {
+                    location: ParamLocation::Header,
+                    name,
+                    ..
+                } => !name.eq_ignore_ascii_case("authorization"),
+                Cred::Headers(_) => true,
+                _ => false,
+            })
     }
 
     /// The token-URL hosts of OAuth2 credentials (added to the allowlist).
@@ -334,6 +406,8 @@ pub(crate) struct TokenSource {
     client_id: Secret,
     client_secret: Secret,
     scopes: Vec<String>,
+    /// The client credentials in all their forms, for the token endpoint's errors.
+    redact: Vec<String>,
     cached: std::sync::Mutex<Option<(Secret, Instant)>>,
     fetch: tokio::sync::Mutex<()>,
 }
@@ -350,11 +424,18 @@ impl TokenSource {
         })?;
         let token_url = reqwest::Url::parse(url)
             .map_err(|e| format!("source `{id}`: oauth2: token_url `{url}` is not a URL: {e}"))?;
+        let mut redact = Vec::new();
+        let client_id = resolve(id, "oauth2 client_id", &o.client_id, &mut redact)?;
+        let client_secret = resolve(id, "oauth2 client_secret", &o.client_secret, &mut redact)?;
+        redact.extend(basic_forms(client_id.expose(), client_secret.expose()));
+        let redact = normalized(redact);
+        s.extend(redact.iter().cloned());
         Ok(Self {
             token_url,
-            client_id: resolve(id, "oauth2 client_id", &o.client_id, s)?,
-            client_secret: resolve(id, "oauth2 client_secret", &o.client_secret, s)?,
+            client_id,
+            client_secret,
             scopes: o.scopes.clone(),
+            redact,
             cached: std::sync::Mutex::new(None),
             fetch: tokio::sync::Mutex::new(()),
         })
@@ -388,7 +469,7 @@ impl TokenSource {
         if !refresh && let Some(t) = self.fresh() {
             return Ok(t);
         }
-        let secrets = [self.client_secret.expose(), self.client_id.expose()];
+        let secrets = &self.redact;
         let host = self.token_url.host_str().unwrap_or_default().to_string();
         let mut form = vec!["grant_type=client_credentials".to_string()];
         if !self.scopes.is_empty() {
@@ -411,7 +492,9 @@ impl TokenSource {
             .send()
             .await
             .map_err(|e| {
-                super::call::network_error(&e, &host).with_context("OAuth2 token request")
+                super::call::network_error(&e, &host)
+                    .with_context("OAuth2 token request")
+                    .redacted(secrets)
             })?;
         let status = response.status();
         let body = response.bytes().await.unwrap_or_default();
@@ -420,7 +503,7 @@ impl TokenSource {
                 "OAuth2 token request to {host} failed: HTTP {status}: {}",
                 String::from_utf8_lossy(&body[..body.len().min(512)])
             ))
-            .redacted(&secrets));
+            .redacted(secrets));
         }
         #[derive(serde::Deserialize)]
         struct TokenResponse {
@@ -433,6 +516,7 @@ impl TokenSource {
                 crate::ErrorKind::Protocol,
                 format!("OAuth2 token response from {host} is not a token: {e}"),
             )
+            .redacted(secrets)
         })?;
         let lifetime = parsed
             .expires_in

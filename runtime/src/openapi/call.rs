@@ -94,6 +94,11 @@ pub(crate) fn to_request(
         let v = HeaderValue::from_str(value).map_err(|_| bad_header(name))?;
         builder = builder.header(n, v);
     }
+    let bad_part = |name: &str, ct: &str| {
+        ToolError::internal(format!(
+            "multipart part `{name}`: `{ct}` is not a valid media type (encoding contentType)"
+        ))
+    };
     let cookies: Vec<&String> = parts.cookies.iter().chain(&auth.cookies).collect();
     if !cookies.is_empty() {
         let joined = cookies
@@ -125,13 +130,31 @@ pub(crate) fn to_request(
                 let mut form = reqwest::multipart::Form::new();
                 for part in list {
                     form = match part {
-                        Part::Text { name, value } => form.text(name.clone(), value.clone()),
-                        Part::File { name, bytes } => form.part(
+                        Part::Text {
+                            name,
+                            value,
+                            content_type: None,
+                        } => form.text(name.clone(), value.clone()),
+                        Part::Text {
+                            name,
+                            value,
+                            content_type: Some(ct),
+                        } => form.part(
+                            name.clone(),
+                            reqwest::multipart::Part::text(value.clone())
+                                .mime_str(ct)
+                                .map_err(|_| bad_part(name, ct))?,
+                        ),
+                        Part::File {
+                            name,
+                            bytes,
+                            content_type,
+                        } => form.part(
                             name.clone(),
                             reqwest::multipart::Part::bytes(bytes.clone())
                                 .file_name(name.clone())
-                                .mime_str("application/octet-stream")
-                                .map_err(|e| ToolError::internal(e.to_string()))?,
+                                .mime_str(content_type)
+                                .map_err(|_| bad_part(name, content_type))?,
                         ),
                     };
                 }

@@ -23,6 +23,9 @@ use crate::{
 pub const RETRY_INTERVAL: Duration = Duration::from_secs(30);
 /// The longest fetching a document from a URL may take.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest document read from a URL (64 MiB): a longer body fails the load, naming the
+/// limit, before more than this is held in memory.
+pub const MAX_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Which tools.yaml `openapi` entries [`ToolsetBuilder::openapi_sources`](crate::ToolsetBuilder::openapi_sources)
 /// loads at run time.
@@ -147,6 +150,32 @@ fn load_error(id: &str, message: &str) -> ToolError {
     .with_retryable(true)
 }
 
+/// The body of `response` as text (UTF-8, lossy), failing as soon as it exceeds `limit` bytes.
+pub(crate) async fn read_capped(
+    mut response: reqwest::Response,
+    spec: &str,
+    host: &str,
+    limit: u64,
+) -> Result<String, String> {
+    let too_big =
+        || format!("`{spec}` is larger than the limit of {limit} bytes for an OpenAPI document");
+    if response.content_length().is_some_and(|n| n > limit) {
+        return Err(too_big());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| super::call::network_error(&e, host).message().to_string())?
+    {
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(too_big());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
 /// Reads, converts and binds the document of `config`.
 async fn load_source(config: &OpenApiConfig, base_dir: &Path) -> Result<OpenApiSource, String> {
     let (doc, url) = if config.spec_is_url() {
@@ -173,10 +202,7 @@ async fn load_source(config: &OpenApiConfig, base_dir: &Path) -> Result<OpenApiS
                 super::response::status_line(response.status())
             ));
         }
-        let text = response
-            .text()
-            .await
-            .map_err(|e| super::call::network_error(&e, &host).message().to_string())?;
+        let text = read_capped(response, &config.spec, &host, MAX_DOCUMENT_BYTES).await?;
         (
             Document::from_text(&text, &config.spec).map_err(|e| e.to_string())?,
             Some(url),

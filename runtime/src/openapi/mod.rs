@@ -6,8 +6,8 @@
 //! host-guarded `reqwest::Client`, and the response mapped to a [`ToolOutput`] or a
 //! [`ToolError`]. The rules, each in its own module:
 //!
-//! * `request`: fills (tools.yaml `adapters`), parameters (OAS §4.8.12, styles in `style`,
-//!   path values one segment each, cases.md C11), bodies (JSON, form, multipart, text, binary;
+//! * `request`: fills (tools.yaml `adapters`; see [adapter fills](#adapter-fills)),
+//!   parameters (OAS §4.8.12, styles in `style`, path values one segment each, cases.md C11), bodies (JSON, form, multipart, text, binary;
 //!   C15), the server URL (config `base_url`, else the operation's, else the document's
 //!   `servers`, with variables, relative URLs against the document URL; C17);
 //! * `auth`: credentials by security scheme or one for all (C18), OAuth2 client credentials;
@@ -17,6 +17,15 @@
 //! Compiled sources embed their conversion and build the source in generated code; sources
 //! marked `load: runtime` read their document when the toolset discovers them
 //! ([`ToolsetBuilder::openapi_sources`](crate::ToolsetBuilder::openapi_sources)).
+//!
+//! # Adapter fills
+//!
+//! A fill (`X-Trace: {value: "${TRACE_ID}"}`, `from_context`, `default`) supplies an argument
+//! the model does not give: it is an argument, not a credential. Its value, even one read from
+//! `${ENV}` or `${file:...}`, is sent and shown like any argument: in the debug log line of
+//! the request and unchanged in error messages (it is not redacted, so a short value such as
+//! `404` does not garble errors). Credentials belong in `auth:`, which is masked in logs and
+//! redacted (with its percent-encoded and base64 forms) from every error.
 
 mod auth;
 mod call;
@@ -33,10 +42,14 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use toolgate_spec::config::{Interpolated, Secret};
-use toolgate_spec::openapi::{Conversion, FillFrom, Operation};
+use toolgate_spec::openapi::FillFrom;
 
 pub use loader::LoadFilter;
+/// The HTTP client an [`OpenApiHook`] sees requests of (`reqwest::Request`).
+pub use reqwest;
 pub use response::EXCERPT_BYTES;
+/// The conversion model: an [`OpenApiHook`] is handed the [`Operation`] being called.
+pub use toolgate_spec::openapi::{Conversion, Operation};
 
 use crate::net::HostRules;
 use crate::source::BoxFuture;
@@ -159,7 +172,8 @@ impl From<OpenApiSourceError> for crate::BuildError {
 struct Bound {
     op: Operation,
     base: reqwest::Url,
-    /// Resolved `value:` fills, by argument.
+    /// Resolved `value:` fills, by argument: arguments, not credentials (never redacted; see
+    /// [adapter fills](self#adapter-fills)).
     fills: BTreeMap<String, Secret>,
 }
 
@@ -174,8 +188,6 @@ pub struct OpenApiSource {
     client: reqwest::Client,
     rules: Arc<HostRules>,
     auth: auth::Auth,
-    /// Resolved fill values from `${ENV}` / `${file:...}` (redacted from errors).
-    fill_secrets: Vec<String>,
     hook: Option<Arc<dyn OpenApiHook>>,
     timeout: Option<Duration>,
     max_response_bytes: u64,
@@ -223,10 +235,10 @@ impl OpenApiSource {
         self.by_name.get(name).map(|&i| &self.ops[i].base)
     }
 
+    /// What errors are redacted of: the credentials of `auth:` in all their forms (adapter
+    /// fills are arguments, not credentials).
     fn secrets(&self) -> Vec<String> {
-        let mut s = self.auth.all_secrets();
-        s.extend(self.fill_secrets.iter().cloned());
-        s
+        self.auth.all_secrets()
     }
 
     async fn call_op(
@@ -307,7 +319,8 @@ impl OpenApiSource {
                 &received.body,
                 op.output_wrapped,
                 &uri,
-            );
+            )
+            .map_err(|e| e.redacted(&self.secrets()))?;
             if let Some(hook) = &self.hook {
                 hook.response(op, &mut out)?;
             }
@@ -410,7 +423,15 @@ impl OpenApiSourceBuilder {
         };
         let empty = BTreeMap::new();
         let values = cfg.map_or(&empty, |c| &c.server_variables);
-        let config_base = cfg.and_then(|c| c.base_url.as_deref());
+        let config_base = cfg
+            .and_then(|c| c.base_url.as_ref())
+            .map(|u| {
+                u.resolve()
+                    .map(Secret::into_inner)
+                    .map_err(|e| base_err(format!("base_url: {e}")))
+            })
+            .transpose()?;
+        let config_base = config_base.as_deref();
         if let Some(unknown) = values.keys().find(|k| {
             !self
                 .conversion
@@ -436,7 +457,7 @@ impl OpenApiSourceBuilder {
         }
         let prefix = cfg.is_none_or(|c| c.prefix);
         let mut ops = Vec::new();
-        let mut fill_secrets = Vec::new();
+        let mut secret_header_fill = false;
         // The document's servers are checked even when no operation uses them (C17: a bad
         // variable fails at start-up).
         if config_base.is_none() && !self.conversion.servers.is_empty() {
@@ -471,7 +492,10 @@ impl OpenApiSourceBuilder {
                             auth_err(format!("tool `{}`: argument `{}`: {e}", op.name, fill.arg))
                         })?;
                     if !value.1 {
-                        fill_secrets.push(value.0.expose().to_string());
+                        secret_header_fill |= op.parameters.iter().any(|p| {
+                            p.arg == fill.arg
+                                && p.location == toolgate_spec::openapi::ParamLocation::Header
+                        });
                     }
                     fills.insert(fill.arg.clone(), value.0);
                 }
@@ -479,11 +503,15 @@ impl OpenApiSourceBuilder {
             ops.push(Bound { op, base, fills });
         }
         let rules = Arc::new(rules);
+        // Credentials in headers reqwest keeps across origins (`X-API-Key`, secret header
+        // fills): same-origin redirects only. Never https → http (C18).
+        let header_secrets = auth.sends_custom_headers() || secret_header_fill;
         let client = match self.client {
             Some(c) => c,
             None => rules
                 .clone()
                 .client_builder()
+                .redirect(rules.clone().credential_redirect_policy(header_secrets))
                 .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
                 .build()
                 .map_err(|e| OpenApiSourceError::Client {
@@ -508,7 +536,6 @@ impl OpenApiSourceBuilder {
             client,
             rules,
             auth,
-            fill_secrets,
             hook: self.hook,
             timeout: cfg.and_then(|c| c.timeout_ms).map(Duration::from_millis),
             max_response_bytes: cfg

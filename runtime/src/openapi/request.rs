@@ -32,10 +32,20 @@ pub(crate) enum Body {
 /// One multipart part.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Part {
-    /// A text field (objects and arrays as JSON text).
-    Text { name: String, value: String },
-    /// A file part (decoded from base64).
-    File { name: String, bytes: Vec<u8> },
+    /// A text field (objects as JSON text). `content_type`: the Encoding Object's
+    /// `contentType`, else `application/json` for JSON text, else none (`text/plain`).
+    Text {
+        name: String,
+        value: String,
+        content_type: Option<String>,
+    },
+    /// A file part (decoded from base64), sent as `content_type` (the Encoding Object's
+    /// `contentType`, else `application/octet-stream`).
+    File {
+        name: String,
+        bytes: Vec<u8>,
+        content_type: String,
+    },
 }
 
 /// The parts of an HTTP request built from arguments, before authentication.
@@ -150,7 +160,9 @@ pub(crate) fn build(
         cookies: Vec::new(),
         body: None,
     };
-    let mut path = op.path.clone();
+    // Path values by placeholder name, expanded and encoded; substituted segment by segment
+    // below so that a value making a whole dot segment is refused (C11).
+    let mut expanded: Vec<(&str, &str, String)> = Vec::new();
     for p in &op.parameters {
         let value = args.get(&p.arg);
         if style::is_absent(value) {
@@ -166,7 +178,14 @@ pub(crate) fn build(
         let value = value.unwrap_or(&Value::Null);
         match p.location {
             ParamLocation::Path => {
-                path = path.replace(&format!("{{{}}}", p.name), &style::path_value(p, value));
+                if is_empty_value(value) {
+                    return Err(arg_error(
+                        tool,
+                        &p.arg,
+                        format!("path parameter '{}' is empty", p.name),
+                    ));
+                }
+                expanded.push((&p.name, &p.arg, style::path_value(p, value)));
             }
             ParamLocation::Query => parts.query.extend(style::query_pieces(p, value)),
             ParamLocation::Header => parts
@@ -175,6 +194,7 @@ pub(crate) fn build(
             ParamLocation::Cookie => parts.cookies.extend(style::cookie_pairs(p, value)),
         }
     }
+    let path = fill_path(tool, &op.path, &expanded)?;
     if let Some(name) = placeholder(&path) {
         return Err(arg_error(
             tool,
@@ -189,6 +209,65 @@ pub(crate) fn build(
     Ok(parts)
 }
 
+/// An empty string, array or object: no path segment can hold it.
+fn is_empty_value(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// Whether a path segment is a dot segment as URL parsers see it (WHATWG URL: `.`, `..` and
+/// their `%2e` spellings, which `reqwest::Url` resolves too).
+fn is_dot_segment(seg: &str) -> bool {
+    matches!(
+        seg.to_ascii_lowercase().as_str(),
+        "." | "%2e" | ".." | ".%2e" | "%2e." | "%2e%2e"
+    )
+}
+
+/// The path template with each `{name}` replaced by its expansion, segment by segment. A
+/// segment made of values that comes out as a dot segment (`..`, or `.` from a `label` value
+/// `.`) is refused: the URL parser would resolve it and change the route (C11), and no
+/// percent-encoding survives it (`%2E%2E` is a dot segment to URL parsers too).
+///
+/// # Errors
+/// `invalid_arguments` naming the first parameter of such a segment.
+fn fill_path(
+    tool: &str,
+    template: &str,
+    values: &[(&str, &str, String)],
+) -> Result<String, ToolError> {
+    let mut out = Vec::new();
+    for seg in template.split('/') {
+        let mut filled = seg.to_string();
+        let mut first: Option<(&str, &str)> = None;
+        for (name, arg, value) in values {
+            let ph = format!("{{{name}}}");
+            if seg.contains(&ph) {
+                filled = filled.replace(&ph, value);
+                first = first.or(Some((name, arg)));
+            }
+        }
+        if let Some((name, arg)) = first
+            && is_dot_segment(&filled)
+        {
+            return Err(arg_error(
+                tool,
+                arg,
+                format!(
+                    "path parameter '{name}' cannot make the path segment `{filled}`: a dot \
+                     segment would change the route"
+                ),
+            ));
+        }
+        out.push(filled);
+    }
+    Ok(out.join("/"))
+}
+
 /// The name inside the first `{...}` left in `path`.
 fn placeholder(path: &str) -> Option<&str> {
     let start = path.find('{')?;
@@ -198,13 +277,18 @@ fn placeholder(path: &str) -> Option<&str> {
 
 /// The body's value from the arguments: the flattened fields gathered into an object, or the
 /// one body argument. `None` when nothing of it was given.
+///
+/// A field given as `null` is kept in a JSON body (`{"level": null}`: a nullable field set to
+/// null, C14); a field left out stays out. In form and multipart bodies, as for parameters,
+/// `null` means not sent.
 fn body_value(body: &RequestBody, args: &Map<String, Value>) -> Option<Value> {
+    let keep_null = body.encoding == BodyEncoding::Json;
     match &body.layout {
         BodyLayout::Property { arg } => args.get(arg).filter(|v| !v.is_null()).cloned(),
         BodyLayout::Flattened { fields } => {
             let mut obj = Map::new();
             for f in fields {
-                if let Some(v) = args.get(&f.arg).filter(|v| !v.is_null()) {
+                if let Some(v) = args.get(&f.arg).filter(|v| keep_null || !v.is_null()) {
                     obj.insert(f.name.clone(), v.clone());
                 }
             }
@@ -242,7 +326,7 @@ fn body_of(
             let mut pieces = Vec::new();
             if let Value::Object(map) = &value {
                 for (k, v) in map {
-                    pieces.extend(style::form_field(k, v));
+                    pieces.extend(style::form_field(k, v, body.encodings.get(k)));
                 }
             } else {
                 return Err(arg_error(
@@ -263,35 +347,46 @@ fn body_of(
             };
             let mut out = Vec::new();
             for (k, v) in map {
+                if v.is_null() {
+                    continue;
+                }
                 let is_file = body.file_fields.iter().any(|f| f == k)
                     || field_arg(body, k).is_some_and(|a| body.file_fields.iter().any(|f| f == a));
                 let arg = field_arg(body, k).unwrap_or(k);
-                if is_file {
-                    let items: Vec<&Value> = match v {
-                        Value::Array(items) => items.iter().collect(),
-                        other => vec![other],
-                    };
-                    for item in items {
+                let declared = body
+                    .encodings
+                    .get(k)
+                    .and_then(|e| e.content_type.as_deref())
+                    .and_then(part_content_type);
+                // An array is one part per item, each by its own type (OAS 3.1.1 §4.8.15.1).
+                let items: Vec<&Value> = match v {
+                    Value::Array(items) => items.iter().filter(|i| !i.is_null()).collect(),
+                    other => vec![other],
+                };
+                for item in items {
+                    if is_file {
                         let text = item.as_str().unwrap_or_default();
                         let bytes = decode_base64(text)
                             .ok_or_else(|| arg_error(tool, arg, "must be base64 data (a file)"))?;
                         out.push(Part::File {
                             name: k.clone(),
                             bytes,
+                            content_type: declared
+                                .clone()
+                                .unwrap_or_else(|| "application/octet-stream".to_string()),
                         });
-                    }
-                } else if let Value::Array(items) = v {
-                    for item in items {
+                    } else {
+                        // Objects (and nested arrays) as JSON text, `application/json` unless
+                        // the encoding says otherwise.
+                        let json = matches!(item, Value::Object(_) | Value::Array(_));
                         out.push(Part::Text {
                             name: k.clone(),
                             value: style::prim_text(item),
+                            content_type: declared
+                                .clone()
+                                .or_else(|| json.then(|| "application/json".to_string())),
                         });
                     }
-                } else {
-                    out.push(Part::Text {
-                        name: k.clone(),
-                        value: style::prim_text(v),
-                    });
                 }
             }
             Body::Multipart(out)
@@ -304,6 +399,13 @@ fn body_of(
             Body::Binary(bytes)
         }
     }))
+}
+
+/// The part `Content-Type` from an Encoding Object's `contentType`: the first of a list
+/// (`image/png, image/jpeg`); none for a wildcard (`image/*`), which names no actual type.
+fn part_content_type(declared: &str) -> Option<String> {
+    let first = declared.split(',').next().unwrap_or("").trim();
+    (!first.is_empty() && !first.contains('*')).then(|| first.to_string())
 }
 
 fn field_arg<'a>(body: &'a RequestBody, name: &str) -> Option<&'a str> {

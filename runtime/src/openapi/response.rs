@@ -3,7 +3,9 @@
 //! * 2xx with an empty body (204, or a 200 whose `Content-Type` says JSON but which has no
 //!   bytes) → success, one text part `HTTP 204 No Content`;
 //! * 2xx JSON (`application/json`, `*/*+json`) → structured content (wrapped as
-//!   `{"result": ...}` when the operation's output schema says so); text types → text;
+//!   `{"result": ...}` when the operation's output schema says so); a body declared JSON that
+//!   does not parse → an `upstream` error (not retryable) with an excerpt of at most
+//!   [`EXCERPT_BYTES`]; text types → text;
 //!   `image/*` → image content; `audio/*` → audio content; anything else → an embedded blob
 //!   resource (base64) plus a text note with its type and size;
 //! * non-2xx → a [`ToolError`] whose message is `HTTP 404 Not Found: <body excerpt>` (at most
@@ -63,46 +65,71 @@ fn is_text(essence: &str) -> bool {
 }
 
 /// A successful response as a tool output.
+///
+/// # Errors
+/// `upstream`, not retryable, when the body is declared JSON but does not parse (not yet
+/// redacted: the caller redacts).
 pub(crate) fn success(
     status: StatusCode,
     content_type: Option<&str>,
     body: &[u8],
     wrapped: bool,
     resource_uri: &str,
-) -> ToolOutput {
+) -> Result<ToolOutput, ToolError> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return ToolOutput::text(status_line(status));
+        return Ok(ToolOutput::text(status_line(status)));
     }
     let ess = essence(content_type);
-    if (is_json(&ess) || ess.is_empty())
-        && let Ok(value) = serde_json::from_slice::<Value>(body)
-    {
-        let wrap = wrapped || !value.is_object();
-        return ToolOutput::structured_wrapped(value, wrap);
+    if is_json(&ess) || ess.is_empty() {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(value) => {
+                let wrap = wrapped || !value.is_object();
+                return Ok(ToolOutput::structured_wrapped(value, wrap));
+            }
+            Err(e) if is_json(&ess) => {
+                let text = String::from_utf8_lossy(body);
+                let excerpt = cut(text.trim(), EXCERPT_BYTES);
+                return Err(ToolError::new(
+                    ErrorKind::Upstream,
+                    format!(
+                        "{}: the response is declared `{ess}` but is not valid JSON ({e}): \
+                         {excerpt}",
+                        status_line(status)
+                    ),
+                )
+                .with_retryable(false)
+                .with_details(serde_json::json!({
+                    "status": status.as_u16(),
+                    "content_type": ess,
+                    "body": excerpt,
+                })));
+            }
+            Err(_) => {}
+        }
     }
-    if is_json(&ess) || is_text(&ess) {
-        return ToolOutput::text(String::from_utf8_lossy(body).into_owned());
+    if is_text(&ess) {
+        return Ok(ToolOutput::text(String::from_utf8_lossy(body).into_owned()));
     }
     if ess.is_empty() {
-        return match std::str::from_utf8(body) {
+        return Ok(match std::str::from_utf8(body) {
             Ok(text) => ToolOutput::text(text),
             Err(_) => blob(body, "application/octet-stream", resource_uri),
-        };
+        });
     }
     let data = base64::engine::general_purpose::STANDARD.encode(body);
     if ess.starts_with("image/") {
-        return ToolOutput::from_content(vec![Content::Image {
+        return Ok(ToolOutput::from_content(vec![Content::Image {
             data,
             mime_type: ess,
-        }]);
+        }]));
     }
     if ess.starts_with("audio/") {
-        return ToolOutput::from_content(vec![Content::Audio {
+        return Ok(ToolOutput::from_content(vec![Content::Audio {
             data,
             mime_type: ess,
-        }]);
+        }]));
     }
-    blob(body, &ess, resource_uri)
+    Ok(blob(body, &ess, resource_uri))
 }
 
 fn blob(body: &[u8], mime: &str, uri: &str) -> ToolOutput {

@@ -30,7 +30,7 @@
 
 use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
-use toolgate_spec::openapi::{ParamStyle, Parameter};
+use toolgate_spec::openapi::{FieldEncoding, ParamStyle, Parameter};
 
 /// Everything but RFC 3986 unreserved characters.
 const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
@@ -254,23 +254,36 @@ fn encode_brackets(key: &str) -> String {
         .replace("%5D", "]")
 }
 
-/// A form-urlencoded body's pieces for one field (arrays repeated, objects as deepObject), per
-/// OAS 3.1 §4.8.14.4 "Encoding Object" defaults (`style: form`, `explode: true`).
-pub(crate) fn form_field(name: &str, v: &Value) -> Vec<String> {
-    let enc = |s: &str| encode_query(s, false);
-    match v {
-        Value::Null => Vec::new(),
-        Value::Array(items) => items
-            .iter()
-            .map(|i| format!("{}={}", enc(name), enc(&prim_text(i))))
-            .collect(),
-        Value::Object(_) => {
-            let mut out = Vec::new();
-            deep_object(name, v, &enc, &mut out);
-            out
-        }
-        other => vec![format!("{}={}", enc(name), enc(&prim_text(other)))],
+/// A form-urlencoded body's pieces for one field, per OAS 3.1 §4.8.15 "Encoding Object": the
+/// field's `style` / `explode` / `allowReserved` when its encoding gives them, serialized as a
+/// query parameter of that style would be; the defaults are `style: form`, `explode: true`
+/// (arrays repeated). An object whose encoding gives neither `style` nor `explode` is sent as
+/// `deepObject` (`a[b]=1`), what form-handling servers parse back into an object; with either
+/// given it follows the style (`form` + explode: `b=1`).
+pub(crate) fn form_field(name: &str, v: &Value, enc: Option<&FieldEncoding>) -> Vec<String> {
+    if v.is_null() {
+        return Vec::new();
     }
+    let explicit = enc.is_some_and(|e| e.style.is_some() || e.explode.is_some());
+    let style = enc.and_then(|e| e.style).unwrap_or(ParamStyle::Form);
+    let style = if v.is_object() && !explicit {
+        ParamStyle::DeepObject
+    } else {
+        style
+    };
+    let p = Parameter {
+        name: name.to_string(),
+        arg: name.to_string(),
+        location: toolgate_spec::openapi::ParamLocation::Query,
+        style,
+        explode: enc
+            .and_then(|e| e.explode)
+            .unwrap_or(style == ParamStyle::Form),
+        allow_reserved: enc.is_some_and(|e| e.allow_reserved),
+        required: false,
+        content: None,
+    };
+    query_pieces(&p, v)
 }
 
 /// A header's value (`simple`; not percent-encoded).

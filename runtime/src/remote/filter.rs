@@ -57,6 +57,17 @@ impl ToolFilter {
             && !self.deny.iter().any(|p| p.matches(name))
     }
 
+    /// Whether a tool known under several `names` is offered (a remote tool renamed to a
+    /// provider-safe name is matched under its remote name and its new one): some name matches an
+    /// `allow` entry (or `allow` is empty) and none matches a `deny` entry.
+    pub fn allows_any(&self, names: &[&str]) -> bool {
+        (self.allow.is_empty()
+            || names
+                .iter()
+                .any(|n| self.allow.iter().any(|p| p.matches(n))))
+            && !names.iter().any(|n| self.deny.iter().any(|p| p.matches(n)))
+    }
+
     /// Whether the filter lets everything through.
     pub fn is_all(&self) -> bool {
         self.allow.is_empty() && self.deny.is_empty()
@@ -78,6 +89,19 @@ mod tests {
         assert!(all.is_all() && all.allows("anything"));
         let deny_only = ToolFilter::new("s", Vec::<&str>::new(), ["*delete*"]).unwrap();
         assert!(deny_only.allows("read") && !deny_only.allows("delete_entities"));
+    }
+
+    #[test]
+    fn any_of_several_names() {
+        let f = ToolFilter::new("s", ["admin_tools_list", "Report builder"], ["*secret*"]).unwrap();
+        assert!(f.allows_any(&["admin.tools.list", "admin_tools_list"]));
+        assert!(f.allows_any(&["Report builder", "Report_builder"]));
+        assert!(!f.allows_any(&["other.tool", "other_tool"]));
+        assert!(
+            !f.allows_any(&["admin_tools_list", "my secret"]),
+            "a deny of either name wins"
+        );
+        assert!(ToolFilter::all().allows_any(&["x.y", "x_y"]));
     }
 
     #[test]

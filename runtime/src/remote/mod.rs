@@ -6,17 +6,40 @@
 //! or an explicit refresh), allow/deny filtering, `{id}.{tool}` naming, the status shown in
 //! listings, a background task for health checks and `tools/list_changed` refreshes, and result
 //! size limits. The protocol itself is a [`RemoteBackend`].
+//!
+//! # Names (cases.md C10)
+//!
+//! A remote end may name a tool anything its protocol allows (`admin.tools.list`,
+//! `Report builder`, 70 characters); a model provider only takes `^[a-zA-Z0-9_-]{1,64}$`, and
+//! one bad name fails the whole request. So each tool is offered under a provider-safe name,
+//! [`toolgate_spec::names::provider_safe`] (the rule of the OpenAPI conversion): every illegal
+//! character becomes `_`, and a name too long for the 64 characters left after the exported
+//! `{id}__` prefix keeps its head, then `_` and 8 hex digits of the FNV-1a 32 hash of the remote
+//! name. `files` offering `admin.tools.list` gives `files.admin_tools_list` in the toolset,
+//! `files__admin_tools_list` for a model; either one calls `admin.tools.list`. A renamed tool
+//! keeps its remote name visible: as its title when the server gave none, and at the end of its
+//! description. Allow/deny lists match the remote name or the provider-safe one.
+//!
+//! Two tools never share a name:
+//! * a tool whose remote name is already provider-safe keeps it, whatever else is listed;
+//! * renamed tools whose safe name is another tool's too (`a.b` and `a b`, or `a.b` next to
+//!   `a_b`) all take the hash suffix of their own remote name (`a_b_1a2b3c4d`), so each stays
+//!   callable and its name does not depend on the listing order;
+//! * anything still equal after that (a name listed twice, a hash coincidence) keeps the first
+//!   tool and leaves the other out, named in [`SourceStatus::rejected`] with the one it clashes
+//!   with.
 
 mod filter;
 mod limit;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use toolgate_spec::names;
 
 pub use filter::ToolFilter;
 pub use limit::RESULT_URI_PREFIX;
@@ -176,21 +199,23 @@ impl RemoteSourceBuilder {
         self
     }
 
-    /// Allow/deny lists of tool names as the remote end names them.
+    /// Allow/deny lists of tool names as the remote end names them; a tool renamed to a
+    /// provider-safe name (`admin.tools.list` → `admin_tools_list`) is matched under both.
     pub fn filter(mut self, filter: ToolFilter) -> Self {
         self.settings.filter = filter;
         self
     }
 
     /// Allow/deny lists of tool names as the toolset names them (`{id}.{tool}`), shared by all
-    /// remote sources.
+    /// remote sources; a renamed tool is matched under `{id}.{remote name}` and
+    /// `{id}.{provider-safe name}`.
     pub fn global_filter(mut self, filter: ToolFilter) -> Self {
         self.settings.global = filter;
         self
     }
 
-    /// `false`: the tools are named as the remote end names them (`echo`), not `{id}.{tool}`
-    /// (default `true`). A name another source also offers is then a conflict
+    /// `false`: the tools are named as the remote end names them (`echo`, made provider-safe
+    /// the same way), not `{id}.{tool}` (default `true`). A name another source also offers is then a conflict
     /// ([`Toolset::name_conflicts`](crate::Toolset::name_conflicts)); the source listed
     /// first keeps it. The global filter still matches `{id}.{tool}`.
     pub fn prefix(mut self, prefix: bool) -> Self {
@@ -340,38 +365,123 @@ impl RemoteSource {
         }
     }
 
-    /// Names, filters and indexes a listing.
+    /// Names, filters and indexes a listing (see "Names" in the module docs).
     fn fill(&self, catalog: &mut Catalog, tools: Vec<ToolDescriptor>) {
         let id = &self.inner.id;
         let settings = &self.inner.settings;
-        let mut order = Vec::with_capacity(tools.len());
-        let mut by_name = HashMap::with_capacity(tools.len());
-        let mut exported = std::collections::HashSet::new();
+        // The room a tool's own name has: the exported `{id}__` prefix counts toward 64.
+        let max = if settings.prefix {
+            names::MAX_TOOL_NAME_LEN
+                .saturating_sub(id.chars().count() + names::EXPORTED_SEPARATOR.len())
+        } else {
+            names::MAX_TOOL_NAME_LEN
+        };
         let mut hidden = 0;
         let mut rejected = Vec::new();
+        // (descriptor, remote name, provider-safe name) of each tool that passes.
+        let mut kept: Vec<(ToolDescriptor, String, String)> = Vec::with_capacity(tools.len());
         for mut d in tools {
             let remote = std::mem::take(&mut d.name);
-            let full = format!("{id}.{remote}");
-            if !settings.filter.allows(&remote) || !settings.global.allows(&full) {
+            if remote.is_empty() {
+                tracing::warn!(source = %id, "tool left out: the server gave it no name");
+                rejected.push("``: the server gave it no name".to_string());
+                continue;
+            }
+            let safe = names::provider_safe(&remote, max);
+            let full = [format!("{id}.{remote}"), format!("{id}.{safe}")];
+            if !settings.filter.allows_any(&[&remote, &safe])
+                || !settings.global.allows_any(&[&full[0], &full[1]])
+            {
                 hidden += 1;
                 continue;
             }
-            let name = if settings.prefix {
-                full
-            } else {
-                remote.clone()
-            };
-            if let Err(why) = usable(&remote, &name, &d) {
+            if let Err(why) = usable(&d) {
                 tracing::warn!(source = %id, tool = %remote, "tool left out: {why}");
                 rejected.push(format!("`{remote}`: {why}"));
                 continue;
             }
-            // Unique as the toolset names it and as a model sees it (`a.b` vs `a__b`).
-            let export = toolgate_spec::names::exported_name(&name).into_owned();
-            if by_name.contains_key(&name) || !exported.insert(export) {
-                tracing::warn!(source = %id, tool = %remote, "tool listed twice (or under a name that exports the same); the first is kept");
+            kept.push((d, remote, safe));
+        }
+        // A renamed tool whose safe name another tool has too takes the hash suffix.
+        let unchanged: HashSet<&str> = kept
+            .iter()
+            .filter(|(_, remote, safe)| remote == safe)
+            .map(|(_, _, safe)| safe.as_str())
+            .collect();
+        let mut renamed: HashMap<&str, usize> = HashMap::new();
+        for (_, remote, safe) in &kept {
+            if remote != safe {
+                *renamed.entry(safe.as_str()).or_default() += 1;
+            }
+        }
+        let finals: Vec<String> = kept
+            .iter()
+            .map(|(_, remote, safe)| {
+                let clash = remote != safe
+                    && (unchanged.contains(safe.as_str())
+                        || renamed.get(safe.as_str()).is_some_and(|n| *n > 1));
+                if clash {
+                    names::with_hash(&names::sanitize(remote), remote, max)
+                } else {
+                    safe.clone()
+                }
+            })
+            .collect();
+        // Whatever is still equal: the first keeps the name (unchanged names before renamed
+        // ones), the other is left out and reported.
+        let mut owner: HashMap<&str, usize> = HashMap::new();
+        let mut offered = vec![false; kept.len()];
+        let unchanged_first = (0..kept.len())
+            .filter(|&i| kept[i].1 == kept[i].2)
+            .chain((0..kept.len()).filter(|&i| kept[i].1 != kept[i].2));
+        for i in unchanged_first {
+            let remote = &kept[i].1;
+            let tool = finals[i].as_str();
+            if let Some(&first) = owner.get(tool) {
+                let first = &kept[first].1;
+                let why = if first == remote {
+                    "the server listed it twice; the first is kept".to_string()
+                } else {
+                    format!(
+                        "its provider-safe name `{tool}` is also that of remote tool `{first}`, \
+                         which keeps it"
+                    )
+                };
+                tracing::warn!(source = %id, tool = %remote, "tool left out: {why}");
+                rejected.push(format!("`{remote}`: {why}"));
                 continue;
             }
+            let name = if settings.prefix {
+                format!("{id}.{tool}")
+            } else {
+                tool.to_string()
+            };
+            // Only a source id too long to leave room for any tool name fails here.
+            let exported = names::exported_name(&name);
+            if let Err(e) = names::validate_tool_name(&exported) {
+                let why = format!("its name cannot be exported as `{exported}`: {e}");
+                tracing::warn!(source = %id, tool = %remote, "tool left out: {why}");
+                rejected.push(format!("`{remote}`: {why}"));
+                continue;
+            }
+            owner.insert(tool, i);
+            offered[i] = true;
+        }
+        let mut order = Vec::with_capacity(kept.len());
+        let mut by_name = HashMap::with_capacity(kept.len());
+        for (((mut d, remote, _), tool), offered) in kept.into_iter().zip(finals).zip(offered) {
+            if !offered {
+                continue;
+            }
+            if tool != remote {
+                tracing::debug!(source = %id, tool = %remote, "offered as `{tool}` (a provider-safe name)");
+                keep_remote_name(&mut d, &remote);
+            }
+            let name = if settings.prefix {
+                format!("{id}.{tool}")
+            } else {
+                tool
+            };
             d.name.clone_from(&name);
             d.source.clone_from(id);
             if d.timeout.is_none() {
@@ -513,18 +623,11 @@ impl RemoteSource {
     }
 }
 
-/// Whether a listed tool can be offered at all: its name, as a model sees it, must be one every
-/// provider accepts (`^[a-zA-Z0-9_-]{1,64}$` once exported as `{id}__{tool}`), and its input
-/// schema must be a JSON Schema of an object (MCP 2025-06-18, "Tool": `inputSchema` is an
-/// object schema) that compiles. A tool that fails either is left out, with the reason, rather
-/// than offered and then failing every call.
-fn usable(remote: &str, name: &str, d: &ToolDescriptor) -> Result<(), String> {
-    if remote.is_empty() {
-        return Err("the server gave it no name".to_string());
-    }
-    let exported = toolgate_spec::names::exported_name(name);
-    toolgate_spec::names::validate_tool_name(&exported)
-        .map_err(|e| format!("its name cannot be exported as `{exported}`: {e}"))?;
+/// Whether a listed tool can be offered at all: its input schema must be a JSON Schema of an
+/// object (MCP 2025-06-18, "Tool": `inputSchema` is an object schema) that compiles. A tool that
+/// fails is left out, with the reason, rather than offered and then failing every call. (Its
+/// name is no reason: a name no provider takes is replaced by a provider-safe one.)
+fn usable(d: &ToolDescriptor) -> Result<(), String> {
     let root_type = d.input_schema.get("type");
     if root_type.is_some_and(|t| t != "object") {
         return Err(format!(
@@ -535,6 +638,21 @@ fn usable(remote: &str, name: &str, d: &ToolDescriptor) -> Result<(), String> {
     jsonschema::validator_for(&d.input_schema)
         .map(drop)
         .map_err(|e| format!("its input schema is not valid JSON Schema: {e}"))
+}
+
+/// Keeps the remote name of a tool offered under another name visible: as its title when the
+/// server gave none (MCP clients show the title, else the name), and at the end of its
+/// description (which is what a model reads).
+fn keep_remote_name(d: &mut ToolDescriptor, remote: &str) {
+    if d.annotations.title.is_none() {
+        d.annotations.title = Some(remote.to_string());
+    }
+    let note = format!("(Remote tool name: `{remote}`.)");
+    if d.description.trim().is_empty() {
+        d.description = note;
+    } else {
+        d.description = format!("{}\n\n{note}", d.description.trim_end());
+    }
 }
 
 /// What a client of the toolset sees of a listing: names, descriptions, schemas.

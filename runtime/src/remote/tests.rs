@@ -225,15 +225,7 @@ async fn closed_sources_refuse_calls() {
 
 #[tokio::test]
 async fn tools_no_provider_could_take_are_left_out_with_the_reason() {
-    let long = Box::leak("x".repeat(70).into_boxed_str());
-    let fake = Arc::new(Fake::new(&[
-        "ok",
-        "",
-        "with space",
-        "stringly",
-        "typo",
-        long,
-    ]));
+    let fake = Arc::new(Fake::new(&["ok", "", "stringly", "typo"]));
     let tools = Toolset::builder()
         .source(RemoteSource::builder("fk", Arc::clone(&fake)).build())
         .build()
@@ -242,14 +234,257 @@ async fn tools_no_provider_could_take_are_left_out_with_the_reason() {
     let names: Vec<_> = tools.tools().iter().map(|d| d.name.clone()).collect();
     assert_eq!(names, ["fk.ok"]);
     let rejected = status.rejected.join("\n");
-    assert_eq!(status.rejected.len(), 5, "{rejected}");
-    for needle in [
-        "no name",
-        "' ' at position",
-        "not an object schema",
-        "not valid JSON Schema",
-        "64",
-    ] {
+    assert_eq!(status.rejected.len(), 3, "{rejected}");
+    for needle in ["no name", "not an object schema", "not valid JSON Schema"] {
         assert!(rejected.contains(needle), "{needle}: {rejected}");
     }
+}
+
+/// A 70-character MCP-legal name (`.` inside): too long once exported as `files__...`.
+const LONG: &str = "analytics.generate_quarterly_revenue_breakdown_by_regions_and_products";
+
+fn names_of(tools: &Toolset) -> Vec<String> {
+    tools.tools().iter().map(|d| d.name.clone()).collect()
+}
+
+fn hash(remote: &str) -> String {
+    format!("{:08x}", toolgate_spec::names::fnv1a32(remote))
+}
+
+/// cases.md C10: names MCP allows but providers do not are offered under provider-safe names,
+/// and a call under the new name (either form) reaches the tool under its remote name.
+#[tokio::test]
+async fn illegal_remote_names_are_offered_under_provider_safe_names() {
+    assert_eq!(LONG.len(), 70);
+    let fake = Arc::new(Fake::new(&[
+        "admin.tools.list",
+        "Report builder",
+        LONG,
+        "ok",
+    ]));
+    let tools = Toolset::builder()
+        .source(RemoteSource::builder("files", Arc::clone(&fake)).build())
+        .build()
+        .unwrap();
+    let status = tools.discover(1).await.remove(0);
+    assert!(status.rejected.is_empty(), "{:?}", status.rejected);
+    // 64 - `files__` = 57: 48 characters, `_`, 8 hex of the hash of the remote name.
+    let long = format!(
+        "analytics_generate_quarterly_revenue_breakdown_b_{}",
+        hash(LONG)
+    );
+    assert_eq!(
+        names_of(&tools),
+        [
+            "files.admin_tools_list".to_string(),
+            "files.Report_builder".to_string(),
+            format!("files.{long}"),
+            "files.ok".to_string(),
+        ]
+    );
+    let (exported, skipped) = tools.export_available(crate::Dialect::OpenAi);
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let exported: Vec<_> = exported
+        .iter()
+        .map(|t| {
+            let name = t.get("name").or_else(|| t.pointer("/function/name"));
+            name.and_then(Value::as_str).unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        exported,
+        [
+            "files__admin_tools_list".to_string(),
+            "files__Report_builder".to_string(),
+            format!("files__{long}"),
+            "files__ok".to_string(),
+        ]
+    );
+    for name in &exported {
+        assert!(toolgate_spec::validate_tool_name(name).is_ok(), "{name}");
+    }
+    assert_eq!(exported[2].len(), 64, "the prefix counts toward 64");
+    for (called, remote) in [
+        ("files.admin_tools_list", "admin.tools.list"),
+        ("files__admin_tools_list", "admin.tools.list"),
+        ("files__Report_builder", "Report builder"),
+        (exported[2].as_str(), LONG),
+        ("files__ok", "ok"),
+    ] {
+        let out = tools.call(called, json!({})).await.unwrap();
+        assert!(
+            out.text_joined().contains(&format!(" as {remote}: ")),
+            "{called}: {}",
+            out.text_joined()
+        );
+    }
+    // The remote name stays visible: title (none was given) and description.
+    let d = tools.describe("files.admin_tools_list").unwrap();
+    assert_eq!(d.annotations.title.as_deref(), Some("admin.tools.list"));
+    assert!(
+        d.description.contains("`admin.tools.list`"),
+        "{}",
+        d.description
+    );
+    // A tool whose name was fine is untouched.
+    let ok = tools.describe("files.ok").unwrap();
+    assert!(ok.annotations.title.is_none() && ok.description.is_empty());
+    // The remote name itself is not a toolset name.
+    assert_eq!(
+        tools
+            .call("files.admin.tools.list", json!({}))
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+}
+
+/// Names equal after sanitising never shadow each other: a legal name keeps its name, renamed
+/// ones that clash take their own hash suffix, whatever the listing order.
+#[tokio::test]
+async fn sanitised_names_that_clash_get_hash_suffixes() {
+    let listing = ["a.b", "a_b", "a b", "c.d", "c/d", "e.f"];
+    let expected = [
+        format!("fk.a_b_{}", hash("a.b")),
+        "fk.a_b".to_string(),
+        format!("fk.a_b_{}", hash("a b")),
+        format!("fk.c_d_{}", hash("c.d")),
+        format!("fk.c_d_{}", hash("c/d")),
+        "fk.e_f".to_string(),
+    ];
+    let fake = Arc::new(Fake::new(&listing));
+    let tools = Toolset::builder()
+        .source(RemoteSource::builder("fk", Arc::clone(&fake)).build())
+        .build()
+        .unwrap();
+    let status = tools.discover(1).await.remove(0);
+    assert!(status.rejected.is_empty(), "{:?}", status.rejected);
+    assert_eq!(names_of(&tools), expected);
+    for (name, remote) in expected.iter().zip(listing) {
+        let exported = toolgate_spec::names::exported_name(name).into_owned();
+        let out = tools.call(&exported, json!({})).await.unwrap();
+        assert!(
+            out.text_joined().contains(&format!(" as {remote}: ")),
+            "{exported}: {}",
+            out.text_joined()
+        );
+    }
+    // The same names in the reverse order.
+    let reversed: Vec<&'static str> = listing.iter().rev().copied().collect();
+    let fake = Arc::new(Fake::new(&reversed));
+    let tools = Toolset::builder()
+        .source(RemoteSource::builder("fk", Arc::clone(&fake)).build())
+        .build()
+        .unwrap();
+    tools.discover(1).await;
+    let mut names = names_of(&tools);
+    names.reverse();
+    assert_eq!(names, expected);
+}
+
+/// What still clashes after the suffixes (a name listed twice) is reported, not dropped
+/// silently.
+#[tokio::test]
+async fn a_name_listed_twice_is_reported() {
+    let fake = Arc::new(Fake::new(&["echo", "x.y", "echo", "x.y"]));
+    let tools = Toolset::builder()
+        .source(RemoteSource::builder("fk", Arc::clone(&fake)).build())
+        .build()
+        .unwrap();
+    let status = tools.discover(1).await.remove(0);
+    // Both `x.y` clash on `x_y`: both take the (same) suffix, and the second still clashes.
+    assert_eq!(
+        names_of(&tools),
+        ["fk.echo".to_string(), format!("fk.x_y_{}", hash("x.y"))]
+    );
+    assert_eq!(status.rejected.len(), 2, "{:?}", status.rejected);
+    assert!(
+        status
+            .rejected
+            .iter()
+            .all(|r| r.contains("listed it twice"))
+    );
+}
+
+/// Allow/deny lists match a renamed tool under its remote name and its provider-safe name.
+#[tokio::test]
+async fn filters_match_remote_and_safe_names() {
+    let listing = [
+        "admin.tools.list",
+        "Report builder",
+        "drop.table",
+        "keep.me",
+    ];
+    // (allow, deny, global deny, offered)
+    type Case<'a> = (&'a [&'a str], &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+    let cases: [Case; 4] = [
+        // allow by remote name, allow by safe name
+        (
+            &["admin.tools.list", "Report_builder"],
+            &[],
+            &[],
+            &["fk.admin_tools_list", "fk.Report_builder"],
+        ),
+        // deny by remote name, deny by safe name
+        (
+            &[],
+            &["drop.table", "Report_builder"],
+            &[],
+            &["fk.admin_tools_list", "fk.keep_me"],
+        ),
+        // global deny by `{id}.{remote}`
+        (
+            &[],
+            &[],
+            &["fk.drop.*"],
+            &["fk.admin_tools_list", "fk.Report_builder", "fk.keep_me"],
+        ),
+        // global deny by `{id}.{safe}`
+        (
+            &[],
+            &[],
+            &["fk.*_table", "fk.admin_*"],
+            &["fk.Report_builder", "fk.keep_me"],
+        ),
+    ];
+    for (allow, deny, global_deny, expected) in cases {
+        let fake = Arc::new(Fake::new(&listing));
+        let source = RemoteSource::builder("fk", Arc::clone(&fake))
+            .filter(ToolFilter::new("fk", allow, deny).unwrap())
+            .global_filter(ToolFilter::new("*", Vec::<&str>::new(), global_deny).unwrap())
+            .build();
+        let tools = Toolset::builder().source(source).build().unwrap();
+        let status = tools.discover(1).await.remove(0);
+        assert_eq!(
+            names_of(&tools),
+            expected,
+            "{allow:?} {deny:?} {global_deny:?}"
+        );
+        assert_eq!(status.hidden, listing.len() - expected.len());
+    }
+}
+
+/// Without a prefix, the whole 64 characters are the tool's, and no `.` is left in a name.
+#[tokio::test]
+async fn unprefixed_sources_rename_too() {
+    let fake = Arc::new(Fake::new(&["admin.tools.list", LONG]));
+    let tools = Toolset::builder()
+        .source(
+            RemoteSource::builder("files", Arc::clone(&fake))
+                .prefix(false)
+                .build(),
+        )
+        .build()
+        .unwrap();
+    tools.discover(1).await;
+    assert_eq!(
+        names_of(&tools),
+        [
+            "admin_tools_list".to_string(),
+            format!("{}_{}", &LONG.replace('.', "_")[..55], hash(LONG)),
+        ]
+    );
+    let out = tools.call("admin_tools_list", json!({})).await.unwrap();
+    assert!(out.text_joined().contains(" as admin.tools.list: "));
 }

@@ -26,7 +26,9 @@
 //! keeps every 2020-12 keyword, so nothing is lost.
 //!
 //! Recursive types keep `$ref` into `$defs` in every dialect except Gemini (an export error
-//! there); a keyword beside such a `$ref` is moved into `{"allOf": [{"$ref": ...}]}` (`anyOf` for
+//! there), and so does every definition when inlining would copy more than
+//! [`refs::MAX_INLINED_VALUES`] JSON values (Gemini: an export error, "too large once `$ref`s
+//! are inlined"); a keyword beside such a `$ref` is moved into `{"allOf": [{"$ref": ...}]}` (`anyOf` for
 //! OpenAI strict), so no `description` is ever a sibling of `$ref`.
 //!
 //! Dialect-specific rules:
@@ -319,6 +321,8 @@ fn without_schema_uri(mut schema: Value) -> Value {
 mod cases;
 #[cfg(test)]
 mod cases_kinds;
+#[cfg(test)]
+mod cases_size;
 #[cfg(test)]
 mod rules;
 

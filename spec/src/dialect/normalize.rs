@@ -13,7 +13,10 @@
 //!    are kept under `$defs` when the dialect allows recursion, with any keyword written beside
 //!    the `$ref` moved into a wrapper (`{"description": d, "allOf": [{"$ref": r}]}`, or `anyOf`
 //!    where `allOf` is not allowed), because draft-07 consumers ignore siblings of `$ref`.
-//!    Otherwise the export fails. A dangling or non-local `$ref` always fails. Implemented in
+//!    Otherwise the export fails. Inlining that would copy more than
+//!    [`super::refs::MAX_INLINED_VALUES`] JSON values keeps every definition under `$defs`
+//!    instead (or fails, without recursion). A dangling or non-local `$ref` always fails.
+//!    Implemented in
 //!    [`super::refs`].
 //! 3. **Documented unit enums** (C06). `oneOf` whose branches are all `{const, [type],
 //!    [description]}` is the same set of values as an `enum` (JSON Schema 2020-12 §6.1.2–6.1.3);

@@ -7,12 +7,25 @@
 //! `$defs`) when the dialect allows recursion, with keywords beside the `$ref` moved into a
 //! one-branch combinator; otherwise the export fails. Only the recursive definitions still
 //! referenced are kept, so every `$ref` in the output resolves in the same document.
+//!
+//! Inlining copies a definition at every use, so its output can be exponentially larger than
+//! its input (definitions each using the next one twice). It is bounded by
+//! [`MAX_INLINED_VALUES`]: past it, a dialect that allows `$ref` keeps every definition under
+//! `$defs` instead (nothing is inlined), and the others fail with "too large once `$ref`s are
+//! inlined".
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
 use super::normalize::{Recursion, escape, walk};
+
+/// Most JSON values (objects, arrays and scalars, counted one each) that inlining may copy into
+/// one schema. A document of 2.8 KB whose definitions `S0..S19` each use the next one twice
+/// inlines to a million copies (27 s and 62 MB to list the tool; 40 levels exhaust memory).
+/// 100 000 values is about 1–2 MB of JSON: far above any schema a model is sent in practice, and
+/// still milliseconds to produce.
+pub(crate) const MAX_INLINED_VALUES: usize = 100_000;
 
 /// The definition name a local `$ref` points to, or `None` for `#` (the root).
 fn def_name(r: &str) -> Result<Option<String>, String> {
@@ -42,6 +55,51 @@ fn collect_refs(v: &Value, out: &mut Vec<String>) {
 
 /// Rule 2.
 pub(crate) fn inline_refs(root: &mut Value, recursion: Recursion) -> Result<(), String> {
+    if !root.is_object() {
+        return Ok(());
+    }
+    let original = root.clone();
+    match inline_refs_within(root, recursion, false) {
+        Err(Inline::TooLarge) if matches!(recursion, Recursion::Keep(_)) => {
+            // Keep every definition under `$defs`: the output is as large as the input.
+            *root = original;
+            inline_refs_within(root, recursion, true).map_err(Inline::into_message)
+        }
+        other => other.map_err(Inline::into_message),
+    }
+}
+
+/// Why inlining failed.
+enum Inline {
+    TooLarge,
+    Other(String),
+}
+
+impl Inline {
+    fn into_message(self) -> String {
+        match self {
+            Self::TooLarge => format!(
+                "the input schema is too large once `$ref`s are inlined (more than \
+                 {MAX_INLINED_VALUES} JSON values): a definition is used many times over, and \
+                 this dialect has no `$ref` to share it"
+            ),
+            Self::Other(m) => m,
+        }
+    }
+}
+
+impl From<String> for Inline {
+    fn from(m: String) -> Self {
+        Self::Other(m)
+    }
+}
+
+/// Rule 2, inlining nothing (every definition kept as if it were recursive) when `keep_all`.
+fn inline_refs_within(
+    root: &mut Value,
+    recursion: Recursion,
+    keep_all: bool,
+) -> Result<(), Inline> {
     let Value::Object(rm) = root else {
         return Ok(());
     };
@@ -60,14 +118,19 @@ pub(crate) fn inline_refs(root: &mut Value, recursion: Recursion) -> Result<(), 
         for r in refs {
             match def_name(&r)? {
                 Some(n) if defs.contains_key(&n) => names.push(n),
-                Some(n) => return Err(format!("dangling `$ref` `{r}` (no definition `{n}`)")),
+                Some(n) => {
+                    return Err(format!("dangling `$ref` `{r}` (no definition `{n}`)").into());
+                }
                 None => {}
             }
         }
         edges.insert(name.clone(), names);
     }
     let mut recursive = HashSet::new();
-    for start in defs.keys() {
+    if keep_all {
+        recursive.extend(defs.keys().cloned());
+    }
+    for start in defs.keys().filter(|_| !keep_all) {
         let mut stack = edges[start].clone();
         let mut seen = HashSet::new();
         while let Some(n) = stack.pop() {
@@ -85,8 +148,10 @@ pub(crate) fn inline_refs(root: &mut Value, recursion: Recursion) -> Result<(), 
         recursive: &recursive,
         resolved: HashMap::new(),
         recursion,
+        copied: 0,
+        too_large: false,
     };
-    inl.resolve(root, "")?;
+    inl.resolve(root, "").map_err(|e| inl.error(e))?;
     // Keep the recursive definitions the output still uses.
     let mut kept = Map::new();
     let mut refs = Vec::new();
@@ -95,7 +160,7 @@ pub(crate) fn inline_refs(root: &mut Value, recursion: Recursion) -> Result<(), 
         if let Some(n) = def_name(&r)?
             && !kept.contains_key(&n)
         {
-            let body = inl.resolved_def(&n)?;
+            let body = inl.resolved_def(&n).map_err(|e| inl.error(e))?;
             collect_refs(&body, &mut refs);
             kept.insert(n, body);
         }
@@ -111,22 +176,42 @@ pub(crate) fn inline_refs(root: &mut Value, recursion: Recursion) -> Result<(), 
 struct Inliner<'a> {
     defs: &'a Map<String, Value>,
     recursive: &'a HashSet<String>,
-    resolved: HashMap<String, Value>,
+    /// Each resolved definition, with its size in JSON values.
+    resolved: HashMap<String, (Value, usize)>,
     recursion: Recursion,
+    /// JSON values copied by inlining so far.
+    copied: usize,
+    /// Set when `copied` would exceed [`MAX_INLINED_VALUES`].
+    too_large: bool,
 }
 
 impl Inliner<'_> {
-    fn resolved_def(&mut self, name: &str) -> Result<Value, String> {
-        if let Some(v) = self.resolved.get(name) {
-            return Ok(v.clone());
+    fn error(&self, message: String) -> Inline {
+        if self.too_large {
+            Inline::TooLarge
+        } else {
+            Inline::Other(message)
+        }
+    }
+
+    /// Resolves `name` once; returns its size in JSON values.
+    fn ensure_resolved(&mut self, name: &str) -> Result<usize, String> {
+        if let Some((_, size)) = self.resolved.get(name) {
+            return Ok(*size);
         }
         let mut v = self.defs[name].clone();
         if !v.is_object() {
             return Err(format!("definition `{name}` is not a schema object"));
         }
         self.resolve(&mut v, &format!("/$defs/{}", escape(name)))?;
-        self.resolved.insert(name.to_string(), v.clone());
-        Ok(v)
+        let size = count_values(&v);
+        self.resolved.insert(name.to_string(), (v, size));
+        Ok(size)
+    }
+
+    fn resolved_def(&mut self, name: &str) -> Result<Value, String> {
+        self.ensure_resolved(name)?;
+        Ok(self.resolved[name].0.clone())
     }
 
     fn resolve(&mut self, v: &mut Value, ptr: &str) -> Result<(), String> {
@@ -164,13 +249,29 @@ impl Inliner<'_> {
             }
             return Ok(());
         }
-        let Value::Object(mut target) = self.resolved_def(&name.unwrap_or_default())? else {
+        let name = name.unwrap_or_default();
+        let size = self.ensure_resolved(&name)?;
+        self.copied = self.copied.saturating_add(size);
+        if self.copied > MAX_INLINED_VALUES {
+            self.too_large = true;
+            return Err("too large once inlined".into());
+        }
+        let Value::Object(mut target) = self.resolved_def(&name)? else {
             return Ok(());
         };
         m.remove("$ref");
         merge_use_site(&mut target, std::mem::take(m));
         *m = target;
         Ok(())
+    }
+}
+
+/// The number of JSON values in `v` (itself included).
+fn count_values(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => 1 + m.values().map(count_values).sum::<usize>(),
+        Value::Array(a) => 1 + a.iter().map(count_values).sum::<usize>(),
+        _ => 1,
     }
 }
 

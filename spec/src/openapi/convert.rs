@@ -1,7 +1,7 @@
 //! The conversion driver: every path × method of the document, in document order, to a tool or
 //! a [`Skipped`] entry; then adapters, then the name-uniqueness check (C09, C10).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -80,6 +80,18 @@ pub(crate) fn run(doc: &Document, options: &ConvertOptions) -> Result<Conversion
         warnings: Vec::new(),
     };
     let mut loosened = 0usize;
+    // `names:` keys of the "METHOD /path" form, the method upper-cased (`get /y` = `GET /y`).
+    let route_names: HashMap<String, (&String, &String)> = options
+        .names
+        .iter()
+        .filter_map(|(k, v)| {
+            let (m, p) = k.split_once(' ')?;
+            let p = p.trim_start();
+            (p.starts_with('/') && METHODS.iter().any(|x| x.eq_ignore_ascii_case(m)))
+                .then(|| (format!("{} {p}", m.to_ascii_uppercase()), (k, v)))
+        })
+        .collect();
+    let mut used_names: HashSet<&str> = HashSet::new();
     let empty = serde_json::Map::new();
     let paths = root
         .get("paths")
@@ -127,17 +139,32 @@ pub(crate) fn run(doc: &Document, options: &ConvertOptions) -> Result<Conversion
                         .collect()
                 })
                 .unwrap_or_default();
+            let key = format!("{method} {path}");
+            // `names:` by "METHOD /path" (method in any case) wins over the operationId key.
+            let by_route = route_names.get(&key).copied();
+            let by_id = op_id.and_then(|id| options.names.get_key_value(id));
+            for (k, _) in by_route.iter().chain(by_id.iter()) {
+                used_names.insert(k.as_str());
+            }
+            if let (Some((rk, rn)), Some((ik, iname))) = (by_route, by_id)
+                && rn != iname
+            {
+                out.warnings.push(warning(
+                    "W_NAMES_CONFLICT",
+                    &ptr,
+                    format!(
+                        "`names:` gives {key} the name `{rn}` under \"{rk}\" and `{iname}` \
+                         under \"{ik}\"; \"{rk}\" wins"
+                    ),
+                ));
+            }
             let included =
                 options.include.is_empty() || matches(&options.include, op_id, &tags, path);
             if !included || matches(&options.exclude, op_id, &tags, path) {
                 out.excluded += 1;
                 continue;
             }
-            let key = format!("{method} {path}");
-            let chosen = options
-                .names
-                .get(&key)
-                .or_else(|| op_id.and_then(|id| options.names.get(id)));
+            let chosen = by_route.or(by_id).map(|(_, n)| n);
             let name = if let Some(n) = chosen {
                 if let Err(e) = crate::names::validate_tool_name(n) {
                     return Err(OpenApiError::Names {
@@ -251,6 +278,18 @@ pub(crate) fn run(doc: &Document, options: &ConvertOptions) -> Result<Conversion
                 accept: parts.accept,
                 fills: Vec::new(),
             });
+        }
+    }
+    for key in options.names.keys() {
+        if !used_names.contains(key.as_str()) {
+            out.warnings.push(warning(
+                "W_NAMES_UNUSED",
+                "#",
+                format!(
+                    "`names:` key \"{key}\" matches no operation (keys are an operationId or \
+                     \"METHOD /path\" with the path template as the document writes it)"
+                ),
+            ));
         }
     }
     adapters::apply(&options.adapters, &mut out.tools, &mut out.warnings);

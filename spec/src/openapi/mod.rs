@@ -52,6 +52,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use model::*;
+pub use servers::ServerVariableError;
 
 use crate::config::{Adapter, ArgumentAdapter, OperationFilter};
 

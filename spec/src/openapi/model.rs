@@ -275,6 +275,30 @@ pub struct RequestBody {
     /// their argument holds base64 data.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub file_fields: Vec<String>,
+    /// The media type's Encoding Object (OAS 3.1 §4.8.15), by body property name: how a form
+    /// field or multipart part is serialized (form, multipart only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub encodings: BTreeMap<String, FieldEncoding>,
+}
+
+/// How one property of a form or multipart body is serialized (OAS 3.1 §4.8.15 "Encoding
+/// Object"). Unset fields keep the defaults (form: `style: form`, `explode: true` for arrays;
+/// multipart: `text/plain` for primitives, `application/json` for objects and arrays,
+/// `application/octet-stream` for files).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldEncoding {
+    /// `contentType`: the multipart part's `Content-Type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// `style` (form bodies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<ParamStyle>,
+    /// `explode` (form bodies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explode: Option<bool>,
+    /// `allowReserved` (form bodies): reserved characters are sent unencoded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_reserved: bool,
 }
 
 /// Where a request body's value is in the arguments.

@@ -9,28 +9,11 @@
 //!   digits of the FNV-1a 32-bit hash of the name before shortening (the raw `operationId`, or
 //!   the derived name), the same on every platform (C10).
 
-/// FNV-1a, 32 bits (offset basis 0x811c9dc5, prime 0x01000193), over the UTF-8 bytes.
-pub(crate) fn fnv1a32(text: &str) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in text.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
-/// Every character outside `[a-zA-Z0-9_-]` replaced by `_`.
-pub(crate) fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+// The sanitising, shortening and hash rule (C10) is shared with remote MCP tools, so it lives in
+// `crate::names`.
+#[cfg(test)]
+pub(crate) use crate::names::fnv1a32;
+pub(crate) use crate::names::{sanitize, shorten};
 
 /// `accountId` → `account_id`, `X-Rate.Limit` → `x_rate_limit`.
 pub(crate) fn snake(text: &str) -> String {
@@ -69,20 +52,6 @@ pub(crate) fn derived(method: &str, path: &str) -> String {
         }
     }
     parts.join("_")
-}
-
-/// `name` shortened to `max` characters with a hash suffix of `original` when it is longer
-/// (C10); `None` when it fits.
-pub(crate) fn shorten(name: &str, original: &str, max: usize) -> Option<String> {
-    if name.len() <= max {
-        return None;
-    }
-    let hash = format!("{:08x}", fnv1a32(original));
-    if max <= 9 {
-        return Some(hash.chars().take(max.max(1)).collect());
-    }
-    let keep: String = name.chars().take(max - 9).collect();
-    Some(format!("{keep}_{hash}"))
 }
 
 /// Whether `name` may be an input-schema property: `^[a-zA-Z0-9_.-]{1,64}$` (the Anthropic

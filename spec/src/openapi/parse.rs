@@ -30,6 +30,9 @@ pub(crate) fn parse_text(text: &str, origin: &str) -> Result<Value, OpenApiError
         budget.max_total_scalar_bytes = usize::MAX / 2;
         budget.max_depth = budget.max_depth.max(2000);
     }
+    // OpenAPI 3.1 (section 4.3, "Format") requires YAML 1.2: only `true` / `false` are booleans,
+    // so `n`, `y`, `on`, `NO` stay strings (a parameter named `n`, an enum of country codes).
+    options.strict_booleans = true;
     serde_saphyr::from_str_with_options::<Value>(text, options).map_err(|e| {
         let message = serde_saphyr::DefaultMessageFormatter.format_message(e.without_snippet());
         let at = e

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{Server, ServerVariable};
+use super::{Conversion, Server, ServerVariable};
 
 /// `servers` (OAS 3.0 §4.7.5).
 pub(crate) fn servers(v: Option<&Value>) -> Vec<Server> {
@@ -94,5 +94,58 @@ impl Server {
             ));
         }
         Ok(url)
+    }
+}
+
+/// A server variable value that is not allowed, found before start-up (C17).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerVariableError {
+    /// The variable.
+    pub name: String,
+    /// Whether the value came from the configuration (`server_variables`), else the default.
+    pub configured: bool,
+    /// `server variable 'region' must be one of [eu, us]`.
+    pub message: String,
+}
+
+impl Conversion {
+    /// The server-variable values the runtime would refuse, resolving the servers it uses as
+    /// it does: the document's first server and each operation's first own server, each with
+    /// only the configured `values` it has a variable for (else defaults). Call it only when
+    /// the source has no `base_url` (then servers are not used). Names no server has are not
+    /// reported here.
+    pub fn server_variable_errors(
+        &self,
+        values: &BTreeMap<String, String>,
+    ) -> Vec<ServerVariableError> {
+        let mut out: Vec<ServerVariableError> = Vec::new();
+        let chosen = self
+            .servers
+            .first()
+            .into_iter()
+            .chain(self.tools.iter().filter_map(|t| t.servers.first()));
+        for server in chosen {
+            for (name, var) in &server.variables {
+                let (value, configured) = match values.get(name) {
+                    Some(v) => (v, true),
+                    None => (&var.default, false),
+                };
+                if var.allowed.is_empty() || var.allowed.contains(value) {
+                    continue;
+                }
+                let e = ServerVariableError {
+                    name: name.clone(),
+                    configured,
+                    message: format!(
+                        "server variable '{name}' must be one of [{}]",
+                        var.allowed.join(", ")
+                    ),
+                };
+                if !out.contains(&e) {
+                    out.push(e);
+                }
+            }
+        }
+        out
     }
 }

@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use super::*;
 use crate::dialect::{Dialect, ToolSchema, check::check, export};
 
+mod qa;
 mod real;
+mod review;
 mod rules;
 
 fn conv(text: &str) -> Conversion {

@@ -1,6 +1,8 @@
 //! Tests of the OpenAPI binding: serialization rules (`style`), request building, and
 //! wire-level cases against a real HTTP server on 127.0.0.1 (`server`).
 
+mod hardening;
+mod qa;
 mod requests;
 mod server;
 mod style;

@@ -121,6 +121,7 @@ fn body(encoding: BodyEncoding, media: &str, layout: BodyLayout) -> RequestBody 
         required: true,
         layout,
         file_fields: Vec::new(),
+        encodings: Default::default(),
     }
 }
 
@@ -207,19 +208,23 @@ fn bodies_by_encoding() {
         Body::Multipart(vec![
             Part::File {
                 name: "file".into(),
-                bytes: b"hi".to_vec()
+                bytes: b"hi".to_vec(),
+                content_type: "application/octet-stream".into(),
             },
             Part::Text {
                 name: "meta".into(),
-                value: r#"{"k":1}"#.into()
+                value: r#"{"k":1}"#.into(),
+                content_type: Some("application/json".into()),
             },
             Part::Text {
                 name: "tags".into(),
-                value: "a".into()
+                value: "a".into(),
+                content_type: None,
             },
             Part::Text {
                 name: "tags".into(),
-                value: "b".into()
+                value: "b".into(),
+                content_type: None,
             },
         ])
     );

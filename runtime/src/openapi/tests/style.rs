@@ -191,10 +191,10 @@ fn path_segments_keep_only_unreserved_characters() {
 #[test]
 fn form_bodies_repeat_arrays_and_nest_objects() {
     assert_eq!(
-        form_field("scope", &json!(["read", "write"])),
+        form_field("scope", &json!(["read", "write"]), None),
         ["scope=read", "scope=write"]
     );
-    assert_eq!(form_field("a", &json!({"b": 1})), ["a[b]=1"]);
-    assert_eq!(form_field("t", &json!("x y+z")), ["t=x%20y%2Bz"]);
-    assert!(form_field("n", &json!(null)).is_empty());
+    assert_eq!(form_field("a", &json!({"b": 1}), None), ["a[b]=1"]);
+    assert_eq!(form_field("t", &json!("x y+z"), None), ["t=x%20y%2Bz"]);
+    assert!(form_field("n", &json!(null), None).is_empty());
 }

@@ -103,6 +103,7 @@ async fn c15_form_body_and_cookie() {
                 .collect(),
         },
         file_fields: Vec::new(),
+        encodings: Default::default(),
     });
     let source = OpenApiSource::builder("api", conversion(&server.base, vec![o]))
         .config(&config(json!({})))

@@ -17,15 +17,17 @@
 //! - Files: a form / multipart property with `format: binary` or `contentEncoding` (or an
 //!   array of them) becomes a base64 string (array); a binary body is one base64 string;
 //!   text is a string.
+//! - Encoding: a form / multipart media type's `encoding` map (OAS 3.1 §4.8.15) is kept by
+//!   property name (`contentType`, `style`, `explode`, `allowReserved`) for the runtime.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use super::super::names::valid_arg;
 use super::super::refs::escape;
 use super::super::schema::{Mode, SchemaError};
-use super::super::{BodyEncoding, BodyField, BodyLayout, RequestBody};
+use super::super::{BodyEncoding, BodyField, BodyLayout, FieldEncoding, ParamStyle, RequestBody};
 use super::{OpContext, unique};
 
 impl OpContext<'_, '_> {
@@ -131,14 +133,49 @@ impl OpContext<'_, '_> {
             }
             BodyLayout::Property { arg }
         };
+        let encodings = if matches!(encoding, BodyEncoding::Form | BodyEncoding::Multipart) {
+            field_encodings(media)
+        } else {
+            BTreeMap::new()
+        };
         Ok(Some(RequestBody {
             media_type: mt,
             encoding,
             required: body_required,
             layout,
             file_fields,
+            encodings,
         }))
     }
+}
+
+/// The media type's `encoding` map (OAS 3.1 §4.8.15 "Encoding Object"): `contentType`,
+/// `style`, `explode`, `allowReserved` by property. A `style` the model does not know is left
+/// to the default.
+fn field_encodings(media: &Value) -> BTreeMap<String, FieldEncoding> {
+    let Some(map) = media.get("encoding").and_then(Value::as_object) else {
+        return BTreeMap::new();
+    };
+    map.iter()
+        .filter_map(|(name, e)| {
+            let e = e.as_object()?;
+            let enc = FieldEncoding {
+                content_type: e
+                    .get("contentType")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                style: e
+                    .get("style")
+                    .and_then(|s| serde_json::from_value::<ParamStyle>(s.clone()).ok()),
+                explode: e.get("explode").and_then(Value::as_bool),
+                allow_reserved: e
+                    .get("allowReserved")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            };
+            (enc != FieldEncoding::default()).then(|| (name.clone(), enc))
+        })
+        .collect()
 }
 
 /// `application/json`, `*/*+json` (RFC 6839 §3.1), `text/json`.

@@ -3,7 +3,9 @@
 //!
 //! - `Accept`: the media types of every `2xx` / `2XX` response, in document order.
 //! - Output schema: from the first `2xx` response (else `2XX`, else `default`) that has a JSON
-//!   media type with a schema; none (e.g. `204`, or only XML): no output schema. An object
+//!   media type with a schema; none (e.g. `204`, or only XML): no output schema. When any
+//!   `2xx` / `2XX` response has no JSON schema (a `200` with JSON next to a `204`), there is no
+//!   output schema either: that response would return no structured content. An object
 //!   schema is used as it is; anything else is wrapped as
 //!   `{type: object, properties: {result: S}, required: [result]}` and the call's result is
 //!   sent as `{"result": body}`. `writeOnly` properties are left out. Its `$defs` have a byte
@@ -54,6 +56,23 @@ impl OpContext<'_, '_> {
                     }
                 }
             }
+        }
+        // A 2xx without JSON content (`204`, `202` with no body, only XML) would return no
+        // structured content, which a declared output schema requires (MCP): no output schema
+        // unless every 2xx / `2XX` response has a JSON media type with a schema (C19).
+        let json_schema = |r: &Value| {
+            r.get("content")
+                .and_then(Value::as_object)
+                .is_some_and(|c| {
+                    c.iter()
+                        .any(|(mt, m)| is_json(mt) && m.get("schema").is_some())
+                })
+        };
+        if resolved
+            .iter()
+            .any(|(c, r, _)| (is_2xx(c) || c.eq_ignore_ascii_case("2XX")) && !json_schema(r))
+        {
+            return (None, false, accept, false);
         }
         let pick = resolved
             .iter()

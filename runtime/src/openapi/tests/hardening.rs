@@ -3,22 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
-use toolgate_spec::config::OpenApiSource as Config;
+use serde_json::json;
 use toolgate_spec::openapi::{Fill, FillFrom, ParamLocation, ParamStyle, SecurityScheme};
 
 use super::server::TestServer;
-use super::{conversion, op};
+use super::{config, conversion, op};
 use crate::openapi::style::param;
 use crate::{ErrorKind, OpenApiSource, ToolContext, ToolError, ToolSource};
-
-fn config(extra: Value) -> Config {
-    let mut base = json!({"id": "api", "spec": "api.yaml", "allow_private": true});
-    base.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    serde_json::from_value(base).unwrap()
-}
 
 /// Everything of an error a model or a log may see.
 fn shown(err: &ToolError) -> String {

@@ -11,6 +11,27 @@ mod wire;
 use serde_json::json;
 use toolgate_spec::openapi::{Conversion, Operation, Server};
 
+/// A tools.yaml entry `{"id": "api", "spec": "api.yaml", "allow_private": true}` plus `extra`.
+pub(super) fn config(extra: serde_json::Value) -> toolgate_spec::config::OpenApiSource {
+    let mut base = json!({"id": "api", "spec": "api.yaml", "allow_private": true});
+    base.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    serde_json::from_value(base).unwrap()
+}
+
+/// Calls `tool` of `source` with a default context.
+pub(super) async fn call(
+    source: &crate::OpenApiSource,
+    tool: &str,
+    args: serde_json::Value,
+) -> Result<crate::ToolOutput, crate::ToolError> {
+    use crate::ToolSource as _;
+    source
+        .call(tool, args, &crate::ToolContext::default())
+        .await
+}
+
 /// A conversion with one server and these operations.
 pub(super) fn conversion(base: &str, tools: Vec<Operation>) -> Conversion {
     Conversion {

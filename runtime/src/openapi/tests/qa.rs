@@ -4,33 +4,16 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use toolgate_spec::config::OpenApiSource as Config;
 use toolgate_spec::openapi::{
     BodyEncoding, BodyField, BodyLayout, FieldEncoding, ParamLocation, ParamStyle, RequestBody,
     SecurityScheme,
 };
 
 use super::server::TestServer;
-use super::{conversion, op};
+use super::{call, config, conversion, op};
 use crate::openapi::request::build;
 use crate::openapi::style::{form_field, param};
-use crate::{ErrorKind, OpenApiSource, ToolContext, ToolSource};
-
-fn config(extra: Value) -> Config {
-    let mut base = json!({"id": "api", "spec": "api.yaml", "allow_private": true});
-    base.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    serde_json::from_value(base).unwrap()
-}
-
-async fn call(
-    source: &OpenApiSource,
-    tool: &str,
-    args: Value,
-) -> Result<crate::ToolOutput, crate::ToolError> {
-    source.call(tool, args, &ToolContext::default()).await
-}
+use crate::{ErrorKind, OpenApiSource};
 
 fn ok() -> (&'static str, Vec<u8>) {
     ("200 OK\r\nContent-Type: application/json", b"{}".to_vec())

@@ -3,33 +3,16 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use toolgate_spec::config::OpenApiSource as Config;
+use serde_json::json;
 use toolgate_spec::openapi::{
     BodyEncoding, BodyField, BodyLayout, ParamLocation, ParamStyle, RequestBody, SecurityScheme,
 };
 
 use super::server::TestServer;
-use super::{conversion, op};
+use super::{call, config, conversion, op};
 use crate::openapi::response::{failure, parse_retry_after};
 use crate::openapi::style::param;
-use crate::{ErrorKind, OpenApiSource, ToolContext, ToolSource};
-
-fn config(extra: Value) -> Config {
-    let mut base = json!({"id": "api", "spec": "api.yaml", "allow_private": true});
-    base.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    serde_json::from_value(base).unwrap()
-}
-
-async fn call(
-    source: &OpenApiSource,
-    tool: &str,
-    args: Value,
-) -> Result<crate::ToolOutput, crate::ToolError> {
-    source.call(tool, args, &ToolContext::default()).await
-}
+use crate::{ErrorKind, OpenApiSource, ToolSource};
 
 #[tokio::test]
 async fn c11_request_line_on_the_wire() {
@@ -380,7 +363,8 @@ async fn redirect_to_another_host_is_refused() {
 #[tokio::test]
 async fn private_address_needs_allow_private() {
     let server = TestServer::start(vec![("200 OK", Vec::new())]).await;
-    let cfg: Config = serde_json::from_value(json!({"id": "api", "spec": "api.yaml"})).unwrap();
+    let cfg: toolgate_spec::config::OpenApiSource =
+        serde_json::from_value(json!({"id": "api", "spec": "api.yaml"})).unwrap();
     let source =
         OpenApiSource::builder("api", conversion(&server.base, vec![op("p", "GET", "/p")]))
             .config(&cfg)

@@ -6,8 +6,12 @@
 # inspector-cli and @stoplight/prism-cli (mocks an OpenAPI document, for tests/openapi/) into
 # .peers/node_modules, a Node 22 binary into .peers/node22 (the conformance CLI needs it), and a venv
 # .peers/venv with the PyPI `mcp` SDK, and .peers/venv-fastmcp with PyPI fastmcp and
-# openapi-spec-validator (the gateway's comparison peer and OpenAPI check). Versions are pinned below; runtime/tests/support/peers.rs
-# finds them all. Needs python3, node and npm on PATH.
+# openapi-spec-validator (the gateway's comparison peer and OpenAPI check). And the A2A peers
+# (runtime/tests/peers/a2a_echo_*): venvs .peers/venv-a2a (PyPI a2a-sdk[http-server] 1.3.0, A2A
+# protocol 1.0) and .peers/venv-a2a03 (a2a-sdk[http-server] 0.3.26, protocol 0.3), each with
+# uvicorn, and npm @a2a-js/sdk 1.3.0 (protocol 1.0) with express in .peers/node_modules. Versions
+# are pinned below; runtime/tests/support/peers.rs finds them all. Needs python3, node and npm on
+# PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .peers
@@ -65,6 +69,10 @@ NPM_PEERS=(
   # Mocks an OpenAPI document and answers 422 to a request that breaks it (tests/openapi/).
   # 5.14.2 is the newest 5.x that runs on Node 20/22: 5.15 and later need Node >= 24.14.
   "@stoplight/prism-cli@5.14.2"
+  # The A2A JavaScript SDK (A2A protocol 1.0) and its optional peer dependency express, for
+  # runtime/tests/peers/a2a_echo.mjs.
+  "@a2a-js/sdk@1.3.0"
+  "express@5.3.0"
 )
 npm_missing=()
 for spec in "${NPM_PEERS[@]}"; do
@@ -150,4 +158,43 @@ for pkg in "fastmcp $FASTMCP_VERSION" "openapi-spec-validator $OAS_VALIDATOR_VER
     exit 1
   fi
   echo "install-peers: $1 (PyPI) $2 ok ($TOOLS_VENV/bin/python)"
+done
+
+# --- A2A peers ------------------------------------------------------------------------------------
+# The official A2A Python SDK in two venvs, one per protocol version, for
+# runtime/tests/peers/a2a_echo_v1.py (a2a-sdk 1.x: A2A 1.0) and a2a_echo_v03.py (a2a-sdk 0.3.x:
+# A2A 0.3). The [http-server] extra brings starlette and sse-starlette; uvicorn serves the app.
+A2A_UVICORN_VERSION=0.54.0
+A2A_VENVS=(
+  ".peers/venv-a2a 1.3.0"
+  ".peers/venv-a2a03 0.3.26"
+)
+a2a_venv_version() {
+  "$1/bin/python" -c "import importlib.metadata as m; print(m.version('$2'))" 2>/dev/null || true
+}
+for entry in "${A2A_VENVS[@]}"; do
+  set -- $entry
+  a2a_venv="$1" a2a_version="$2"
+  if [ ! -x "$a2a_venv/bin/python" ]; then
+    rm -rf "$a2a_venv"
+    python3 -m venv "$a2a_venv"
+  fi
+  if [ "$(a2a_venv_version "$a2a_venv" a2a-sdk)" != "$a2a_version" ] \
+    || [ "$(a2a_venv_version "$a2a_venv" uvicorn)" != "$A2A_UVICORN_VERSION" ] \
+    || ! "$a2a_venv/bin/python" -c 'import starlette, sse_starlette' 2>/dev/null; then
+    "$a2a_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      "a2a-sdk[http-server]==$a2a_version" "uvicorn==$A2A_UVICORN_VERSION"
+  fi
+  for pkg in "a2a-sdk $a2a_version" "uvicorn $A2A_UVICORN_VERSION"; do
+    set -- $pkg
+    if [ "$(a2a_venv_version "$a2a_venv" "$1")" != "$2" ]; then
+      echo "install-peers: $1 $2 did not install into $a2a_venv" >&2
+      exit 1
+    fi
+  done
+  if ! "$a2a_venv/bin/python" -c 'import starlette, sse_starlette' 2>/dev/null; then
+    echo "install-peers: $a2a_venv lacks starlette / sse-starlette (a2a-sdk[http-server])" >&2
+    exit 1
+  fi
+  echo "install-peers: a2a-sdk[http-server] (PyPI) $a2a_version + uvicorn $A2A_UVICORN_VERSION ok ($a2a_venv/bin/python)"
 done

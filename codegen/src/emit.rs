@@ -18,6 +18,8 @@ pub(crate) struct Input<'a> {
     /// The folder of tools.yaml relative to the crate, when it names MCP servers (their
     /// relative `cwd`s start there).
     pub mcp_base: Option<String>,
+    /// Whether tools.yaml has `a2a` entries (read from `TOOLS_YAML` at run time).
+    pub a2a: bool,
     /// The OpenAPI sources compiled in.
     pub openapi_sources: &'a [crate::OpenApiSourceInfo],
     /// The folder of tools.yaml relative to the crate, when it has `load: runtime` OpenAPI
@@ -82,6 +84,8 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
             ::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(#base),
         ))
     });
+    // A2A agents too: discovered at run time, secrets resolved then.
+    let a2a = input.a2a.then(|| quote!(.a2a_agents_from_yaml(TOOLS_YAML)));
     let openapi_sources = input
         .openapi_sources
         .iter()
@@ -125,6 +129,7 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
                 #(#openapi_sources)*
                 #openapi_runtime
                 #mcp
+                #a2a
                 #timeout
                 #(#arguments)*
         }

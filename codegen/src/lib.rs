@@ -250,6 +250,7 @@ impl Builder {
             config_name: &config_name,
             config_text: &report.config.source,
             mcp_base: (!report.config.config.tools.mcp.is_empty()).then(tools_dir),
+            a2a: !report.config.config.tools.a2a.is_empty(),
             openapi_sources: &report.openapi_sources,
             openapi_runtime_base: report
                 .config

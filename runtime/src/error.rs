@@ -39,13 +39,19 @@ pub enum ErrorKind {
     Protocol,
     /// The call was cancelled by its caller.
     Cancelled,
+    /// Not a failure: the tool (an A2A agent) stopped to ask the caller something (its task is
+    /// `input-required` or `auth-required`, cases.md C32). The message is the agent's question;
+    /// `details` are `{"state", "taskId", "contextId"}`: call the tool again with that `taskId`
+    /// (and `contextId`) and the answer to continue the same task. Shown to a model as a normal
+    /// result (`isError: false`, see [`ToolError::into_output`]).
+    InputRequired,
     /// A bug or an unexpected condition inside toolgate or the tool (a panic, for instance).
     Internal,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         Self::InvalidArguments,
         Self::NotFound,
         Self::PermissionDenied,
@@ -58,6 +64,7 @@ impl ErrorKind {
         Self::Upstream,
         Self::Protocol,
         Self::Cancelled,
+        Self::InputRequired,
         Self::Internal,
     ];
 
@@ -76,6 +83,7 @@ impl ErrorKind {
             Self::Upstream => "upstream",
             Self::Protocol => "protocol",
             Self::Cancelled => "cancelled",
+            Self::InputRequired => "input_required",
             Self::Internal => "internal",
         }
     }
@@ -334,8 +342,20 @@ impl ToolError {
     /// `isError: true`, as MCP 2025-06-18 "Error Handling" asks for invalid arguments and other
     /// failures of the call itself): one text part with `<kind>: <message>`, and the error as
     /// JSON (`{"kind", "message", "retryable", ...}`) under `_meta["toolgate/error"]`.
+    ///
+    /// [`ErrorKind::InputRequired`] is the exception: the agent asked a question, which a model
+    /// should read as an answer, not as a failure. Its output is `isError: false`, the message
+    /// (`Agent needs more input: Which city?`) as text and the details
+    /// (`{"state", "taskId", "contextId"}`) as `structuredContent` (cases.md C32); the error JSON
+    /// is still under `_meta["toolgate/error"]`.
     pub fn into_output(self) -> crate::ToolOutput {
-        let mut out = crate::ToolOutput::error_text(self.to_string());
+        let mut out = if self.kind == ErrorKind::InputRequired {
+            let mut out = crate::ToolOutput::text(self.message.clone());
+            out.structured = self.details.as_deref().cloned();
+            out
+        } else {
+            crate::ToolOutput::error_text(self.to_string())
+        };
         if let Ok(json) = serde_json::to_value(&self) {
             out.meta = Some(serde_json::Map::from_iter([(
                 Self::META_KEY.to_string(),

@@ -10,6 +10,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "a2a")]
+pub mod a2a;
 mod context;
 mod descriptor;
 mod error;
@@ -24,6 +26,8 @@ mod output;
 pub mod remote;
 mod source;
 mod state;
+#[cfg(test)]
+pub(crate) mod test_server;
 pub mod testing;
 mod toolset;
 mod validate;

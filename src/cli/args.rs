@@ -16,6 +16,9 @@ pub mod exit {
     pub const CONFIG: u8 = 3;
     /// No tool of that name.
     pub const NOT_FOUND: u8 = 4;
+    /// The tool (an A2A agent) asks for more input (`input_required`): its question and the
+    /// `taskId` / `contextId` to continue with are printed as the result.
+    pub const INPUT_REQUIRED: u8 = 5;
     /// Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
     pub const INTERRUPTED: u8 = 130;
 }
@@ -27,6 +30,8 @@ Exit codes:
   2  bad usage: unknown command or option, ARGS that is not a JSON object
   3  invalid configuration (toolgate check found errors, or --config cannot be loaded)
   4  no tool of that name
+  5  the tool (an A2A agent) asks for more input: the question and the taskId to continue
+     with are printed; call again with {\"text\": <answer>, \"taskId\": <taskId>}
   130 interrupted (Ctrl-C or SIGTERM); remote sessions are closed first";
 
 /// toolgate: an LLM agent's whole action space behind one typed toolset.

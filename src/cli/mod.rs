@@ -388,7 +388,8 @@ fn toolset_and_config(config: Option<&Path>) -> Result<(Toolset, LoadedConfig), 
             &base,
             toolgate::openapi::LoadFilter::AllExcept(compiled),
         )
-        .mcp_servers(&loaded.config.tools, &base);
+        .mcp_servers(&loaded.config.tools, &base)
+        .a2a_agents(&loaded.config.tools);
     let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
     let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
@@ -547,6 +548,11 @@ async fn call(
             } else {
                 exit::OK
             })
+        }
+        // The agent asked a question (cases.md C32): shown as the result, not as a failure.
+        Err(e) if e.kind() == ErrorKind::InputRequired => {
+            output::call_output(&e.into_output(), json);
+            Ok(exit::INPUT_REQUIRED)
         }
         Err(e) => {
             if json {

@@ -181,6 +181,48 @@ pub fn http_session_server_py() -> PathBuf {
     path
 }
 
+/// The venv's python with PyPI `a2a-sdk[http-server]` 1.x (A2A protocol 1.0) and uvicorn.
+pub fn a2a_v1_python() -> PathBuf {
+    require_installed(
+        peers_root().join("venv-a2a/bin/python"),
+        "the Python venv with `a2a-sdk` 1.x",
+    )
+}
+
+/// The venv's python with PyPI `a2a-sdk[http-server]` 0.3.x (A2A protocol 0.3) and uvicorn.
+pub fn a2a_v03_python() -> PathBuf {
+    require_installed(
+        peers_root().join("venv-a2a03/bin/python"),
+        "the Python venv with `a2a-sdk` 0.3.x",
+    )
+}
+
+/// `runtime/tests/peers/a2a_echo_v1.py`: the A2A 1.0 echo agent (run it with [`a2a_v1_python`]).
+pub fn a2a_echo_v1_py() -> PathBuf {
+    let path = test_peers_dir().join("a2a_echo_v1.py");
+    assert!(path.is_file(), "missing {}", path.display());
+    path
+}
+
+/// `runtime/tests/peers/a2a_echo_v03.py`: the A2A 0.3 echo agent (run it with [`a2a_v03_python`]).
+pub fn a2a_echo_v03_py() -> PathBuf {
+    let path = test_peers_dir().join("a2a_echo_v03.py");
+    assert!(path.is_file(), "missing {}", path.display());
+    path
+}
+
+/// `runtime/tests/peers/a2a_echo.mjs`: the A2A 1.0 echo agent on npm `@a2a-js/sdk` (run it with
+/// [`node`]; it loads the SDK from `.peers/node_modules`).
+pub fn a2a_echo_mjs() -> PathBuf {
+    require_installed(
+        peers_root().join("node_modules/@a2a-js/sdk/package.json"),
+        "@a2a-js/sdk",
+    );
+    let path = test_peers_dir().join("a2a_echo.mjs");
+    assert!(path.is_file(), "missing {}", path.display());
+    path
+}
+
 // ------------------------------------------------------------------------------------------------
 // Ports
 // ------------------------------------------------------------------------------------------------
@@ -523,6 +565,28 @@ pub fn http_session_server(session_log: Option<&Path>) -> PeerProcess {
         ),
         None => spawn_http_peer_retry(python3(), &[script, "{port}"], &[]),
     }
+}
+
+/// An A2A echo agent on a free port of 127.0.0.1: `impl_` is `"v1"` (Python a2a-sdk 1.x, protocol
+/// 1.0), `"v03"` (Python a2a-sdk 0.3.x, protocol 0.3) or `"js"` (`@a2a-js/sdk`, protocol 1.0).
+/// `args` go to the agent after `--port N`: `--card legacy`, `--token T`, `--no-streaming`,
+/// `--rpc-path /a2a` (see the agents' header comments). The card is at
+/// [`PeerProcess::url`]`("/.well-known/agent-card.json")` (or `agent.json` with `--card legacy`);
+/// the agent logs one `A2A-REQ …` line per HTTP request to its log ([`PeerProcess::log`]).
+pub fn a2a_echo(impl_: &str, args: &[&str]) -> PeerProcess {
+    let (python, script) = match impl_ {
+        "v1" => (a2a_v1_python(), a2a_echo_v1_py()),
+        "v03" => (a2a_v03_python(), a2a_echo_v03_py()),
+        "js" => {
+            let mut all = vec!["--port", "{port}"];
+            all.extend_from_slice(args);
+            return spawn_node_http_peer(&a2a_echo_mjs(), &all, &[]);
+        }
+        other => panic!("A2A echo agent must be \"v1\", \"v03\" or \"js\", not {other:?}"),
+    };
+    let mut all = vec![script.to_str().expect("UTF-8 path"), "--port", "{port}"];
+    all.extend_from_slice(args);
+    spawn_http_peer_retry(python, &all, &[])
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -7,16 +7,18 @@ use serde_json::Value;
 
 use super::openapi::AuthConfig;
 
-/// An A2A agent. Its agent card (fetched at run time) lists its skills; each allowed skill
-/// becomes a tool `{id}.{skill_id}` that sends the agent a message.
+/// An A2A agent (A2A protocol 1.0 or 0.3, chosen from its agent card). Its agent card (fetched at
+/// run time) lists its skills; each allowed skill becomes a tool `{id}.{skill_id}` that sends the
+/// agent a message and follows the task it starts to its end.
 ///
 /// ```yaml
 /// tools:
 ///   a2a:
 ///     - id: travel
-///       card_url: https://travel.example/.well-known/agent-card.json
+///       url: https://travel.example              # the card is looked up under it
 ///       auth: {bearer: "${TRAVEL_TOKEN}"}
 ///       allow: [book_*]
+///       timeout_ms: 60000
 ///       skills:
 ///         book_flight:
 ///           input_schema:
@@ -29,14 +31,19 @@ use super::openapi::AuthConfig;
 pub struct A2aAgent {
     /// The source id, prefix of its tools (`{id}.{skill}`).
     pub id: String,
-    /// The agent's JSON-RPC endpoint. Defaults to the `url` of its agent card.
+    /// Where the agent is: its agent card is looked up at
+    /// `{url}/.well-known/agent-card.json`, then `{url}/.well-known/agent.json` (cases.md C31).
+    /// The card names the JSON-RPC endpoint calls go to. At least one of `url` and `card_url` is
+    /// required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// Where the agent card is. Defaults to `{url}/.well-known/agent-card.json`. At least one of
-    /// `url` and `card_url` is required.
+    /// The agent card's exact URL (no fallback path is tried).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_url: Option<String>,
-    /// How requests authenticate.
+    /// How requests authenticate: `bearer`, `api_key` (header or query), `basic`, `headers`, or
+    /// `schemes` (credentials by the name of an entry of the card's `securitySchemes`, which
+    /// says where each goes). With credentials, an agent whose card offers an authenticated
+    /// extended card is asked for it, and its skills are the ones offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<AuthConfig>,
     /// Only skills matching one of these ids or globs are offered; empty: all.
@@ -48,13 +55,49 @@ pub struct A2aAgent {
     /// Per skill id: what the card cannot say (A2A skills have no input schema).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub skills: BTreeMap<String, A2aSkill>,
+    /// The longest one call may take, in milliseconds, polling or streaming included (the
+    /// policy's timeout otherwise). When it passes, the task is cancelled (`CancelTask`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// `true`: fetch the card on first use of the `{id}.` prefix, not when the toolset starts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lazy: bool,
+    /// Whether calls stream (`SendStreamingMessage` / `message/stream`, server-sent events).
+    /// Default: when the card says `capabilities.streaming: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<bool>,
+    /// Whether a non-streaming call asks the agent to answer only when the task is done or
+    /// interrupted (default `true`). `false`: the agent answers at once and the task is
+    /// polled with `GetTask` / `tasks/get`.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub blocking: bool,
+    /// The first wait between two polls of a task, in milliseconds (default 200); each later
+    /// wait doubles, up to 5000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+    /// The most bytes a result may have (default 65536; `0`: no limit), cut as an MCP
+    /// server's results are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_result_bytes: Option<u64>,
+    /// Whether the skills are named `{id}.{skill}` (default `true`).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub prefix: bool,
 }
 
 /// Settings of one A2A skill.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct A2aSkill {
-    /// JSON Schema of the tool's arguments (an object schema). Without it the tool takes
-    /// `{"message": string}`.
+    /// JSON Schema of the tool's arguments (an object schema); the arguments are sent as one
+    /// data part. Without it the tool takes `{"text": string}`, sent as a text part. Either way
+    /// the tool also takes `taskId` and `contextId`, to continue a task that asked for input.
     pub input_schema: Value,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }

@@ -66,8 +66,35 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
                     &format!("/tools/a2a/{i}"),
                     format!("A2A agent `{}` needs `url` or `card_url`", a.id),
                 )
-                .with_hint("`card_url` defaults to `{url}/.well-known/agent-card.json`"),
+                .with_hint("the card is looked up at `{url}/.well-known/agent-card.json`, then `agent.json`"),
             );
+        }
+        for (key, url) in [("url", &a.url), ("card_url", &a.card_url)] {
+            if let Some(url) = url
+                && !(url.starts_with("http://") || url.starts_with("https://"))
+            {
+                errors.push(cfg.error_at(
+                    &format!("/tools/a2a/{i}/{key}"),
+                    format!(
+                        "A2A agent `{}`: `{key}` must be an http:// or https:// URL, not `{url}`",
+                        a.id
+                    ),
+                ));
+            }
+        }
+        for (skill, settings) in &a.skills {
+            if settings.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+                errors.push(
+                    cfg.error_at(
+                        &format!("/tools/a2a/{i}/skills/{skill}/input_schema"),
+                        format!(
+                            "A2A agent `{}`, skill `{skill}`: `input_schema` must be an object schema (`type: object`)",
+                            a.id
+                        ),
+                    )
+                    .with_hint("tool arguments are always a JSON object"),
+                );
+            }
         }
     }
     openapi::check_openapi(cfg, &mut errors, &mut warnings);

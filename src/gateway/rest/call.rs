@@ -54,7 +54,7 @@ pub struct CallQuery {
         description = "The tool's arguments, as a JSON object (see the tool's input schema at /tools/{name}); an empty body for none.",
     ),
     responses(
-        (status = 200, description = "The tool's result (MCP CallToolResult: content parts, structuredContent, isError, _meta).", body = ToolOutputSchema),
+        (status = 200, description = "The tool's result (MCP CallToolResult: content parts, structuredContent, isError, _meta). Also the answer when an A2A agent asks for more input (`input_required`): the question as text, `{state, taskId, contextId}` as structuredContent; call again with that taskId to continue.", body = ToolOutputSchema),
         (status = 400, description = "The body is not JSON, or an unknown query parameter.", body = ToolErrorBody),
         (status = 402, description = "The caller's budget would be exceeded (`budget_exceeded`).", body = ToolErrorBody),
         (status = 404, description = "No tool of that name (`not_found`).", body = ToolErrorBody),
@@ -104,7 +104,11 @@ pub(super) async fn call_tool(
             .await
             .unwrap_or_else(|_| Err(ToolError::timeout(&name, t))),
     };
-    Ok(Json(result?))
+    match result {
+        // The agent asked a question (cases.md C32): an answer to show, not a failure.
+        Err(e) if e.kind() == ErrorKind::InputRequired => Ok(Json(e.into_output())),
+        result => Ok(Json(result?)),
+    }
 }
 
 /// A `Content-Type` that is not JSON (`application/json`, `*/*+json`) is refused with 415; none

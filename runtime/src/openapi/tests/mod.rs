@@ -4,7 +4,7 @@
 mod hardening;
 mod qa;
 mod requests;
-mod server;
+use crate::test_server as server;
 mod style;
 mod wire;
 

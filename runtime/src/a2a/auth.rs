@@ -1,0 +1,244 @@
+//! How an A2A agent's requests authenticate: the `auth:` of its tools.yaml entry, placed where
+//! the agent card's `securitySchemes` say (A2A 1.0 §7 "Authentication and Authorization").
+//!
+//! `bearer`, `api_key`, `basic` and `headers` are sent with every request, the card fetch
+//! included. `schemes` names entries of the card's `securitySchemes` (`{bearerAuth:
+//! "${TOKEN}"}`); each credential goes where its scheme says (an `Authorization: Bearer` or
+//! `Basic` header, an API key header, query parameter or cookie), from the first call on (the
+//! card itself is fetched without them). OAuth2 is not offered for A2A sources yet: a build
+//! error says so.
+//!
+//! Every resolved secret (and the base64 `Basic` form) is scrubbed from every error.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderName, HeaderValue};
+use toolgate_spec::config::{ApiKeyLocation, AuthConfig, Interpolated, SchemeCredentials, Secret};
+
+use super::card::SecurityScheme;
+
+/// Where credentials go on every request.
+#[derive(Default, Clone)]
+pub(crate) struct Credentials {
+    pub headers: HeaderMap,
+    pub query: Vec<(String, String)>,
+    pub secrets: Vec<String>,
+    /// A credential travels in a header reqwest does not strip on a cross-origin redirect.
+    pub custom_headers: bool,
+}
+
+impl Credentials {
+    /// Whether anything is sent.
+    pub fn any(&self) -> bool {
+        !self.headers.is_empty() || !self.query.is_empty()
+    }
+}
+
+/// The resolved `auth:` of an entry: fixed credentials now, `schemes` once the card is known.
+#[derive(Default, Clone)]
+pub(crate) struct Auth {
+    pub fixed: Credentials,
+    pub schemes: BTreeMap<String, Resolved>,
+}
+
+/// A resolved credential of a `schemes` entry.
+#[derive(Clone)]
+pub(crate) enum Resolved {
+    Secret(Secret),
+    Basic(Secret, Secret),
+}
+
+fn resolve(
+    id: &str,
+    what: &str,
+    v: &Interpolated,
+    secrets: &mut Vec<String>,
+) -> Result<Secret, String> {
+    let s = v
+        .resolve()
+        .map_err(|e| format!("a2a `{id}`: {what}: {e}"))?;
+    if !v.is_literal() || !s.expose().is_empty() {
+        secrets.push(s.expose().to_string());
+    }
+    Ok(s)
+}
+
+fn header(out: &mut Credentials, name: &str, value: &str, id: &str) -> Result<(), String> {
+    let name = HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| format!("a2a `{id}`: `{name}` is not a header name"))?;
+    let mut value = HeaderValue::from_str(value).map_err(|_| {
+        format!("a2a `{id}`: the value for header `{name}` has characters a header cannot carry")
+    })?;
+    value.set_sensitive(true);
+    if name != AUTHORIZATION && name != COOKIE {
+        out.custom_headers = true;
+    }
+    if name == COOKIE
+        && let Some(old) = out.headers.get(COOKIE).and_then(|v| v.to_str().ok())
+    {
+        let joined = format!("{old}; {}", value.to_str().unwrap_or_default());
+        let mut joined =
+            HeaderValue::from_str(&joined).map_err(|_| format!("a2a `{id}`: bad cookie"))?;
+        joined.set_sensitive(true);
+        out.headers.insert(COOKIE, joined);
+        return Ok(());
+    }
+    out.headers.insert(name, value);
+    Ok(())
+}
+
+fn basic_value(user: &str, password: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+}
+
+fn api_key(
+    out: &mut Credentials,
+    location: &str,
+    name: &str,
+    key: &str,
+    id: &str,
+) -> Result<(), String> {
+    match location {
+        "query" => {
+            out.query.push((name.to_string(), key.to_string()));
+            Ok(())
+        }
+        "cookie" => header(out, "cookie", &format!("{name}={key}"), id),
+        _ => header(out, name, key, id),
+    }
+}
+
+impl Auth {
+    /// Resolves `${ENV}` / `${file:…}` references now.
+    ///
+    /// # Errors
+    /// A message naming the entry: an unset variable, an unreadable file, a bad header name,
+    /// OAuth2 (not offered for A2A).
+    pub fn new(id: &str, auth: Option<&AuthConfig>) -> Result<Self, String> {
+        let mut out = Auth::default();
+        let Some(auth) = auth else { return Ok(out) };
+        let fixed = &mut out.fixed;
+        let mut secrets = Vec::new();
+        match auth {
+            AuthConfig::Bearer(token) => {
+                let t = resolve(id, "bearer", token, &mut secrets)?;
+                header(
+                    fixed,
+                    "authorization",
+                    &format!("Bearer {}", t.expose()),
+                    id,
+                )?;
+            }
+            AuthConfig::ApiKey(k) => {
+                let v = resolve(id, "api_key.value", &k.value, &mut secrets)?;
+                let location = match k.location {
+                    ApiKeyLocation::Header => "header",
+                    ApiKeyLocation::Query => "query",
+                    ApiKeyLocation::Cookie => "cookie",
+                };
+                api_key(fixed, location, &k.name, v.expose(), id)?;
+            }
+            AuthConfig::Basic(b) => {
+                let u = resolve(id, "basic.username", &b.username, &mut secrets)?;
+                let p = resolve(id, "basic.password", &b.password, &mut secrets)?;
+                let encoded = basic_value(u.expose(), p.expose());
+                secrets.push(encoded.clone());
+                header(fixed, "authorization", &format!("Basic {encoded}"), id)?;
+            }
+            AuthConfig::Headers(h) => {
+                for (name, v) in h {
+                    let v = resolve(id, &format!("headers.{name}"), v, &mut secrets)?;
+                    header(fixed, name, v.expose(), id)?;
+                }
+            }
+            AuthConfig::Schemes(schemes) => {
+                for (name, cred) in schemes {
+                    let what = format!("schemes.{name}");
+                    let r = match cred {
+                        SchemeCredentials::Secret(s) => {
+                            Resolved::Secret(resolve(id, &what, s, &mut secrets)?)
+                        }
+                        SchemeCredentials::Basic(b) => {
+                            let u = resolve(id, &what, &b.username, &mut secrets)?;
+                            let p = resolve(id, &what, &b.password, &mut secrets)?;
+                            secrets.push(basic_value(u.expose(), p.expose()));
+                            Resolved::Basic(u, p)
+                        }
+                        SchemeCredentials::OAuth2(_) => {
+                            return Err(format!(
+                                "a2a `{id}`: `{what}`: OAuth2 is not offered for A2A agents; give the token as `bearer` or a `schemes` secret"
+                            ));
+                        }
+                    };
+                    out.schemes.insert(name.clone(), r);
+                }
+            }
+            AuthConfig::OAuth2(_) => {
+                return Err(format!(
+                    "a2a `{id}`: `auth.oauth2` is not offered for A2A agents; give the token as `bearer` or a `schemes` secret"
+                ));
+            }
+        }
+        secrets.sort_by(|a, b| b.len().cmp(&a.len()));
+        secrets.dedup();
+        out.fixed.secrets = secrets;
+        Ok(out)
+    }
+
+    /// The credentials for calls once the card is known: the fixed ones plus each `schemes`
+    /// entry placed as the card's scheme of that name says.
+    ///
+    /// # Errors
+    /// A message naming a `schemes` entry the card does not declare, or one whose kind toolgate
+    /// cannot send.
+    pub fn for_card(
+        &self,
+        id: &str,
+        card_schemes: &BTreeMap<String, SecurityScheme>,
+    ) -> Result<Credentials, String> {
+        let mut out = self.fixed.clone();
+        for (name, cred) in &self.schemes {
+            let Some(scheme) = card_schemes.get(name) else {
+                let known: Vec<&str> = card_schemes.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "a2a `{id}`: `auth.schemes.{name}`: the agent card declares no security scheme `{name}` (it declares: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            };
+            match (scheme, cred) {
+                (SecurityScheme::Bearer, Resolved::Secret(s)) => {
+                    header(
+                        &mut out,
+                        "authorization",
+                        &format!("Bearer {}", s.expose()),
+                        id,
+                    )?;
+                }
+                (SecurityScheme::Basic, Resolved::Basic(u, p)) => {
+                    let v = basic_value(u.expose(), p.expose());
+                    header(&mut out, "authorization", &format!("Basic {v}"), id)?;
+                }
+                (
+                    SecurityScheme::ApiKey {
+                        location,
+                        name: key_name,
+                    },
+                    Resolved::Secret(s),
+                ) => {
+                    api_key(&mut out, location, key_name, s.expose(), id)?;
+                }
+                (other, _) => {
+                    return Err(format!(
+                        "a2a `{id}`: `auth.schemes.{name}`: the card's scheme is {other:?}, which this credential does not fit (give a token for bearer and API keys, `{{username, password}}` for basic)"
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+}

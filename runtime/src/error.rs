@@ -345,13 +345,17 @@ impl ToolError {
     ///
     /// [`ErrorKind::InputRequired`] is the exception: the agent asked a question, which a model
     /// should read as an answer, not as a failure. Its output is `isError: false`, the message
-    /// (`Agent needs more input: Which city?`) as text and the details
-    /// (`{"state", "taskId", "contextId"}`) as `structuredContent` (cases.md C32); the error JSON
-    /// is still under `_meta["toolgate/error"]`.
+    /// (`Agent needs more input: Which city?`) as its first text part, and the details
+    /// (`{"state", "taskId", "contextId"}`) as `structuredContent` and, mirrored as JSON, a
+    /// second text part (cases.md C32); the error JSON is still under `_meta["toolgate/error"]`.
     pub fn into_output(self) -> crate::ToolOutput {
         let mut out = if self.kind == ErrorKind::InputRequired {
             let mut out = crate::ToolOutput::text(self.message.clone());
-            out.structured = self.details.as_deref().cloned();
+            if let Some(details) = self.details.as_deref() {
+                // Mirrored as text, so a client reading only `content` sees the taskId too.
+                out.content.push(crate::Content::text(details.to_string()));
+                out.structured = Some(details.clone());
+            }
             out
         } else {
             crate::ToolOutput::error_text(self.to_string())

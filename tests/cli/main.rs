@@ -7,6 +7,7 @@
 //! configuration and `files.root` is the repository), under a deadline, and is checked not to have
 //! panicked (`RUST_BACKTRACE=1` is set so a panic would show up as a backtrace on stderr).
 
+mod a2a;
 mod calls;
 mod fetch;
 mod harness;

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::harness::*;
 
 #[path = "../../runtime/tests/support/peers.rs"]
-mod peers;
+pub(crate) mod peers;
 
 fn node() -> String {
     peers::node().display().to_string()

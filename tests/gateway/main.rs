@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod a2a;
 mod conformance;
 mod inspector;
 mod mcp_http;

@@ -180,7 +180,7 @@ impl Auth {
                 ));
             }
         }
-        secrets.sort_by(|a, b| b.len().cmp(&a.len()));
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();
         out.fixed.secrets = secrets;
         Ok(out)

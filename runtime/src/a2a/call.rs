@@ -18,7 +18,11 @@
 //! * `failed`, `rejected`, `canceled`: [`ErrorKind::Upstream`] naming the state and the agent's
 //!   status message, with the same details.
 //! * If the call is dropped before the task ends (its deadline passed, the caller cancelled),
-//!   the task is cancelled (`CancelTask`) in the background.
+//!   the task is cancelled (`CancelTask`) in the background, once the agent has named it: a
+//!   streaming call learns the task id from the first event, a polled one (`blocking: false`)
+//!   from the send's answer. A blocking send that runs out of time before the agent answers
+//!   cannot name a task to cancel (A2A lets only the agent choose task ids); long tasks should
+//!   stream or poll.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -171,7 +175,12 @@ async fn follow(
     mode: Mode,
     guard: &mut CancelOnDrop,
 ) -> Result<ToolOutput, ToolError> {
-    let params = wire::send_params(rpc.version, &message, mode.blocking || mode.streaming);
+    // A message continuing a task (its answer to `input-required`) is sent blocking even when
+    // polling: right after a non-blocking send the task may still show the old
+    // `input-required`, which would end the call with the question just answered.
+    let continues = message.task_id.is_some();
+    let blocking = mode.blocking || mode.streaming || continues;
+    let params = wire::send_params(rpc.version, &message, blocking);
     let method = rpc.version.send_method(mode.streaming);
     let mut progress: Option<Progress> = None;
     if mode.streaming {
@@ -189,7 +198,13 @@ async fn follow(
                     Some(p) => p.update(t),
                     None => {
                         guard.task_id = Some(t.id.clone());
-                        progress = Some(Progress::from_task(t));
+                        let mut p = Progress::from_task(t);
+                        // An answer to `input-required` may be streamed back starting with the
+                        // task as it was: still waiting for that answer. Not the end.
+                        if continues && p.state.is_interrupted() {
+                            p.state = State::Working;
+                        }
+                        progress = Some(p);
                     }
                 },
                 Event::Status {

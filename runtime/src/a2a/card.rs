@@ -338,6 +338,7 @@ impl CardFetcher {
         &self,
         client: &reqwest::Client,
         headers: &HeaderMap,
+        query: &[(String, String)],
         max_bytes: usize,
     ) -> Result<Fetched, ToolError> {
         let cached = self.cache.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -352,8 +353,12 @@ impl CardFetcher {
         let source = &self.source;
         let mut missing = Vec::new();
         for url in &self.candidates {
+            let mut with_query = url.clone();
+            if !query.is_empty() {
+                with_query.query_pairs_mut().extend_pairs(query);
+            }
             let mut req = client
-                .get(url.clone())
+                .get(with_query)
                 .headers(headers.clone())
                 .header(reqwest::header::ACCEPT, "application/json");
             if let Some(c) = cached.as_ref().filter(|c| &c.url == url) {

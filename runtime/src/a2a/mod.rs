@@ -217,6 +217,7 @@ impl A2aBackend {
             .fetch(
                 &a.client,
                 &a.auth.fixed.headers,
+                &a.auth.fixed.query,
                 a.options.max_response_bytes,
             )
             .await

@@ -198,7 +198,9 @@ impl Rpc {
         let rpc_error = parsed
             .as_ref()
             .and_then(|v| v.get("error"))
-            .filter(|e| !e.is_null());
+            // A JSON-RPC error is an object; `{"error": "..."}` is some gateway's or
+            // middleware's body (a 401's), which the HTTP status below describes.
+            .filter(|e| e.is_object());
         if let Some(error) = rpc_error {
             return Err(self.fail(rpc_error_to_tool_error(source, method, error)));
         }

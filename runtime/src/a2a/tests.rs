@@ -347,11 +347,11 @@ async fn an_etag_is_sent_back_and_a_304_keeps_the_card() {
     let fetcher = CardFetcher::new("p", Some(&base.base), None).unwrap();
     let client = reqwest::Client::new();
     let first = fetcher
-        .fetch(&client, &Default::default(), 1 << 20)
+        .fetch(&client, &Default::default(), &[], 1 << 20)
         .await
         .unwrap();
     let second = fetcher
-        .fetch(&client, &Default::default(), 1 << 20)
+        .fetch(&client, &Default::default(), &[], 1 << 20)
         .await
         .unwrap();
     assert_eq!(first.body, second.body);

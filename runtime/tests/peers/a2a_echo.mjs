@@ -205,8 +205,10 @@ class EchoExecutor {
         history: [message],
         metadata: undefined,
       };
-      bus.publish(AgentEvent.task(task));
     }
+    // Every execution starts with the task, follow-ups too: the SDK refuses a streamed
+    // artifact-update that comes before any Task event.
+    bus.publish(AgentEvent.task(task));
 
     const words = (text || '').split(/\s+/).filter(Boolean);
     const command = followUp ? '' : words[0] || '';

@@ -372,3 +372,43 @@ fn mcp_globs_and_zero_timeouts_are_refused_at_load() {
         "{all}"
     );
 }
+
+#[test]
+fn a2a_entries_need_http_urls_and_object_skill_schemas() {
+    let src = "\
+version: 1
+tools:
+  a2a:
+    - id: travel
+      url: 'ftp://agents.example.com'
+      skills:
+        book: {input_schema: {type: string}}
+";
+    let e = errors(src);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(
+        e[0].contains("tools.yaml:5:12")
+            && e[0].contains(
+                "`url` must be an http:// or https:// URL, not `ftp://agents.example.com`"
+            ),
+        "{e:#?}"
+    );
+    assert!(
+        e[1].contains("tools.yaml:7:")
+            && e[1].contains("skill `book`: `input_schema` must be an object schema"),
+        "{e:#?}"
+    );
+    let ok = load("version: 1\ntools:\n  a2a:\n    - {id: t, url: 'http://x', streaming: true, blocking: false, poll_interval_ms: 50, lazy: true, timeout_ms: 900, prefix: false}\n")
+        .unwrap();
+    let a = &ok.config.tools.a2a[0];
+    assert_eq!(
+        (
+            a.streaming,
+            a.blocking,
+            a.poll_interval_ms,
+            a.lazy,
+            a.prefix
+        ),
+        (Some(true), false, Some(50), true, false)
+    );
+}

@@ -23,6 +23,7 @@ pub mod net;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 mod output;
+pub mod policy;
 pub mod remote;
 mod source;
 mod state;

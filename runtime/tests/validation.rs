@@ -329,6 +329,9 @@ fn page_stub() -> StubSource {
 async fn c34_original_arguments_are_logged() {
     let logs = Logs::default();
     let _guard = tracing::subscriber::set_default(logs.clone());
+    // Another test thread may have hit the log call sites first, with no subscriber: their
+    // cached "not interested" would hide our lines.
+    tracing::callsite::rebuild_interest_cache();
     let stubs = page_stub();
     let tools = Toolset::builder()
         .source(stubs.clone())
@@ -365,6 +368,9 @@ async fn c34_original_arguments_are_logged() {
 async fn c37_stripped_keys_are_logged_as_warnings() {
     let logs = Logs::default();
     let _guard = tracing::subscriber::set_default(logs.clone());
+    // Another test thread may have hit the log call sites first, with no subscriber: their
+    // cached "not interested" would hide our lines.
+    tracing::callsite::rebuild_interest_cache();
     let stubs = page_stub();
     let tools = Toolset::builder()
         .source(stubs.clone())

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use toolgate_spec::config::PolicyConfig;
 
-use super::{Inner, Overrides, StaticFactory, Toolset, Validation};
-use crate::{BuildError, ExtraArguments, StateMap, ToolSource, ValidationMode, ValidatorCache};
+use super::{Inner, StaticFactory, Toolset};
+use crate::policy::validate::{Overrides, Settings as Validation};
+use crate::{BuildError, ExtraArguments, StateMap, ToolSource, ValidationMode};
 
 /// Builds a [`Toolset`]: the compiled static table (from generated code), extra sources,
 /// application state and defaults. [`build`](Self::build) checks, once, that every `State<T>` a
@@ -22,6 +23,8 @@ pub struct ToolsetBuilder {
     default_timeout: Option<Duration>,
     /// `None`: validation off.
     validation: Option<Validation>,
+    /// The `policy:` section the pipeline's layers read.
+    policy: PolicyConfig,
 }
 
 impl Default for ToolsetBuilder {
@@ -34,6 +37,7 @@ impl Default for ToolsetBuilder {
             states: StateMap::default(),
             default_timeout: None,
             validation: Some(Validation::default()),
+            policy: PolicyConfig::default(),
         }
     }
 }
@@ -188,6 +192,7 @@ impl ToolsetBuilder {
     /// `timeout_ms`, and `validation` / `extra_arguments` at each level (`defaults`,
     /// `sources.<id>`, `tools.<name>`). Leaves settings the section does not mention as they are.
     pub fn policy(mut self, policy: &PolicyConfig) -> Self {
+        self.policy = policy.clone();
         if let Some(t) = policy.defaults.timeout() {
             self.default_timeout = Some(t);
         }
@@ -262,8 +267,11 @@ impl ToolsetBuilder {
                 states: self.states,
                 default_timeout: self.default_timeout,
                 blocking_runtime: OnceLock::new(),
-                validation: self.validation,
-                validators: ValidatorCache::new(),
+                pipeline: crate::policy::Pipeline::new(
+                    self.validation,
+                    self.default_timeout,
+                    self.policy,
+                ),
             }),
         })
     }

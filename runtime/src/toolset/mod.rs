@@ -7,18 +7,17 @@ pub use builder::ToolsetBuilder;
 use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use futures::FutureExt;
 use serde_json::Value;
 use toolgate_spec::dialect::{Dialect, ExportError};
 
-use crate::validate::{ArgumentPolicy, Coercion, ExtraArguments};
+use tower::ServiceExt;
+
+use crate::validate::ArgumentPolicy;
 use crate::{
-    BuildError, StateMap, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource,
-    Validated, ValidationMode, ValidatorCache,
+    BuildError, StateMap, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource, Validated,
 };
 
 /// The `_meta` key of a result under which the changes made to the arguments are listed.
@@ -47,57 +46,8 @@ struct Inner {
     states: StateMap,
     default_timeout: Option<Duration>,
     blocking_runtime: OnceLock<Result<tokio::runtime::Runtime, String>>,
-    /// `Some` when arguments are validated against the input schema before a call.
-    validation: Option<Validation>,
-    /// The compiled argument validators, one per tool, compiled on first use.
-    validators: ValidatorCache,
-}
-
-/// When argument validation is on: how each tool's arguments are checked.
-#[derive(Default)]
-struct Validation {
-    defaults: Overrides,
-    per_tool: HashMap<String, Overrides>,
-    per_source: HashMap<String, Overrides>,
-}
-
-/// The argument settings of one level (tool, source, defaults); `None` falls through.
-#[derive(Debug, Clone, Copy, Default)]
-struct Overrides {
-    mode: Option<ValidationMode>,
-    extra: Option<ExtraArguments>,
-}
-
-impl Validation {
-    /// Tool's entry, else the descriptor's own declaration (`#[tool(extra = "strip")]`, extra
-    /// keys only), else its source's entry, else the defaults.
-    fn policy(&self, descriptor: &ToolDescriptor) -> ArgumentPolicy {
-        let tool = self
-            .per_tool
-            .get(&descriptor.name)
-            .copied()
-            .unwrap_or_default();
-        let source = self
-            .per_source
-            .get(&descriptor.source)
-            .copied()
-            .unwrap_or_default();
-        let declared =
-            (!descriptor.extra_arguments.is_reject()).then_some(descriptor.extra_arguments);
-        ArgumentPolicy {
-            mode: tool
-                .mode
-                .or(source.mode)
-                .or(self.defaults.mode)
-                .unwrap_or_default(),
-            extra: tool
-                .extra
-                .or(declared)
-                .or(source.extra)
-                .or(self.defaults.extra)
-                .unwrap_or_default(),
-        }
-    }
+    /// The policy layers every call goes through, and each tool's built stack.
+    pipeline: crate::policy::Pipeline,
 }
 
 /// A tool name offered by two sources: see [`Toolset::name_conflicts`].
@@ -394,7 +344,7 @@ impl Toolset {
         futures::future::join_all(self.inner.sources.iter().map(|s| s.close())).await;
     }
 
-    /// Checks `args` against tool `name`'s input schema under `policy` (a [`ValidationMode`]
+    /// Checks `args` against tool `name`'s input schema under `policy` (a [`ValidationMode`](crate::ValidationMode)
     /// converts into one), without calling it and whether or not the builder turned validation
     /// on for calls: the arguments as they would be forwarded and every change made to them.
     /// Uses the same compiled validators as calls.
@@ -411,14 +361,17 @@ impl Toolset {
         let descriptor = self
             .describe(name)
             .ok_or_else(|| ToolError::not_found(name))?;
-        self.inner.validators.check(&descriptor, args, policy)
+        self.inner
+            .pipeline
+            .validators
+            .check(&descriptor, args, policy)
     }
 
     /// How tool `name`'s arguments are checked in calls (`None` for an unknown tool or when
     /// validation is off).
     pub fn argument_policy(&self, name: &str) -> Option<ArgumentPolicy> {
         let descriptor = self.describe(name)?;
-        Some(self.inner.validation.as_ref()?.policy(&descriptor))
+        Some(self.inner.pipeline.validation.as_ref()?.policy(&descriptor))
     }
 
     /// Calls tool `name` with `args` (a JSON object, or `null` for none) under a default context
@@ -428,7 +381,7 @@ impl Toolset {
     /// turned [validation](ToolsetBuilder::validate_arguments) off). When they had to be changed
     /// (a strict-dialect `null` for an omitted argument, a lenient coercion, a stripped key),
     /// the changed copy is what the tool gets, and the result's `_meta` lists each change under
-    /// [`COERCIONS_META_KEY`] (an array of [`Coercion`]s).
+    /// [`COERCIONS_META_KEY`] (an array of [`Coercion`](crate::Coercion)s).
     ///
     /// # Errors
     /// `not_found` for an unknown name, `invalid_arguments` naming each bad argument path,
@@ -478,80 +431,23 @@ impl Toolset {
         if ctx.is_cancelled() {
             return Err(ToolError::cancelled(name));
         }
-        // The arguments are checked against the tool's input schema (a validator compiled
-        // once per tool); when they had to be changed, the changed copy is what is forwarded.
-        let (args, coercions) = match &self.inner.validation {
-            Some(v) => {
-                let checked =
-                    self.inner
-                        .validators
-                        .check(&descriptor, args, v.policy(&descriptor))?;
-                if !checked.coercions.is_empty() {
-                    log_coercions(name, &checked.coercions);
-                }
-                (checked.args, checked.coercions)
-            }
-            None => (args, Vec::new()),
-        };
         ctx.attach(self);
         // The call gets a child of the caller's token: the caller cancelling still cancels the
         // call, but a timeout below cancels this call only, not the caller's (shared) token.
         if watch_cancel {
             ctx.isolate_cancellation();
         }
-        // What the call is allowed: the tool's timeout, or what was left of the caller's
-        // deadline when that is earlier.
-        let timeout = descriptor.timeout.or(self.inner.default_timeout);
-        if let Some(timeout) = timeout {
-            ctx.tighten_deadline(timeout);
-        }
-        let allowed = match (timeout, caller_left) {
-            (Some(t), Some(left)) => Some(t.min(left)),
-            (t, left) => t.or(left),
+        let service = self.inner.pipeline.service(&descriptor);
+        let call = crate::policy::Call {
+            tool: descriptor,
+            source: Arc::clone(source),
+            args,
+            ctx,
+            report: Arc::default(),
+            caller_left,
+            watch_cancel,
         };
-        // A source may panic while building the future (decoding arguments happens there) or
-        // while it runs: both become `internal` errors, never a crashed caller.
-        let name = descriptor.name.as_str();
-        let call =
-            match std::panic::catch_unwind(AssertUnwindSafe(|| source.call(name, args, &ctx))) {
-                Ok(future) => AssertUnwindSafe(future).catch_unwind(),
-                Err(panic) => return Err(panic_error(name, panic.as_ref())),
-            };
-        let cancel = ctx.cancellation();
-        let outcome = match ctx.deadline() {
-            Some(deadline) => {
-                tokio::select! {
-                    biased;
-                    r = call => r,
-                    () = cancel.cancelled() => return Err(ToolError::cancelled(name)),
-                    // A relative sleep on tokio's clock (not `sleep_until` of the std
-                    // deadline), so that tokio's paused test clock drives timeouts too.
-                    () = tokio::time::sleep(deadline.saturating_duration_since(std::time::Instant::now())) => {
-                        cancel.cancel();
-                        return Err(ToolError::timeout(name, allowed.unwrap_or_default()));
-                    }
-                }
-            }
-            None if watch_cancel => {
-                tokio::select! {
-                    biased;
-                    r = call => r,
-                    () = cancel.cancelled() => return Err(ToolError::cancelled(name)),
-                }
-            }
-            None => call.await,
-        };
-        let result = outcome.unwrap_or_else(|panic| Err(panic_error(name, panic.as_ref())));
-        if coercions.is_empty() {
-            return result;
-        }
-        result.map(|mut out| {
-            let list = serde_json::to_value(&coercions).unwrap_or_default();
-            out.meta
-                .get_or_insert_with(Default::default)
-                .insert(COERCIONS_META_KEY.to_string(), list);
-            out
-        })
+        service.oneshot(call).await
     }
 
     /// Calls a tool from synchronous code: blocks the current thread until the call ends.
@@ -602,31 +498,6 @@ impl Toolset {
             }
         }
         (ok, failed)
-    }
-}
-
-/// Logs what was changed in a tool's arguments: stripped keys as a warning (the model believes
-/// it sent them), the rest at info level. Values are logged as sent, cut to a short length.
-fn log_coercions(tool: &str, coercions: &[Coercion]) {
-    for c in coercions {
-        let from = crate::validate::short(&c.from);
-        let to = c.to.as_ref().map(crate::validate::short);
-        match c.kind {
-            crate::CoercionKind::Stripped => tracing::warn!(
-                tool,
-                pointer = %c.pointer,
-                value = %from,
-                "unknown argument stripped before the call"
-            ),
-            kind => tracing::info!(
-                tool,
-                pointer = %c.pointer,
-                ?kind,
-                from = %from,
-                to = %to.as_deref().unwrap_or("(removed)"),
-                "argument changed before the call"
-            ),
-        }
     }
 }
 

@@ -42,6 +42,7 @@ mod mcp;
 mod mcp_json;
 mod openapi;
 mod policy;
+mod policy_rules;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -65,7 +66,8 @@ pub use openapi::{
     LoadMode, OAuth2ClientCredentials, OpenApiSource, OperationFilter, SchemeCredentials,
 };
 pub use policy::{
-    ExtraArguments, PolicyConfig, RateLimit, ToolPolicy, ValidationMode, parse_rate_limit,
+    AccessRule, ArgumentRule, Budgets, CircuitBreakerConfig, ExtraArguments, Fallback, Pinning,
+    PolicyConfig, RateLimit, ToolPolicy, ValidationMode, parse_rate_limit,
 };
 
 /// The version of the tools.yaml format this crate reads.

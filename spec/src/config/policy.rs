@@ -5,6 +5,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::policy_rules::{
+    AccessRule, ArgumentRule, Budgets, CircuitBreakerConfig, Fallback, Pinning,
+};
+
 /// The `policy:` section. For each tool the effective policy is, field by field: its entry in
 /// `tools`, else the entry of its source in `sources`, else `defaults`.
 ///
@@ -29,6 +33,18 @@ pub struct PolicyConfig {
     /// Per source, by the `id` of an `openapi`, `mcp` or `a2a` entry (or `local`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sources: BTreeMap<String, ToolPolicy>,
+    /// Who may see and call which tools (see [`AccessRule`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<AccessRule>,
+    /// Rules on argument values, checked before the call (see [`ArgumentRule`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<ArgumentRule>,
+    /// Spending limits per caller, agent and task (see [`Budgets`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<Budgets>,
+    /// Tool pinning of remote tools (see [`Pinning`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinning: Option<Pinning>,
 }
 
 /// How a tool's arguments are checked against its input schema before it runs.
@@ -108,6 +124,34 @@ pub struct ToolPolicy {
     /// Roles allowed to call the tool; empty: anyone may.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
+    /// One rate limit per caller (and tool), `N/unit` like [`rate_limit`](Self::rate_limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^\s*[0-9]+\s*/\s*(s|sec|second|m|min|minute|h|hour)\s*$"))]
+    pub caller_rate_limit: Option<String>,
+    /// One rate limit shared by every tool of a source, `N/unit` (read from `sources` and
+    /// `defaults` only: each source gets its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^\s*[0-9]+\s*/\s*(s|sec|second|m|min|minute|h|hour)\s*$"))]
+    pub source_rate_limit: Option<String>,
+    /// At most this many calls of a source's tools run at once (read from `sources` and
+    /// `defaults` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_concurrency: Option<u32>,
+    /// The first wait before a retry, in milliseconds (default 100); doubled each time, with
+    /// jitter, up to 10 s, never past the call's deadline. A `retry_after` the error carries wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_backoff_ms: Option<u64>,
+    /// Whether the tool may be retried and its results cached: calling it twice has no further
+    /// effect. Default: the tool's own annotations (`readOnlyHint` or `idempotentHint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// The circuit breaker of a source (read from `sources` and `defaults` only; see
+    /// [`CircuitBreakerConfig`]). Unset: no breaker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circuit_breaker: Option<CircuitBreakerConfig>,
+    /// Another tool to call when this one fails with given error kinds (see [`Fallback`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 impl ToolPolicy {
@@ -136,11 +180,35 @@ impl ToolPolicy {
             } else {
                 self.roles.clone()
             },
+            caller_rate_limit: self
+                .caller_rate_limit
+                .clone()
+                .or_else(|| fallback.caller_rate_limit.clone()),
+            source_rate_limit: self
+                .source_rate_limit
+                .clone()
+                .or_else(|| fallback.source_rate_limit.clone()),
+            source_concurrency: self.source_concurrency.or(fallback.source_concurrency),
+            retry_backoff_ms: self.retry_backoff_ms.or(fallback.retry_backoff_ms),
+            idempotent: self.idempotent.or(fallback.idempotent),
+            circuit_breaker: self
+                .circuit_breaker
+                .clone()
+                .or_else(|| fallback.circuit_breaker.clone()),
+            fallback: self.fallback.clone().or_else(|| fallback.fallback.clone()),
         }
     }
 }
 
 impl PolicyConfig {
+    /// The policy of source `source` as a whole: its `sources` entry, else `defaults` (where
+    /// the per-source knobs — `source_rate_limit`, `source_concurrency`, `circuit_breaker` —
+    /// are read).
+    pub fn source_policy(&self, source: &str) -> ToolPolicy {
+        let none = ToolPolicy::default();
+        self.sources.get(source).unwrap_or(&none).or(&self.defaults)
+    }
+
     /// The effective policy of tool `tool` of source `source` (see [`PolicyConfig`]).
     pub fn effective(&self, tool: &str, source: &str) -> ToolPolicy {
         let none = ToolPolicy::default();

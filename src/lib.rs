@@ -72,6 +72,13 @@ pub use toolgate_runtime::remote;
 /// Remote MCP servers as tool sources (stdio, streamable HTTP, legacy HTTP+SSE).
 pub use toolgate_runtime::mcp;
 
+/// Remote A2A agents as tool sources (A2A 1.0 and 0.3; see `docs/a2a.md`).
+pub use toolgate_runtime::a2a;
+
+/// The policy pipeline every call goes through (authorization, limits, breakers, retries,
+/// caching, telemetry), one tower layer per stage.
+pub use toolgate_runtime::policy;
+
 /// The cancellation token of a [`ToolContext`] (re-exported from `tokio-util`, so callers can
 /// pass their own to [`ToolContextBuilder::cancellation`] without depending on it).
 pub use toolgate_runtime::CancellationToken;

@@ -18,6 +18,9 @@ pub struct Identity {
     pub agent: Option<String>,
     /// The caller's roles, used by authorization policies.
     pub roles: Vec<String>,
+    /// The task (a conversation, as the caller names it) the call is part of, if known: budgets
+    /// are kept per task (`policy.budgets.per_task`).
+    pub task: Option<String>,
 }
 
 /// One progress report of a long-running tool (MCP `notifications/progress`).
@@ -80,6 +83,8 @@ pub struct ToolContext {
     cancel: CancellationToken,
     progress: ProgressReporter,
     toolset: Option<Toolset>,
+    /// The W3C `traceparent` the call carries (see [`crate::trace_context`]).
+    traceparent: Option<Arc<str>>,
 }
 
 /// The identity of anonymous calls, shared so that a default context allocates nothing for it.
@@ -97,6 +102,7 @@ impl Default for ToolContext {
             cancel: CancellationToken::new(),
             progress: ProgressReporter::default(),
             toolset: None,
+            traceparent: None,
         }
     }
 }
@@ -125,6 +131,11 @@ impl ToolContext {
     /// The caller's roles.
     pub fn roles(&self) -> &[String] {
         &self.identity.roles
+    }
+
+    /// The task the call is part of, if known.
+    pub fn task(&self) -> Option<&str> {
+        self.identity.task.as_deref()
     }
 
     /// Whether the caller has `role`.
@@ -159,6 +170,12 @@ impl ToolContext {
         &self.progress
     }
 
+    /// The W3C `traceparent` of the call, if it carries one: forwarded to MCP servers
+    /// (`_meta.traceparent`), OpenAPI operations and A2A agents (the `traceparent` header).
+    pub fn traceparent(&self) -> Option<&str> {
+        self.traceparent.as_deref()
+    }
+
     /// The toolset serving this call, if the call came through one.
     pub fn toolset(&self) -> Option<&Toolset> {
         self.toolset.as_ref()
@@ -181,6 +198,7 @@ impl ToolContext {
             cancel: self.cancel.child_token(),
             progress: ProgressReporter::default(),
             toolset: None,
+            traceparent: self.traceparent.clone(),
         };
         toolset.call_with(name, args, child).await
     }
@@ -225,6 +243,7 @@ pub struct ToolContextBuilder {
     deadline: Option<Instant>,
     cancel: Option<CancellationToken>,
     progress: ProgressReporter,
+    traceparent: Option<Arc<str>>,
 }
 
 impl ToolContextBuilder {
@@ -237,6 +256,12 @@ impl ToolContextBuilder {
     /// The agent acting for the caller.
     pub fn agent(mut self, agent: impl Into<String>) -> Self {
         self.identity.agent = Some(agent.into());
+        self
+    }
+
+    /// The task the call is part of (budgets are kept per task).
+    pub fn task(mut self, task: impl Into<String>) -> Self {
+        self.identity.task = Some(task.into());
         self
     }
 
@@ -273,6 +298,13 @@ impl ToolContextBuilder {
         self
     }
 
+    /// The W3C `traceparent` to forward to the tool's backend (taken as given; the gateway
+    /// checks it with [`crate::trace_context::is_valid`] first).
+    pub fn traceparent(mut self, traceparent: impl Into<String>) -> Self {
+        self.traceparent = Some(Arc::from(traceparent.into()));
+        self
+    }
+
     /// The context.
     pub fn build(self) -> ToolContext {
         ToolContext {
@@ -281,6 +313,7 @@ impl ToolContextBuilder {
             cancel: self.cancel.unwrap_or_default(),
             progress: self.progress,
             toolset: None,
+            traceparent: self.traceparent,
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod net;
 pub mod openapi;
 mod output;
 pub mod policy;
+pub mod redact;
 pub mod remote;
 mod source;
 mod state;
@@ -31,6 +32,7 @@ mod state;
 pub(crate) mod test_server;
 pub mod testing;
 mod toolset;
+pub mod trace_context;
 mod validate;
 
 #[doc(hidden)]

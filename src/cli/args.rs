@@ -105,6 +105,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Approve remote tools as they are now (tool pinning, `policy.pinning`): record the hash
+    /// of their name, description and schemas in the approvals file, so that a tool withheld
+    /// because it is new or changed since its approval is listed and callable again.
+    Approve {
+        /// The tools to approve (either name form: `server.tool` or `server__tool`).
+        #[arg(
+            value_name = "TOOL",
+            required_unless_present = "all",
+            conflicts_with = "all"
+        )]
+        tools: Vec<String>,
+        /// Every tool withheld now.
+        #[arg(long)]
+        all: bool,
+    },
     /// Connect to one MCP server without a config: list its tools, or call one. TARGET is a
     /// URL (streamable HTTP; a URL whose path ends in `/sse` uses the legacy HTTP+SSE
     /// transport) or, after `--`, a command that starts a stdio server.

@@ -5,6 +5,7 @@ mod args;
 mod openapi;
 mod output;
 mod probe;
+mod redacted_log;
 mod serve;
 
 use std::io::Read;
@@ -62,14 +63,15 @@ pub fn main() -> ExitCode {
 }
 
 /// The log goes to stderr, at the level `RUST_LOG` gives (default `warn`: a stripped argument is
-/// a warning; `RUST_LOG=info` adds every coercion made to a call's arguments).
+/// a warning; `RUST_LOG=info` adds every coercion made to a call's arguments). Every line is
+/// scrubbed of secrets first (`redacted_log`).
 fn init_log() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         // rmcp's own log lines repeat, in its terms, what toolgate reports as errors.
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(redacted_log::RedactedStderr)
         .with_target(false)
         .without_time()
         .try_init();
@@ -177,11 +179,13 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
             let statuses = discover(tools, false).await;
             output::list(tools, json, category.as_deref());
             output::unavailable(&statuses, json);
+            report_withheld(tools);
             Ok(exit::OK)
         }
         Command::Discover { json } => {
             let statuses = discover(tools, true).await;
             output::statuses(&statuses, json);
+            report_withheld(tools);
             let failed = statuses
                 .iter()
                 .any(|s| s.state == toolgate::SourceState::Failed);
@@ -211,6 +215,20 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
             let args = read_args(&args)?;
             call(tools, &name, args, json, timeout_ms).await
         }
+        Command::Approve { tools: names, all } => {
+            discover(tools, true).await;
+            let names = if all { Vec::new() } else { names };
+            let approved = tools
+                .approve(&names)
+                .map_err(|e| Failure::new(exit::TOOL_ERROR, output::error_text(&e)))?;
+            if approved.is_empty() {
+                output::print_text("nothing to approve: no remote tool is withheld\n");
+            }
+            for name in approved {
+                output::print_text(&format!("approved {name}\n"));
+            }
+            Ok(exit::OK)
+        }
         Command::Check { .. }
         | Command::SchemaConfig
         | Command::ImportMcp { .. }
@@ -219,6 +237,14 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
         | Command::Serve { .. } => {
             unreachable!("handled without a toolset")
         }
+    }
+}
+
+/// Remote tools withheld by tool pinning, one `withheld:` line each on stderr (`toolgate list`
+/// and `discover`).
+fn report_withheld(tools: &Toolset) {
+    for w in tools.withheld() {
+        output::write_err(&format!("withheld: {w}"));
     }
 }
 
@@ -383,6 +409,7 @@ fn toolset_and_config(config: Option<&Path>) -> Result<(Toolset, LoadedConfig), 
     let compiled = compiled_openapi_ids();
     let builder = toolgate::builtin::toolset(settings)
         .policy(&loaded.config.policy)
+        .config_dir(&base)
         .openapi_sources(
             &loaded.config.tools,
             &base,

@@ -9,14 +9,16 @@
 //! | --- | --- |
 //! | `POST/GET/DELETE /mcp` | MCP streamable HTTP (rmcp's server), both protocol eras |
 //! | `GET /sse`, `POST /message?sessionId=…` | the legacy HTTP+SSE transport (MCP 2024-11-05) |
-//! | `GET /tools`, `GET /tools/{name}`, `…/schema`, `…/metadata`, `POST /tools/{name}/call` | REST |
+//! | `GET /tools`, `GET /tools/{name}`, `…/schema`, `…/metadata`, `POST /tools/{name}/call`, `POST /calls` | REST |
 //! | `GET /sources`, `GET /healthz`, `GET /readyz`, `GET /openapi.json` | status and the API's own description |
+//! | `GET /metrics` | Prometheus metrics ([`metrics`]) |
 //!
 //! Every route checks `Host` and `Origin` first (DNS-rebinding protection, MCP 2025-11-25
 //! "Transports", security warning) and, when API keys are configured, the key (all but
 //! `/healthz` and `/readyz`).
 
 pub mod mcp;
+pub mod metrics;
 pub mod rest;
 mod security;
 
@@ -139,6 +141,7 @@ impl GatewayBuilder {
             Caller {
                 name: Some(name.into()),
                 roles: roles.into_iter().map(Into::into).collect(),
+                ..Caller::default()
             },
         ));
         self
@@ -186,6 +189,7 @@ impl GatewayBuilder {
                 Caller {
                     name: Some(key.name.clone()),
                     roles: key.roles.clone(),
+                    ..Caller::default()
                 },
             ));
         }
@@ -202,7 +206,9 @@ impl GatewayBuilder {
     }
 
     /// The gateway. It is ready (`/readyz` 200) except while [`Gateway::discover`] runs.
+    /// Installs the process's Prometheus recorder (`/metrics`) if none is yet.
     pub fn build(self) -> Gateway {
+        metrics::install();
         Gateway {
             inner: Arc::new(Inner {
                 toolset: self.toolset,
@@ -306,6 +312,13 @@ impl Gateway {
         if let Some(name) = &caller.name {
             ctx = ctx.caller(name.clone());
         }
+        if let Some(agent) = &caller.agent {
+            ctx = ctx.agent(agent.clone());
+        }
+        if let Some(task) = &caller.task {
+            ctx = ctx.task(task.clone());
+        }
+        ctx = ctx.traceparent(caller.traceparent_or_new());
         let call = self.toolset().call_with(name, args, ctx.build());
         tokio::pin!(call);
         tokio::select! {
@@ -324,7 +337,8 @@ impl Gateway {
         let router = axum::Router::new()
             .merge(mcp::http::router(self))
             .merge(mcp::sse::router(self))
-            .merge(rest::router(self));
+            .merge(rest::router(self))
+            .merge(metrics::router(self));
         security::layer(self, router)
     }
 

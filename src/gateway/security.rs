@@ -20,11 +20,53 @@ pub struct Caller {
     pub name: Option<String>,
     /// The roles calls run with.
     pub roles: Vec<String>,
+    /// The agent acting for the caller, from the `X-Toolgate-Agent` header (budgets per agent).
+    pub agent: Option<String>,
+    /// The task (conversation) the request is part of, from the `X-Toolgate-Task` header
+    /// (budgets per task).
+    pub task: Option<String>,
+    /// The W3C `traceparent` the request came with (the `traceparent` header, an MCP
+    /// request's `_meta.traceparent`), when valid; forwarded to the tool's backend.
+    pub traceparent: Option<String>,
+}
+
+impl Caller {
+    /// The request's `traceparent`, or a new one (a new trace) when it came without one.
+    pub fn traceparent_or_new(&self) -> String {
+        self.traceparent
+            .clone()
+            .unwrap_or_else(toolgate_runtime::trace_context::generate)
+    }
+
+    /// The identity calls and listings run under.
+    pub fn identity(&self) -> toolgate_runtime::Identity {
+        toolgate_runtime::Identity {
+            caller: self.name.clone(),
+            agent: self.agent.clone(),
+            roles: self.roles.clone(),
+            task: self.task.clone(),
+        }
+    }
+}
+
+/// The request header naming the agent acting for the caller.
+pub const AGENT_HEADER: &str = "x-toolgate-agent";
+/// The request header naming the task (conversation) a request is part of.
+pub const TASK_HEADER: &str = "x-toolgate-task";
+
+/// A header's value, trimmed, if present, valid text and not empty.
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
 }
 
 /// Routes that answer without an API key and whatever the `Host`: probes from an orchestrator
 /// reach them by the pod's address.
-const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
+const OPEN_PATHS: &[&str] = &["/healthz", "/readyz", "/metrics"];
 
 /// Wraps `router` in the checks, outermost first: body limit, Host/Origin, API key.
 pub(super) fn layer(gateway: &Gateway, router: axum::Router) -> axum::Router {
@@ -63,6 +105,11 @@ async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next:
             ToolError::new(ErrorKind::Network, "the gateway is shutting down").with_retryable(true);
         return refused(StatusCode::SERVICE_UNAVAILABLE, e);
     }
+    let mut caller = caller;
+    caller.agent = header_text(request.headers(), AGENT_HEADER);
+    caller.task = header_text(request.headers(), TASK_HEADER);
+    caller.traceparent = header_text(request.headers(), "traceparent")
+        .filter(|t| toolgate_runtime::trace_context::is_valid(t));
     request.extensions_mut().insert(caller);
     next.run(request).await
 }

@@ -480,3 +480,45 @@ fn a2a_check_refuses_bad_entries() {
         run.context()
     );
 }
+
+/// A call that runs out of time cancels its task, and the command waits for that cancel before
+/// it exits (a process that exits at once would drop the request). Streaming (the task id comes
+/// with the first event) and polling (`blocking: false`: it comes with the send's answer).
+#[test]
+fn a2a_a_timed_out_call_cancels_its_task_before_the_command_exits() {
+    for (impl_, cancel) in [("v1", "CancelTask"), ("v03", "tasks/cancel")] {
+        let agent = peers::a2a_echo(impl_, &[]);
+        let url = agent.url("");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("tools.yaml"),
+            format!(
+                "version: 1\ntools:\n  a2a:\n    - {{id: s, url: {url}, streaming: true}}\n    - {{id: p, url: {url}, streaming: false, blocking: false, poll_interval_ms: 50}}\n"
+            ),
+        )
+        .unwrap();
+        for tool in ["s.echo", "p.echo"] {
+            let mark = agent.log().len();
+            let run = toolgate_in(
+                dir.path(),
+                &[
+                    "call",
+                    tool,
+                    r#"{"text":"slow 5000"}"#,
+                    "--timeout-ms",
+                    "700",
+                ],
+                None,
+            );
+            assert_eq!(run.code, Some(1), "{}", run.context());
+            assert!(run.stderr.contains("timeout"), "{}", run.context());
+            // The cancel is in the agent's log by the time the command has exited.
+            let methods = rpc_methods(&agent.log()[mark..]);
+            assert_eq!(
+                methods.iter().filter(|m| *m == cancel).count(),
+                1,
+                "{impl_} {tool}: {methods:?}"
+            );
+        }
+    }
+}

@@ -538,6 +538,7 @@ fn the_openapi_document_validates_and_describes_every_route() {
         "getToolSchema",
         "getToolMetadata",
         "callTool",
+        "callTools",
         "listSources",
         "getHealth",
         "getReadiness",

@@ -40,6 +40,8 @@ pub const META_KEY: &str = "toolgate/a2a";
 
 /// The longest wait between two polls.
 const MAX_POLL_INTERVAL: Duration = Duration::from_secs(5);
+/// The shortest wait between two polls (after the first), whatever the configuration says.
+const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 /// How a call talks to the agent.
 #[derive(Debug, Clone, Copy)]
@@ -49,11 +51,16 @@ pub(crate) struct Mode {
     pub poll_interval: Duration,
 }
 
+/// Cancel requests still on their way, awaited (briefly) when the source closes, so that a
+/// command-line call that timed out still cancels its task before the process exits.
+pub(crate) type Pending = Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>;
+
 /// Cancels the task when the call is dropped before the task ended.
 struct CancelOnDrop {
     rpc: Arc<Rpc>,
     task_id: Option<String>,
     done: bool,
+    pending: Pending,
 }
 
 impl Drop for CancelOnDrop {
@@ -68,7 +75,7 @@ impl Drop for CancelOnDrop {
             return;
         };
         let rpc = self.rpc.clone();
-        handle.spawn(async move {
+        let spawned = handle.spawn(async move {
             let method = rpc.version.cancel_task_method();
             let sent = tokio::time::timeout(
                 Duration::from_secs(10),
@@ -81,6 +88,9 @@ impl Drop for CancelOnDrop {
                 Err(_) => tracing::warn!(source = %rpc.source, task = %task_id, "cancelling the task timed out"),
             }
         });
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        pending.retain(|h| !h.is_finished());
+        pending.push(spawned);
     }
 }
 
@@ -153,14 +163,19 @@ pub(crate) async fn call(
     message: Message,
     mode: Mode,
     ctx: &ToolContext,
+    pending: Pending,
 ) -> Result<ToolOutput, ToolError> {
     let mut guard = CancelOnDrop {
         rpc: rpc.clone(),
         task_id: None,
         done: false,
+        pending,
     };
     let cancelled = ctx.cancellation().clone();
-    let run = follow(&rpc, message, mode, &mut guard);
+    let run = crate::trace_context::CURRENT.scope(
+        ctx.traceparent().map(Arc::from),
+        follow(&rpc, message, mode, &mut guard),
+    );
     // The guard is dropped after this: when `follow` did not see the task end (the caller
     // cancelled, the deadline dropped this future, the connection broke), it cancels the task.
     tokio::select! {
@@ -293,7 +308,7 @@ async fn follow(
     let mut wait = mode.poll_interval;
     while !(p.state.is_terminal() || p.state.is_interrupted()) {
         tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(MAX_POLL_INTERVAL);
+        wait = (wait * 2).clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL);
         let method = rpc.version.get_task_method();
         let result = rpc.call(method, wire::task_params(&p.task_id)).await?;
         let task = match decode(rpc, method, &result)? {

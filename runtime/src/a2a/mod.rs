@@ -64,6 +64,9 @@ pub struct A2aOptions {
     pub max_response_bytes: usize,
     /// The longest a TCP/TLS connect may take (default 10 s).
     pub connect_timeout: Duration,
+    /// Hosts (exact, or `*.example.com`) that may receive credentials besides the card's own;
+    /// with credentials, a card naming an endpoint elsewhere is refused.
+    pub allow_hosts: Vec<String>,
 }
 
 impl Default for A2aOptions {
@@ -75,6 +78,7 @@ impl Default for A2aOptions {
             skill_schemas: BTreeMap::new(),
             max_response_bytes: 16 << 20,
             connect_timeout: Duration::from_secs(10),
+            allow_hosts: Vec::new(),
         }
     }
 }
@@ -94,6 +98,8 @@ struct Agent {
     auth: auth::Auth,
     connected: RwLock<Option<Connected>>,
     changes: watch::Sender<u64>,
+    /// Cancel requests of calls that ended before their task (awaited on close).
+    pending: call::Pending,
 }
 
 #[derive(Clone)]
@@ -154,6 +160,7 @@ impl A2aBackend {
                 auth,
                 connected: RwLock::new(None),
                 changes: watch::channel(0).0,
+                pending: call::Pending::default(),
             }),
         })
     }
@@ -174,6 +181,7 @@ impl A2aBackend {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.input_schema.clone()))
                 .collect(),
+            allow_hosts: agent.allow_hosts.clone(),
             ..A2aOptions::default()
         };
         Self::new(
@@ -241,6 +249,9 @@ impl A2aBackend {
                 )
             })?;
         let has_creds = creds.any();
+        if has_creds {
+            check_endpoint_host(&a.id, &fetched.url, &rpc_url, &a.options.allow_hosts)?;
+        }
         let rpc = Arc::new(rpc::Rpc::new(
             a.id.clone(),
             a.client.clone(),
@@ -273,6 +284,11 @@ impl A2aBackend {
                 }
             }
         }
+        for configured in a.options.skill_schemas.keys() {
+            if !card.skills.iter().any(|s| &s.id == configured) {
+                tracing::warn!(source = %a.id, skill = %configured, "tools.yaml gives an input schema for a skill the agent card does not list");
+            }
+        }
         tracing::debug!(source = %a.id, card = %card_url, endpoint = %card.rpc_url, version = card.version.as_str(), "A2A agent discovered");
         let connected = Connected {
             card,
@@ -282,6 +298,40 @@ impl A2aBackend {
         *a.connected.write().unwrap_or_else(|p| p.into_inner()) = Some(connected.clone());
         Ok(connected)
     }
+}
+
+/// With credentials, the JSON-RPC endpoint must be on the card's own host (scheme, host and
+/// port) or on one of `allow_hosts`: a card must not be able to send the token elsewhere.
+fn check_endpoint_host(
+    id: &str,
+    card: &reqwest::Url,
+    endpoint: &reqwest::Url,
+    allow_hosts: &[String],
+) -> Result<(), ToolError> {
+    let same_origin = card.scheme() == endpoint.scheme()
+        && card.host_str() == endpoint.host_str()
+        && card.port_or_known_default() == endpoint.port_or_known_default();
+    let host = endpoint.host_str().unwrap_or_default().to_ascii_lowercase();
+    let allowed = allow_hosts.iter().any(|h| {
+        let h = h.to_ascii_lowercase();
+        match h.strip_prefix("*.") {
+            Some(suffix) => host.ends_with(&format!(".{suffix}")),
+            None => host == h,
+        }
+    });
+    if same_origin || allowed {
+        return Ok(());
+    }
+    Err(ToolError::new(
+        ErrorKind::PermissionDenied,
+        format!(
+            "agent `{id}`: its card (at {}) names the endpoint {}://{}{} on another host; its credentials are not sent there. If that host is the agent's, add it to `allow_hosts` on the a2a entry",
+            card.origin().ascii_serialization(),
+            endpoint.scheme(),
+            host,
+            endpoint.port().map(|p| format!(":{p}")).unwrap_or_default(),
+        ),
+    ))
 }
 
 impl RemoteBackend for A2aBackend {
@@ -321,7 +371,15 @@ impl RemoteBackend for A2aBackend {
                 blocking: options.blocking,
                 poll_interval: options.poll_interval,
             };
-            call::call(connected.rpc, &tool.name, message, mode, ctx).await
+            call::call(
+                connected.rpc,
+                &tool.name,
+                message,
+                mode,
+                ctx,
+                self.inner.pending.clone(),
+            )
+            .await
         })
     }
 
@@ -338,8 +396,23 @@ impl RemoteBackend for A2aBackend {
         })
     }
 
+    /// Waits (at most 5 s) for the cancel requests of calls that ended before their task, so
+    /// that a process exiting right after a timed-out call still cancels the task.
     fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
+        Box::pin(async move {
+            let pending: Vec<_> =
+                std::mem::take(&mut *self.inner.pending.lock().unwrap_or_else(|p| p.into_inner()));
+            if pending.is_empty() {
+                return;
+            }
+            let all = futures::future::join_all(pending);
+            if tokio::time::timeout(Duration::from_secs(5), all)
+                .await
+                .is_err()
+            {
+                tracing::warn!(source = %self.inner.id, "cancel requests still pending at close");
+            }
+        })
     }
 
     fn changes(&self) -> watch::Receiver<u64> {

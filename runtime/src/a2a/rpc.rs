@@ -98,12 +98,19 @@ impl Rpc {
     ) -> reqwest::RequestBuilder {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        self.client
+        let request = self
+            .client
             .post(self.url.clone())
             .headers(self.headers.clone())
             .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, accept)
-            .body(body.to_string())
+            .header(ACCEPT, accept);
+        // The call's trace goes on (W3C Trace Context), scoped by `call::call`.
+        let request =
+            match crate::trace_context::current().and_then(|t| HeaderValue::from_str(&t).ok()) {
+                Some(traceparent) => request.header("traceparent", traceparent),
+                None => request,
+            };
+        request.body(body.to_string())
     }
 
     /// Sends `method` and returns its `result`.

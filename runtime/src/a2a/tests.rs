@@ -541,3 +541,55 @@ async fn json_rpc_errors_map_to_kinds_with_the_agents_message() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Protocol);
 }
+
+/// With credentials, a card must not send them to another host (unless `allow_hosts` says so).
+#[tokio::test]
+async fn credentials_go_only_to_the_cards_host_or_allowed_hosts() {
+    let elsewhere = TestServer::start(vec![rpc_result(
+        json!({"kind": "message", "messageId": "r",
+        "role": "agent", "parts": [{"kind": "text", "text": "got it"}]}),
+    )])
+    .await;
+    // The card is on 127.0.0.1; the endpoint it names is `localhost` (another host).
+    let endpoint = elsewhere.base.replace("127.0.0.1", "localhost");
+    let card = c31_card(&format!("{endpoint}/a2a"));
+    let auth = toolgate_spec::config::AuthConfig::Bearer(
+        toolgate_spec::config::Interpolated::new("s3cret-token").unwrap(),
+    );
+    let card_server = TestServer::start(vec![ok_json(&card)]).await;
+    let with_token = A2aBackend::new(
+        "p",
+        None,
+        Some(&card_server.base),
+        Some(&auth),
+        A2aOptions::default(),
+    )
+    .unwrap();
+    let e = with_token.list_tools().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::PermissionDenied);
+    assert!(
+        e.message().contains("another host") && e.message().contains("allow_hosts"),
+        "{e}"
+    );
+    assert!(!e.message().contains("s3cret-token"));
+    assert!(elsewhere.requests().is_empty(), "nothing was sent there");
+    // Allowed: the call goes there, with the token.
+    let options = A2aOptions {
+        allow_hosts: vec!["localhost".into()],
+        ..A2aOptions::default()
+    };
+    let allowed =
+        A2aBackend::new("p", None, Some(&card_server.base), Some(&auth), options).unwrap();
+    let tool = allowed.list_tools().await.unwrap().remove(0);
+    allowed
+        .call(&tool, "plan", json!({"text": "x"}), &ToolContext::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        elsewhere.requests()[0].header("authorization"),
+        Some("Bearer s3cret-token")
+    );
+    // Without credentials, another host is fine.
+    let anonymous = backend(None, Some(&card_server.base));
+    assert!(anonymous.list_tools().await.is_ok());
+}

@@ -42,7 +42,7 @@ pub fn input_schema(schema: Option<&Value>) -> Value {
         None => json!({
             "type": "object",
             "properties": {
-                TEXT_ARG: {"type": "string", "description": "The message to send to the agent."}
+                TEXT_ARG: {"type": "string", "minLength": 1, "description": "The message to send to the agent."}
             },
             "required": [TEXT_ARG],
             "additionalProperties": false

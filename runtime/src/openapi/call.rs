@@ -184,11 +184,18 @@ pub(crate) struct Received {
 pub(crate) async fn send(
     tool: &str,
     client: &reqwest::Client,
-    request: reqwest::Request,
+    mut request: reqwest::Request,
     limit: u64,
     timeout: Option<Duration>,
     ctx: &ToolContext,
 ) -> Result<Received, ToolError> {
+    // The caller's trace goes on (W3C Trace Context); a value that is not a valid header is
+    // not sent (the gateway only accepts valid ones).
+    if let Some(traceparent) = ctx.traceparent()
+        && let Ok(value) = HeaderValue::from_str(traceparent)
+    {
+        request.headers_mut().insert("traceparent", value);
+    }
     let host = request.url().host_str().unwrap_or_default().to_string();
     let work = async {
         let mut response = client

@@ -21,18 +21,16 @@
 //! any inner service). A tool's stack is built once, on its first call, with only the layers its
 //! effective policy turns on ([`Pipeline::service`]), then reused.
 
-// Some layers are still stubs (see each file); their state and inputs come into use as they land.
-#![allow(dead_code)]
-
 mod arguments;
-mod authorize;
+pub(crate) mod authorize;
 mod backend;
 mod breaker;
-mod budget;
+pub(crate) mod budget;
 mod cache;
 mod concurrency;
 mod deadline;
 mod fallback;
+pub mod pinning;
 mod rate_limit;
 mod retry;
 mod telemetry;
@@ -53,6 +51,11 @@ use crate::{BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolS
 
 pub use backend::Backend;
 pub use deadline::TimeoutLayer;
+pub(crate) use telemetry::record_gauges;
+pub use telemetry::{
+    CACHE_HITS_TOTAL, CACHE_MISSES_TOTAL, CALL_DURATION_SECONDS, CALLS_TOTAL,
+    CIRCUIT_BREAKER_STATE, RATE_LIMITED_TOTAL, SPEND_MICROS_TOTAL, describe_metrics,
+};
 pub use validate::ValidateLayer;
 
 /// One tool call on its way through the pipeline.
@@ -148,9 +151,8 @@ pub(crate) struct Shared {
     pub rate_limits: rate_limit::State,
     pub concurrency: concurrency::State,
     pub breakers: breaker::State,
-    pub budgets: budget::State,
+    pub budgets: Arc<budget::State>,
     pub cache: cache::State,
-    pub telemetry: telemetry::State,
 }
 
 /// What a layer's constructor gets: the pipeline (shared state, config), the tool, and its

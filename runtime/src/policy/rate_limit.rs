@@ -1,14 +1,617 @@
-//! The rate limit layer (GCRA, `governor`): per tool, per source, per caller.
+//! The rate limit layer (GCRA, [`governor`]): per tool, per source, per caller.
+//!
+//! Three buckets, each turned on by its own knob (`N/s`, `N/m` or `N/h`, see
+//! [`parse_rate_limit`]):
+//!
+//! | knob | bucket |
+//! | --- | --- |
+//! | `rate_limit` (the tool's effective policy) | one per tool |
+//! | `caller_rate_limit` (the tool's effective policy) | one per tool and caller (`ctx.caller()`; every anonymous call shares one) |
+//! | `source_rate_limit` (the source's policy) | one per source, shared by all of its tools |
+//!
+//! A limit of `N/period` lets a burst of `N` calls through at once, then one call every
+//! `period / N` (GCRA: the bucket refills steadily, it is not a fixed window).
+//!
+//! The buckets live in the toolset's [`State`], keyed by tool, source and caller, so that a
+//! tool's stack built again (a remote tool listed with a new descriptor) keeps its budget.
+//!
+//! # Order of the checks
+//! governor cannot look at a bucket without taking from it, so the buckets are checked one by
+//! one, narrowest first: caller, then tool, then source. A call refused by one bucket takes
+//! nothing from the buckets after it: a caller over its own limit never drains the tool's or
+//! the source's shared budget, and a tool over its limit never drains its source's. A call
+//! refused by the tool or source bucket has used one token of the buckets checked before it.
+//!
+//! # Errors
+//! `rate_limited`, with `retry_after` the earliest time the refusing bucket lets a call through
+//! (governor's [`NotUntil`]), and a message naming the tool and the limit: ``tool `calc`: rate
+//! limit 5/s reached; retry in 180 ms``. `details`: `{"tool", "scope": "tool" | "caller" |
+//! "source", "limit", "caller"?, "source"?}`. Nothing further runs.
 
-use tower::layer::util::Identity;
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::ops::Add;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
 
-use super::LayerInputs;
+use governor::clock::{Clock, Reference};
+use governor::middleware::NoOpMiddleware;
+use governor::nanos::Nanos;
+use governor::state::keyed::DashMapStateStore;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{NotUntil, Quota, RateLimiter};
+use serde_json::json;
+use tower::{Layer, Service};
 
-/// What this layer shares across tools and calls.
+use toolgate_spec::config::{RateLimit, parse_rate_limit};
+
+use super::{Call, CallFuture, LayerInputs};
+use crate::{ErrorKind, ToolError, ToolOutput};
+
+/// The caller key of anonymous calls (no caller in the context): they share one bucket.
+const ANONYMOUS: &str = "";
+
+/// A keyed limiter drops its idle keys once it holds more than this many.
+const MAX_KEYS: usize = 10_000;
+
+/// governor's clock reading tokio's: the same instants as `std::time::Instant` in a running
+/// program, and tokio's paused clock in tests.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TokioClock;
+
+/// An instant of [`TokioClock`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct TokioInstant(tokio::time::Instant);
+
+impl Add<Nanos> for TokioInstant {
+    type Output = Self;
+
+    fn add(self, other: Nanos) -> Self {
+        Self(self.0 + Duration::from(other))
+    }
+}
+
+impl Reference for TokioInstant {
+    fn duration_since(&self, earlier: Self) -> Nanos {
+        self.0.saturating_duration_since(earlier.0).into()
+    }
+
+    fn saturating_sub(&self, duration: Nanos) -> Self {
+        Self(self.0.checked_sub(duration.into()).unwrap_or(self.0))
+    }
+}
+
+impl Clock for TokioClock {
+    type Instant = TokioInstant;
+
+    fn now(&self) -> TokioInstant {
+        TokioInstant(tokio::time::Instant::now())
+    }
+}
+
+type Direct = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<TokioInstant>>;
+type Keyed =
+    RateLimiter<String, DashMapStateStore<String>, TokioClock, NoOpMiddleware<TokioInstant>>;
+
+/// The buckets of one toolset, shared by every tool's stack.
 #[derive(Default)]
-pub(crate) struct State;
+pub(crate) struct State {
+    /// Per tool, by tool name (`rate_limit`).
+    tools: Buckets<Direct>,
+    /// Per tool, keyed by caller inside (`caller_rate_limit`).
+    callers: Buckets<Keyed>,
+    /// Per source, by source id (`source_rate_limit`).
+    sources: Buckets<Direct>,
+}
 
-/// The layer for a tool, when its policy turns it on.
-pub(crate) fn layer(_: &LayerInputs<'_>) -> Option<Identity> {
-    None
+/// Limiters by name and limit (a name only ever has one limit in one toolset; the limit in the
+/// key keeps two configurations from sharing a bucket by accident).
+struct Buckets<L>(Mutex<HashMap<(String, u32, Duration), Arc<L>>>);
+
+impl<L> Default for Buckets<L> {
+    fn default() -> Self {
+        Self(Mutex::default())
+    }
+}
+
+impl<L> Buckets<L> {
+    fn get(&self, name: &str, limit: RateLimit, make: impl FnOnce(Quota) -> L) -> Arc<L> {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = map
+            .entry((name.to_string(), limit.calls, limit.per))
+            .or_insert_with(|| Arc::new(make(quota(limit))));
+        Arc::clone(entry)
+    }
+}
+
+/// `calls` per `per`: a burst of `calls`, refilled one every `per / calls`.
+fn quota(limit: RateLimit) -> Quota {
+    let burst = NonZeroU32::new(limit.calls).unwrap_or(NonZeroU32::MIN);
+    let period = limit.per / burst.get();
+    Quota::with_period(period.max(Duration::from_nanos(1)))
+        .unwrap_or_else(|| Quota::per_second(burst))
+        .allow_burst(burst)
+}
+
+/// `5/s`, `100/m`, `1000/h` (or `N/<seconds>s` for another period).
+fn limit_text(limit: RateLimit) -> String {
+    match limit.per.as_secs() {
+        1 => format!("{}/s", limit.calls),
+        60 => format!("{}/m", limit.calls),
+        3600 => format!("{}/h", limit.calls),
+        _ => format!("{}/{}s", limit.calls, limit.per.as_secs_f64()),
+    }
+}
+
+/// One configured bucket: the limiter and what the limit reads like.
+struct Bucket<L> {
+    limiter: Arc<L>,
+    limit: String,
+}
+
+/// What the layer checks for one tool.
+struct Limits {
+    tool: String,
+    per_caller: Option<Bucket<Keyed>>,
+    per_tool: Option<Bucket<Direct>>,
+    per_source: Option<(String, Bucket<Direct>)>,
+}
+
+/// Refuses calls over the tool's, its caller's or its source's rate limit with `rate_limited`.
+#[derive(Clone)]
+pub(crate) struct RateLimitLayer {
+    limits: Arc<Limits>,
+}
+
+/// Parses the knob `key` of `tool`'s policy; a value that does not parse (tools.yaml is
+/// checked when loaded, so only a policy built in code) is logged and ignored.
+fn parsed(tool: &str, key: &str, text: Option<&String>) -> Option<RateLimit> {
+    let text = text?;
+    match parse_rate_limit(text) {
+        Ok(limit) => Some(limit),
+        Err(e) => {
+            tracing::error!(tool, "policy `{key}` ignored: {e}");
+            None
+        }
+    }
+}
+
+/// The layer for a tool, when its policy sets `rate_limit` or `caller_rate_limit`, or its
+/// source's policy sets `source_rate_limit`.
+pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<RateLimitLayer> {
+    let tool = &inputs.tool.name;
+    let source = &inputs.tool.source;
+    let state = &inputs.pipeline.shared.rate_limits;
+    let per_tool = parsed(tool, "rate_limit", inputs.policy.rate_limit.as_ref()).map(|l| Bucket {
+        limiter: state.tools.get(tool, l, |q| {
+            RateLimiter::new(q, InMemoryState::default(), TokioClock)
+        }),
+        limit: limit_text(l),
+    });
+    let per_caller = parsed(
+        tool,
+        "caller_rate_limit",
+        inputs.policy.caller_rate_limit.as_ref(),
+    )
+    .map(|l| Bucket {
+        limiter: state.callers.get(tool, l, |q| {
+            RateLimiter::new(q, DashMapStateStore::default(), TokioClock)
+        }),
+        limit: limit_text(l),
+    });
+    let per_source = parsed(
+        tool,
+        "source_rate_limit",
+        inputs.source_policy.source_rate_limit.as_ref(),
+    )
+    .map(|l| {
+        let bucket = Bucket {
+            limiter: state.sources.get(source, l, |q| {
+                RateLimiter::new(q, InMemoryState::default(), TokioClock)
+            }),
+            limit: limit_text(l),
+        };
+        (source.clone(), bucket)
+    });
+    if per_tool.is_none() && per_caller.is_none() && per_source.is_none() {
+        return None;
+    }
+    Some(RateLimitLayer {
+        limits: Arc::new(Limits {
+            tool: tool.clone(),
+            per_caller,
+            per_tool,
+            per_source,
+        }),
+    })
+}
+
+impl Limits {
+    /// Takes one token of each bucket, narrowest first (see the module docs); the first
+    /// refusal is the call's error.
+    fn check(&self, caller: Option<&str>) -> Result<(), ToolError> {
+        if let Some(b) = &self.per_caller {
+            let key = caller.unwrap_or(ANONYMOUS).to_string();
+            let result = b.limiter.check_key(&key);
+            if b.limiter.len() > MAX_KEYS {
+                b.limiter.retain_recent();
+            }
+            if let Err(not_until) = result {
+                let who = match caller {
+                    Some(c) => format!("caller `{c}`"),
+                    None => "anonymous callers".to_string(),
+                };
+                let mut details = self.details("caller", &b.limit);
+                details["caller"] = json!(caller);
+                return Err(self.refused(
+                    &format!("rate limit {} per caller ({who}) reached", b.limit),
+                    &not_until,
+                    details,
+                ));
+            }
+        }
+        if let Some(b) = &self.per_tool
+            && let Err(not_until) = b.limiter.check()
+        {
+            return Err(self.refused(
+                &format!("rate limit {} reached", b.limit),
+                &not_until,
+                self.details("tool", &b.limit),
+            ));
+        }
+        if let Some((source, b)) = &self.per_source
+            && let Err(not_until) = b.limiter.check()
+        {
+            let mut details = self.details("source", &b.limit);
+            details["source"] = json!(source);
+            return Err(self.refused(
+                &format!(
+                    "rate limit {} of source `{source}` (shared by its tools) reached",
+                    b.limit
+                ),
+                &not_until,
+                details,
+            ));
+        }
+        Ok(())
+    }
+
+    fn details(&self, scope: &str, limit: &str) -> serde_json::Value {
+        json!({"tool": self.tool, "scope": scope, "limit": limit})
+    }
+
+    /// `rate_limited` for this tool: `what` was reached, retry after governor's earliest time.
+    fn refused(
+        &self,
+        what: &str,
+        not_until: &NotUntil<TokioInstant>,
+        details: serde_json::Value,
+    ) -> ToolError {
+        let wait = not_until.wait_time_from(TokioClock.now());
+        ToolError::new(
+            ErrorKind::RateLimited,
+            format!(
+                "tool `{}`: {what}; retry in {} ms",
+                self.tool,
+                wait.as_micros().div_ceil(1000)
+            ),
+        )
+        .with_retry_after(wait)
+        .with_details(details)
+    }
+}
+
+impl<S> Layer<S> for RateLimitLayer {
+    type Service = RateLimited<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RateLimited {
+            limits: Arc::clone(&self.limits),
+            inner,
+        }
+    }
+}
+
+/// The service of [`RateLimitLayer`].
+#[derive(Clone)]
+pub(crate) struct RateLimited<S> {
+    limits: Arc<Limits>,
+    inner: S,
+}
+
+impl<S> Service<Call> for RateLimited<S>
+where
+    S: Service<Call, Response = ToolOutput, Error = ToolError>,
+    S::Future: Send + 'static,
+{
+    type Response = ToolOutput;
+    type Error = ToolError;
+    type Future = CallFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), ToolError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: Call) -> CallFuture {
+        match self.limits.check(call.ctx.caller()) {
+            Ok(()) => Box::pin(self.inner.call(call)),
+            Err(e) => {
+                tracing::debug!(tool = %self.limits.tool, error = %e, "call refused by a rate limit");
+                Box::pin(std::future::ready(Err(e)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::Value;
+    use toolgate_spec::config::{PolicyConfig, ToolPolicy};
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::policy::{CallReport, Pipeline};
+    use crate::testing::StubSource;
+    use crate::{ToolContext, ToolDescriptor, ToolSource};
+
+    /// Counts the calls that reach it and answers `ok`.
+    #[derive(Clone, Default)]
+    struct Counter(Arc<AtomicUsize>);
+
+    impl Service<Call> for Counter {
+        type Response = ToolOutput;
+        type Error = ToolError;
+        type Future = CallFuture;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), ToolError>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: Call) -> CallFuture {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(std::future::ready(Ok(ToolOutput::text("ok"))))
+        }
+    }
+
+    impl Counter {
+        fn count(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    fn descriptor(name: &str, source: &str) -> Arc<ToolDescriptor> {
+        Arc::new(ToolDescriptor {
+            name: name.into(),
+            source: source.into(),
+            input_schema: serde_json::json!({"type": "object"}),
+            ..ToolDescriptor::default()
+        })
+    }
+
+    /// The policy section, written as JSON (the runtime has no YAML parser).
+    fn policy(json: &str) -> PolicyConfig {
+        serde_json::from_str(json).expect("policy JSON")
+    }
+
+    /// The stack `rate limit → counter` of `tool` under `config` (None when no limit is on).
+    fn stack(
+        pipeline: &Pipeline,
+        tool: &Arc<ToolDescriptor>,
+        counter: &Counter,
+    ) -> Option<RateLimited<Counter>> {
+        let p = pipeline.config.effective(&tool.name, &tool.source);
+        let sp = pipeline.config.source_policy(&tool.source);
+        let inputs = LayerInputs {
+            pipeline,
+            tool,
+            policy: &p,
+            source_policy: &sp,
+        };
+        layer(&inputs).map(|l| l.layer(counter.clone()))
+    }
+
+    fn call(tool: &Arc<ToolDescriptor>, caller: Option<&str>) -> Call {
+        let mut ctx = ToolContext::builder();
+        if let Some(c) = caller {
+            ctx = ctx.caller(c);
+        }
+        Call {
+            tool: Arc::clone(tool),
+            source: Arc::new(StubSource::new(&tool.source)) as Arc<dyn ToolSource>,
+            args: Value::Null,
+            ctx: ctx.build(),
+            report: Arc::new(CallReport::default()),
+            caller_left: None,
+            watch_cancel: false,
+        }
+    }
+
+    async fn run(
+        svc: &RateLimited<Counter>,
+        tool: &Arc<ToolDescriptor>,
+        caller: Option<&str>,
+    ) -> Result<ToolOutput, ToolError> {
+        svc.clone().oneshot(call(tool, caller)).await
+    }
+
+    fn pipeline(config: PolicyConfig) -> Pipeline {
+        Pipeline::new(None, None, config)
+    }
+
+    #[test]
+    fn off_without_a_limit() {
+        let p = pipeline(PolicyConfig::default());
+        let t = descriptor("a", "local");
+        assert!(stack(&p, &t, &Counter::default()).is_none());
+        let p = pipeline(PolicyConfig {
+            tools: [(
+                "a".into(),
+                ToolPolicy {
+                    concurrency: Some(1),
+                    ..ToolPolicy::default()
+                },
+            )]
+            .into(),
+            ..PolicyConfig::default()
+        });
+        assert!(stack(&p, &t, &Counter::default()).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_of_20_at_5_per_second_lets_5_through() {
+        let p = pipeline(policy(r#"{"tools": {"calc": {"rate_limit": "5/s"}}}"#));
+        let t = descriptor("calc", "local");
+        let counter = Counter::default();
+        let svc = stack(&p, &t, &counter).expect("layer on");
+        let mut ok = 0;
+        let mut refused = Vec::new();
+        for _ in 0..20 {
+            match run(&svc, &t, None).await {
+                Ok(_) => ok += 1,
+                Err(e) => refused.push(e),
+            }
+        }
+        assert_eq!((ok, refused.len(), counter.count()), (5, 15, 5));
+        let e = &refused[0];
+        assert_eq!(e.kind(), ErrorKind::RateLimited);
+        assert!(e.is_retryable());
+        // One call every 200 ms: the next one is 200 ms away (the clock is paused).
+        assert_eq!(e.retry_after(), Some(Duration::from_millis(200)));
+        assert_eq!(
+            e.message(),
+            "tool `calc`: rate limit 5/s reached; retry in 200 ms"
+        );
+        assert_eq!(e.details().unwrap()["scope"], "tool");
+
+        // The bucket refills steadily: 200 ms later one more call, not five.
+        tokio::time::advance(Duration::from_millis(200)).await;
+        assert!(run(&svc, &t, None).await.is_ok());
+        let e = run(&svc, &t, None).await.unwrap_err();
+        assert_eq!(e.retry_after(), Some(Duration::from_millis(200)));
+        tokio::time::advance(Duration::from_millis(120)).await;
+        let e = run(&svc, &t, None).await.unwrap_err();
+        assert_eq!(e.retry_after(), Some(Duration::from_millis(80)));
+        assert!(e.message().ends_with("retry in 80 ms"), "{}", e.message());
+        // A full second later, a full burst again.
+        tokio::time::advance(Duration::from_secs(1)).await;
+        for _ in 0..5 {
+            assert!(run(&svc, &t, None).await.is_ok());
+        }
+        assert!(run(&svc, &t, None).await.is_err());
+        assert_eq!(counter.count(), 11);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_tool_has_its_own_bucket_and_a_rebuilt_stack_keeps_it() {
+        let p = pipeline(policy(r#"{"defaults": {"rate_limit": "2/m"}}"#));
+        let (a, b) = (descriptor("a", "local"), descriptor("b", "local"));
+        let counter = Counter::default();
+        let sa = stack(&p, &a, &counter).unwrap();
+        let sb = stack(&p, &b, &counter).unwrap();
+        for _ in 0..2 {
+            assert!(run(&sa, &a, None).await.is_ok());
+            assert!(run(&sb, &b, None).await.is_ok());
+        }
+        let e = run(&sa, &a, None).await.unwrap_err();
+        assert!(e.message().starts_with("tool `a`: rate limit 2/m reached"));
+        assert_eq!(e.retry_after(), Some(Duration::from_secs(30)));
+        // The same tool's stack built again (a new descriptor) shares the spent bucket.
+        let again = stack(&p, &descriptor("a", "local"), &counter).unwrap();
+        assert!(run(&again, &a, None).await.is_err());
+        assert_eq!(counter.count(), 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_source_limit_is_shared_by_its_tools() {
+        let p = pipeline(policy(
+            r#"{"sources": {"gh": {"source_rate_limit": "3/s"}}, "tools": {"gh.b": {"source_rate_limit": "100/s"}}}"#,
+        ));
+        let (a, b, other) = (
+            descriptor("gh.a", "gh"),
+            descriptor("gh.b", "gh"),
+            descriptor("x", "local"),
+        );
+        let counter = Counter::default();
+        let sa = stack(&p, &a, &counter).unwrap();
+        // Read from the source's policy: a tool entry cannot raise it.
+        let sb = stack(&p, &b, &counter).unwrap();
+        assert!(stack(&p, &other, &counter).is_none());
+        assert!(run(&sa, &a, None).await.is_ok());
+        assert!(run(&sb, &b, None).await.is_ok());
+        assert!(run(&sa, &a, None).await.is_ok());
+        let e = run(&sb, &b, None).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::RateLimited);
+        assert!(
+            e.message()
+                .starts_with("tool `gh.b`: rate limit 3/s of source `gh`"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.details().unwrap()["source"], "gh");
+        assert!(run(&sa, &a, None).await.is_err());
+        assert_eq!(counter.count(), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_caller_has_its_own_budget_per_tool() {
+        let p = pipeline(policy(r#"{"defaults": {"caller_rate_limit": "2/s"}}"#));
+        let (a, b) = (descriptor("a", "local"), descriptor("b", "local"));
+        let counter = Counter::default();
+        let sa = stack(&p, &a, &counter).unwrap();
+        let sb = stack(&p, &b, &counter).unwrap();
+        for who in [Some("alice"), Some("bob"), None] {
+            assert!(run(&sa, &a, who).await.is_ok());
+            assert!(run(&sa, &a, who).await.is_ok());
+            let e = run(&sa, &a, who).await.unwrap_err();
+            assert_eq!(e.details().unwrap()["scope"], "caller");
+            let named = match who {
+                Some(c) => format!("(caller `{c}`) reached"),
+                None => "(anonymous callers) reached".into(),
+            };
+            assert!(e.message().contains(&named), "{}", e.message());
+            assert!(e.message().contains("2/s per caller"), "{}", e.message());
+        }
+        // Another tool: another budget for the same caller.
+        assert!(run(&sb, &b, Some("alice")).await.is_ok());
+        assert_eq!(counter.count(), 7);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_caller_over_its_limit_does_not_drain_the_shared_buckets() {
+        let p = pipeline(policy(
+            r#"{"tools": {"a": {"caller_rate_limit": "1/s", "rate_limit": "3/s"}}}"#,
+        ));
+        let a = descriptor("a", "local");
+        let counter = Counter::default();
+        let sa = stack(&p, &a, &counter).unwrap();
+        assert!(run(&sa, &a, Some("noisy")).await.is_ok());
+        for _ in 0..10 {
+            let e = run(&sa, &a, Some("noisy")).await.unwrap_err();
+            assert_eq!(e.details().unwrap()["scope"], "caller");
+        }
+        // The tool's bucket still has 2 of its 3 calls.
+        assert!(run(&sa, &a, Some("x")).await.is_ok());
+        assert!(run(&sa, &a, Some("y")).await.is_ok());
+        let e = run(&sa, &a, Some("z")).await.unwrap_err();
+        assert_eq!(e.details().unwrap()["scope"], "tool");
+        assert_eq!(counter.count(), 3);
+    }
+
+    #[test]
+    fn limits_read_as_written() {
+        let l = |calls, secs| RateLimit {
+            calls,
+            per: Duration::from_secs(secs),
+        };
+        assert_eq!(limit_text(l(5, 1)), "5/s");
+        assert_eq!(limit_text(l(100, 60)), "100/m");
+        assert_eq!(limit_text(l(7, 3600)), "7/h");
+        // 7/s: a refill every 1/7 s, a burst of 7.
+        let q = quota(l(7, 1));
+        assert_eq!(q.burst_size().get(), 7);
+        assert_eq!(q.replenish_interval(), Duration::from_secs(1) / 7);
+    }
 }

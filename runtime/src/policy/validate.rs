@@ -139,8 +139,17 @@ where
 /// One log line per changed argument: a warning for a stripped key, info for a coercion.
 fn log_coercions(tool: &str, coercions: &[Coercion]) {
     for c in coercions {
-        let from = crate::validate::short(&c.from);
-        let to = c.to.as_ref().map(crate::validate::short);
+        // A credential's value (`/password`, `/auth/api_key`) is never logged.
+        let secret = c.pointer.split('/').any(crate::redact::is_credential_key);
+        let shown = |v: &serde_json::Value| {
+            if secret {
+                crate::redact::MASK.to_string()
+            } else {
+                crate::validate::short(&crate::redact::redact_value(v))
+            }
+        };
+        let from = shown(&c.from);
+        let to = c.to.as_ref().map(shown);
         match c.kind {
             crate::CoercionKind::Stripped => tracing::warn!(
                 tool,

@@ -25,6 +25,8 @@ pub struct ToolsetBuilder {
     validation: Option<Validation>,
     /// The `policy:` section the pipeline's layers read.
     policy: PolicyConfig,
+    /// The directory relative paths of the `policy:` section (the approvals file) start from.
+    config_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ToolsetBuilder {
@@ -38,6 +40,7 @@ impl Default for ToolsetBuilder {
             default_timeout: None,
             validation: Some(Validation::default()),
             policy: PolicyConfig::default(),
+            config_dir: None,
         }
     }
 }
@@ -221,12 +224,37 @@ impl ToolsetBuilder {
         self
     }
 
+    /// The directory of the tools.yaml the [`policy`](Self::policy) comes from: the
+    /// `policy.pinning.file` is relative to it (default: the current directory).
+    pub fn config_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.config_dir = Some(dir.into());
+        self
+    }
+
     /// Builds the toolset.
     ///
     /// # Errors
     /// [`BuildError::MissingState`] when a compiled tool takes a `State<T>` that was not given;
-    /// [`BuildError::DuplicateSource`] / [`BuildError::DuplicateTool`] when sources clash.
+    /// [`BuildError::DuplicateSource`] / [`BuildError::DuplicateTool`] when sources clash;
+    /// [`BuildError::Source`] (source `policy.pinning`) when the approvals file cannot be read.
     pub fn build(self) -> Result<Toolset, BuildError> {
+        let pins = match &self.policy.pinning {
+            Some(p) => {
+                let file = match &self.config_dir {
+                    Some(dir) => dir.join(&p.file),
+                    None => std::path::PathBuf::from(&p.file),
+                };
+                Some(
+                    crate::policy::pinning::Pins::load(file, p.approve_new).map_err(|message| {
+                        BuildError::Source {
+                            source_id: "policy.pinning".into(),
+                            message,
+                        }
+                    })?,
+                )
+            }
+            None => None,
+        };
         let mut sources = self.overlays;
         let overlays = sources.len();
         if let Some(factory) = self.static_source {
@@ -272,6 +300,7 @@ impl ToolsetBuilder {
                     self.default_timeout,
                     self.policy,
                 ),
+                pins,
             }),
         })
     }

@@ -48,6 +48,8 @@ struct Inner {
     blocking_runtime: OnceLock<Result<tokio::runtime::Runtime, String>>,
     /// The policy layers every call goes through, and each tool's built stack.
     pipeline: crate::policy::Pipeline,
+    /// Tool pinning of remote tools (`policy.pinning`), when configured.
+    pins: Option<crate::policy::pinning::Pins>,
 }
 
 /// A tool name offered by two sources: see [`Toolset::name_conflicts`].
@@ -118,19 +120,120 @@ impl Toolset {
 
     /// Every tool of every source, in source order then each source's order (a tool shadowed by
     /// an [overlay](ToolsetBuilder::overlay) is listed once, as the overlay's).
+    ///
+    /// A remote tool withheld by [pinning](crate::policy::pinning) is left out (see
+    /// [`withheld`](Self::withheld)).
     pub fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
         let mut seen = std::collections::HashSet::new();
         self.inner
             .sources
             .iter()
-            .flat_map(|s| s.tools())
-            .filter(|d| seen.insert(d.name.clone()))
+            .flat_map(|s| s.tools().into_iter().map(move |d| (s, d)))
+            .filter(|(_, d)| seen.insert(d.name.clone()))
+            .filter(|(s, d)| self.pin_state(s, d).is_none())
+            .map(|(_, d)| d)
             .collect()
     }
 
-    /// The tool called `name`, if any source offers it.
+    /// The tools `identity` may call ([`tools`](Self::tools) less those its roles, the
+    /// `policy.rules` or `requires_auth` refuse it): what a caller is shown.
+    pub fn tools_for(&self, identity: &crate::Identity) -> Vec<Arc<ToolDescriptor>> {
+        let mut tools = self.tools();
+        tools.retain(|d| self.may_call(d, identity));
+        tools
+    }
+
+    /// Whether `identity` may call `tool` (its roles, the `policy.rules`, `requires_auth`).
+    pub fn may_call(&self, tool: &ToolDescriptor, identity: &crate::Identity) -> bool {
+        crate::policy::authorize::allowed(&self.inner.pipeline.config, tool, identity).is_ok()
+    }
+
+    /// The tool called `name`, if any source offers it (and pinning does not withhold it).
     pub fn describe(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
-        self.resolve(name).map(|(_, d)| d)
+        self.resolve(name)
+            .filter(|(s, d)| self.pin_state(s, d).is_none())
+            .map(|(_, d)| d)
+    }
+
+    /// Why pinning withholds `d` of source `s`, if it does.
+    fn pin_state(
+        &self,
+        s: &Arc<dyn ToolSource>,
+        d: &Arc<ToolDescriptor>,
+    ) -> Option<crate::policy::pinning::PinState> {
+        let pins = self.inner.pins.as_ref()?;
+        crate::policy::pinning::is_remote(s.kind())
+            .then(|| pins.verdict(d))
+            .flatten()
+    }
+
+    /// The remote tools pinning withholds now (new and not approved, or changed since approved),
+    /// in source order; empty without `policy.pinning`.
+    pub fn withheld(&self) -> Vec<crate::policy::pinning::Withheld> {
+        self.inner
+            .sources
+            .iter()
+            .flat_map(|s| s.tools().into_iter().map(move |d| (s, d)))
+            .filter_map(|(s, d)| {
+                self.pin_state(s, &d)
+                    .map(|state| crate::policy::pinning::Withheld {
+                        name: d.name.clone(),
+                        source: s.id().to_string(),
+                        state,
+                    })
+            })
+            .collect()
+    }
+
+    /// Approves remote tools as they are now (`toolgate approve`): records the current hash of
+    /// each tool named (either name form), or of every [withheld](Self::withheld) tool when
+    /// `names` is empty, in the approvals file. Returns the names approved.
+    ///
+    /// # Errors
+    /// `invalid_arguments` without `policy.pinning`, or for a tool that is not remote (only MCP
+    /// and A2A tools are pinned); `not_found` for an unknown name; `internal` when the file
+    /// cannot be written.
+    pub fn approve(&self, names: &[String]) -> Result<Vec<String>, ToolError> {
+        let Some(pins) = &self.inner.pins else {
+            return Err(ToolError::new(
+                crate::ErrorKind::InvalidArguments,
+                "tool pinning is off: set policy.pinning in tools.yaml",
+            ));
+        };
+        let mut tools = Vec::new();
+        if names.is_empty() {
+            let withheld: std::collections::HashSet<String> =
+                self.withheld().into_iter().map(|w| w.name).collect();
+            for s in &self.inner.sources {
+                tools.extend(s.tools().into_iter().filter(|d| withheld.contains(&d.name)));
+            }
+        }
+        for name in names {
+            let (s, d) = self
+                .resolve(name)
+                .ok_or_else(|| ToolError::not_found(name))?;
+            if !crate::policy::pinning::is_remote(s.kind()) {
+                return Err(ToolError::new(
+                    crate::ErrorKind::InvalidArguments,
+                    format!(
+                        "tool `{}` is not a remote tool (source `{}` is {}); only MCP and A2A tools are pinned",
+                        d.name,
+                        s.id(),
+                        s.kind()
+                    ),
+                ));
+            }
+            tools.push(d);
+        }
+        pins.approve(&tools).map_err(ToolError::internal)?;
+        Ok(tools.iter().map(|d| d.name.clone()).collect())
+    }
+
+    /// Sets the policy gauges that are read, not counted (each source's circuit breaker state,
+    /// `toolgate_circuit_breaker_state`), on the installed `metrics` recorder: call it before
+    /// rendering the metrics (the gateway's `/metrics` does).
+    pub fn record_policy_gauges(&self) {
+        crate::policy::record_gauges(&self.inner.pipeline);
     }
 
     /// The sources, in resolution order.
@@ -301,9 +404,14 @@ impl Toolset {
     /// # Errors
     /// `not_found` for an unknown name; the source's error when it cannot list its tools.
     pub async fn lookup(&self, name: &str) -> Result<Arc<ToolDescriptor>, ToolError> {
-        match self.resolve(name) {
-            Some((_, d)) => Ok(d),
-            None => self.resolve_remote(name).await.map(|(_, d)| d),
+        let (s, d) = match self.resolve(name) {
+            Some(found) => found,
+            None => self.resolve_remote(name).await?,
+        };
+        // A tool withheld by pinning is not shown.
+        match self.pin_state(s, &d) {
+            None => Ok(d),
+            Some(_) => Err(ToolError::not_found(name)),
         }
     }
 
@@ -405,6 +513,29 @@ impl Toolset {
         self.run(name, args, ctx, true).await
     }
 
+    /// Calls several tools, `(name, args)` each, at most `concurrency` at once (0 counts as 1),
+    /// each under `ctx` as [`call_with`](Self::call_with) would; the results come back in the
+    /// order of `calls`.
+    ///
+    /// Each call gets its own child of the context's cancellation token: one call failing or
+    /// timing out never cancels the others, while cancelling `ctx`'s token cancels them all
+    /// (those not started yet end in `cancelled` without running). Each call passes through its
+    /// tool's policies (rate limits, concurrency limits, ...) on its own.
+    pub async fn call_many(
+        &self,
+        calls: impl IntoIterator<Item = (String, Value)>,
+        ctx: ToolContext,
+        concurrency: usize,
+    ) -> Vec<Result<ToolOutput, ToolError>> {
+        use futures::StreamExt;
+        let ctx = &ctx;
+        futures::stream::iter(calls)
+            .map(|(name, args)| async move { self.call_with(&name, args, ctx.clone()).await })
+            .buffered(concurrency.max(1))
+            .collect()
+            .await
+    }
+
     /// One call. `watch_cancel`: whether someone else may hold the context's cancellation token
     /// (not so for the fresh context of [`call`](Self::call), which saves a `select!`).
     async fn run(
@@ -426,6 +557,14 @@ impl Toolset {
                 .unwrap_or_else(|_| Err(ToolError::timeout(name, left)))?,
             (None, None) => self.resolve_remote(name).await?,
         };
+        if let Some(state) = self.pin_state(source, &descriptor) {
+            let withheld = crate::policy::pinning::Withheld {
+                name: descriptor.name.clone(),
+                source: source.id().to_string(),
+                state,
+            };
+            return Err(ToolError::permission_denied(withheld.to_string()));
+        }
         // A context whose token is already cancelled runs nothing (a sync tool would otherwise
         // finish on its first poll, before the cancellation below is looked at).
         if ctx.is_cancelled() {

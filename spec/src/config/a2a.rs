@@ -37,7 +37,8 @@ pub struct A2aAgent {
     /// required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// The agent card's exact URL (no fallback path is tried).
+    /// The agent card's exact URL (no fallback path is tried). When both are given, `card_url`
+    /// is where the card is fetched and `url` is not used (calls go where the card says).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_url: Option<String>,
     /// How requests authenticate: `bearer`, `api_key` (header or query), `basic`, `headers`, or
@@ -82,6 +83,11 @@ pub struct A2aAgent {
     /// Whether the skills are named `{id}.{skill}` (default `true`).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub prefix: bool,
+    /// Hosts (exact, or `*.example.com`) that may receive this entry's credentials besides the
+    /// one the card was fetched from. A card naming a JSON-RPC endpoint on any other host is
+    /// refused when `auth` is set: a card must not be able to send the token elsewhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_hosts: Vec<String>,
 }
 
 /// Settings of one A2A skill.

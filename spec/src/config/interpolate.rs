@@ -265,10 +265,17 @@ impl Interpolated {
         for piece in parse(&self.0)? {
             match piece {
                 Piece::Text(t) => out.push_str(&t),
-                Piece::File(path) => out.push_str(&read_secret_file(path)?),
+                Piece::File(path) => {
+                    let text = read_secret_file(path)?;
+                    remember_resolved(&text);
+                    out.push_str(&text);
+                }
                 Piece::Var { name, default } => match (lookup(name)?, default) {
                     (Some(v), Some(d)) if v.is_empty() => out.push_str(d),
-                    (Some(v), _) => out.push_str(&v),
+                    (Some(v), _) => {
+                        remember_resolved(&v);
+                        out.push_str(&v);
+                    }
                     (None, Some(d)) => out.push_str(d),
                     (None, None) => {
                         return Err(InterpolationError::Missing {
@@ -279,6 +286,35 @@ impl Interpolated {
             }
         }
         Ok(Secret(out))
+    }
+}
+
+/// Every value a `${NAME}` or `${file:...}` has resolved to in this process (distinct, at
+/// least [`MIN_REMEMBERED_LEN`] characters): what a log must never show (the CLI's log writer
+/// masks them). Defaults (`${NAME:-default}`) are literal text and are not remembered.
+pub fn resolved_values() -> Vec<String> {
+    RESOLVED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .cloned()
+        .collect()
+}
+
+/// Shorter resolved values are not remembered: masking every `on` or `42` in a log would make
+/// it unreadable, and such a value is no secret.
+pub const MIN_REMEMBERED_LEN: usize = 6;
+
+static RESOLVED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+fn remember_resolved(value: &str) {
+    let value = value.trim();
+    if value.chars().count() >= MIN_REMEMBERED_LEN {
+        let mut all = RESOLVED.lock().unwrap_or_else(|p| p.into_inner());
+        if !all.contains(value) {
+            all.insert(value.to_string());
+        }
     }
 }
 

@@ -55,7 +55,9 @@ use serde_saphyr::MessageFormatter as _;
 pub use a2a::{A2aAgent, A2aSkill};
 pub use diagnostic::{ConfigError, Diagnostic, DisplayAll, Severity};
 pub use gateway::{ApiKey, GatewayConfig};
-pub use interpolate::{Interpolated, InterpolationError, Secret};
+pub use interpolate::{
+    Interpolated, InterpolationError, MIN_REMEMBERED_LEN, Secret, resolved_values,
+};
 pub use json_schema::JsonSchemaSource;
 pub use local::{Discover, LocalEntry, LocalFunction};
 pub use location::{Location, LocationMap};
@@ -69,6 +71,8 @@ pub use policy::{
     AccessRule, ArgumentRule, Budgets, CircuitBreakerConfig, ExtraArguments, Fallback, Pinning,
     PolicyConfig, RateLimit, ToolPolicy, ValidationMode, parse_rate_limit,
 };
+/// The error kind names a fallback's `on` may list.
+pub use policy_rules::ERROR_KINDS;
 
 /// The version of the tools.yaml format this crate reads.
 pub const CONFIG_VERSION: u32 = 1;

@@ -220,8 +220,9 @@ pub enum AuthConfig {
     Basic(BasicAuth),
     /// Arbitrary headers added to every request.
     Headers(BTreeMap<String, Interpolated>),
-    /// Credentials by the name of the document's `securitySchemes` entry; the scheme says where
-    /// each goes and the operation's `security` which are sent (OpenAPI sources only).
+    /// Credentials by the name of a `securitySchemes` entry (an OpenAPI document's, or an A2A
+    /// agent card's); the scheme says where each goes (and, for OpenAPI, the operation's
+    /// `security` which are sent).
     Schemes(BTreeMap<String, SchemeCredentials>),
     /// OAuth2 client credentials: a token is fetched from `token_url`, cached until it expires,
     /// and sent as `Authorization: Bearer`.

@@ -293,6 +293,7 @@ mod tests {
                 },
             )]
             .into(),
+            ..Default::default()
         };
         let e = p.effective("a", "gh");
         assert_eq!((e.timeout_ms, e.retries), (Some(5), Some(3)));

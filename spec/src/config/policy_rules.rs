@@ -161,6 +161,25 @@ fn default_open_ms() -> u64 {
     30_000
 }
 
+/// The error kind names a [`Fallback`]'s `on` may list: the `snake_case` names of the runtime's
+/// `ErrorKind` (a runtime test keeps the two lists the same).
+pub const ERROR_KINDS: &[&str] = &[
+    "invalid_arguments",
+    "not_found",
+    "permission_denied",
+    "policy_denied",
+    "budget_exceeded",
+    "rate_limited",
+    "circuit_open",
+    "timeout",
+    "network",
+    "upstream",
+    "protocol",
+    "cancelled",
+    "input_required",
+    "internal",
+];
+
 /// Another tool to call when this one fails with one of the given error kinds (matched on the
 /// structured kind, never on message text).
 ///

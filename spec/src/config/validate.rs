@@ -82,6 +82,31 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
                 ));
             }
         }
+        for (key, value) in [
+            ("timeout_ms", a.timeout_ms),
+            ("poll_interval_ms", a.poll_interval_ms),
+        ] {
+            if value == Some(0) {
+                errors.push(cfg.error_at(
+                    &format!("/tools/a2a/{i}/{key}"),
+                    format!("A2A agent `{}`: `{key}: 0` is not a usable wait; give at least 1 (milliseconds)", a.id),
+                ));
+            }
+        }
+        if let Some(super::openapi::AuthConfig::OAuth2(_)) = &a.auth {
+            errors.push(
+                cfg.error_at(
+                    &format!("/tools/a2a/{i}/auth"),
+                    format!(
+                        "A2A agent `{}`: `auth.oauth2` is not offered for A2A agents",
+                        a.id
+                    ),
+                )
+                .with_hint(
+                    "give the token as `bearer`, or by the card's scheme name under `schemes`",
+                ),
+            );
+        }
         for (skill, settings) in &a.skills {
             if settings.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
                 errors.push(
@@ -148,12 +173,11 @@ fn check_source_ids(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
 
 fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>, warnings: &mut Vec<Diagnostic>) {
     let p = &cfg.policy;
+    check_access_and_budgets(cfg, errors);
     check_tool_policy(cfg, "/policy/defaults", &p.defaults, errors);
-    gateway::check_unenforced(cfg, "/policy/defaults", &p.defaults, warnings);
     for (name, tp) in &p.tools {
         let pointer = format!("/policy/tools/{}", escape(name));
         check_tool_policy(cfg, &pointer, tp, errors);
-        gateway::check_unenforced(cfg, &pointer, tp, warnings);
     }
     let mut ids: Vec<&str> = Vec::new();
     for (id, _) in cfg.source_ids() {
@@ -164,7 +188,6 @@ fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>, warnings: &mut
     for (id, tp) in &p.sources {
         let pointer = format!("/policy/sources/{}", escape(id));
         check_tool_policy(cfg, &pointer, tp, errors);
-        gateway::check_unenforced(cfg, &pointer, tp, warnings);
         if id != LOCAL_SOURCE_ID && !ids.contains(&id.as_str()) {
             let known = if ids.is_empty() {
                 format!(
@@ -205,6 +228,22 @@ fn check_tool_policy(
     {
         errors.push(cfg.error_at(&format!("{pointer}/rate_limit"), e));
     }
+    for (key, rl) in [
+        ("caller_rate_limit", &tp.caller_rate_limit),
+        ("source_rate_limit", &tp.source_rate_limit),
+    ] {
+        if let Some(rl) = rl
+            && let Err(e) = parse_rate_limit(rl)
+        {
+            errors.push(cfg.error_at(&format!("{pointer}/{key}"), e));
+        }
+    }
+    if tp.source_concurrency == Some(0) {
+        errors.push(cfg.error_at(
+            &format!("{pointer}/source_concurrency"),
+            "`source_concurrency: 0` would block every call of the source; use at least 1",
+        ));
+    }
     if tp.concurrency == Some(0) {
         errors.push(cfg.error_at(
             &format!("{pointer}/concurrency"),
@@ -218,5 +257,144 @@ fn check_tool_policy(
             &format!("{pointer}/cost_per_call"),
             format!("`cost_per_call` must be a finite number >= 0, not {c}"),
         ));
+    }
+    check_resilience(cfg, pointer, tp, errors);
+}
+
+/// The circuit breaker's numbers and the fallback (its error kinds, not the tool itself; an
+/// unknown fallback tool can only be told at run time, remote tools being listed then).
+fn check_resilience(
+    cfg: &LoadedConfig,
+    pointer: &str,
+    tp: &ToolPolicy,
+    errors: &mut Vec<Diagnostic>,
+) {
+    if let Some(cb) = &tp.circuit_breaker {
+        let at = |key: &str| format!("{pointer}/circuit_breaker/{key}");
+        if cb.failures == 0 {
+            errors.push(cfg.error_at(
+                &at("failures"),
+                "`failures: 0` would open the breaker before any call; use at least 1",
+            ));
+        }
+        if let Some(rate) = cb.error_rate
+            && !(rate > 0.0 && rate <= 1.0)
+        {
+            errors.push(cfg.error_at(&at("error_rate"), format!("`error_rate` must be above 0 and at most 1 (a fraction of the calls), not {rate}")));
+        }
+        if cb.open_ms == 0 {
+            errors.push(cfg.error_at(
+                &at("open_ms"),
+                "`open_ms: 0` would never keep the breaker open; use at least 1 (milliseconds)",
+            ));
+        }
+        if cb.error_rate.is_some() && cb.window_ms == 0 {
+            errors.push(cfg.error_at(&at("window_ms"), "`window_ms: 0` leaves no calls to measure the error rate over; use at least 1 (milliseconds)"));
+        }
+    }
+    if let Some(fb) = &tp.fallback {
+        for (i, kind) in fb.on.iter().enumerate() {
+            if !super::policy_rules::ERROR_KINDS.contains(&kind.as_str()) {
+                errors.push(cfg.error_at(
+                    &format!("{pointer}/fallback/on/{i}"),
+                    format!(
+                        "unknown error kind `{kind}` in `fallback.on`; known kinds: {}",
+                        super::policy_rules::ERROR_KINDS.join(", ")
+                    ),
+                ));
+            }
+        }
+        if fb.on.is_empty() {
+            errors.push(cfg.error_at(&format!("{pointer}/fallback/on"), "`fallback.on` lists no error kind, so the fallback would never be called; e.g. `on: [timeout, network, upstream]`"));
+        }
+        if pointer.strip_prefix("/policy/tools/") == Some(escape(&fb.tool).as_str()) {
+            errors.push(cfg.error_at(
+                &format!("{pointer}/fallback/tool"),
+                format!("tool `{}` cannot be its own fallback", fb.tool),
+            ));
+        }
+    }
+}
+
+/// `policy.rules`, `policy.arguments`, `policy.budgets` and `policy.pinning`: a rule that can
+/// refuse nobody, an argument rule without a condition, a negative budget, an empty approvals
+/// path, and globs that do not parse are errors.
+fn check_access_and_budgets(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
+    let p = &cfg.policy;
+    let bad_glob = |g: &String| {
+        glob::Pattern::new(g)
+            .err()
+            .map(|e| format!("`{g}` is not a valid glob: {e}"))
+    };
+    for (i, rule) in p.rules.iter().enumerate() {
+        let at = format!("/policy/rules/{i}");
+        if rule.roles.is_empty() && !rule.deny {
+            errors.push(
+                cfg.error_at(&at, "this access rule has neither `roles` nor `deny: true`, so it refuses nobody")
+                    .with_hint("give the roles that may call the matched tools, e.g. roles: [admin], or deny: true"),
+            );
+        }
+        if let Some(e) = rule.tools.iter().find_map(bad_glob) {
+            errors.push(cfg.error_at(&format!("{at}/tools"), e));
+        }
+    }
+    for (i, rule) in p.arguments.iter().enumerate() {
+        let at = format!("/policy/arguments/{i}");
+        if rule.argument.trim().is_empty() {
+            errors.push(cfg.error_at(&format!("{at}/argument"), "`argument` is empty: name the argument (`url`) or give a JSON pointer (`/request/url`)"));
+        }
+        let conditions = [
+            &rule.deny_hosts,
+            &rule.allow_hosts,
+            &rule.deny_paths,
+            &rule.deny_values,
+            &rule.allow_values,
+        ];
+        if conditions.iter().all(|c| c.is_empty()) {
+            errors.push(
+                cfg.error_at(
+                    &at,
+                    "this argument rule has no condition, so it refuses nothing",
+                )
+                .with_hint("give deny_hosts, allow_hosts, deny_paths, deny_values or allow_values"),
+            );
+        }
+        for (key, list) in [
+            ("tools", &rule.tools),
+            ("deny_paths", &rule.deny_paths),
+            ("deny_values", &rule.deny_values),
+            ("allow_values", &rule.allow_values),
+        ] {
+            if let Some(e) = list.iter().find_map(bad_glob) {
+                errors.push(cfg.error_at(&format!("{at}/{key}"), e));
+            }
+        }
+    }
+    if let Some(b) = &p.budgets {
+        for (key, limit) in [
+            ("per_caller", b.per_caller),
+            ("per_agent", b.per_agent),
+            ("per_task", b.per_task),
+        ] {
+            if let Some(l) = limit
+                && !(l.is_finite() && l >= 0.0)
+            {
+                errors.push(cfg.error_at(
+                    &format!("/policy/budgets/{key}"),
+                    format!("`{key}` must be a finite number >= 0, not {l}"),
+                ));
+            }
+        }
+    }
+    if let Some(pin) = &p.pinning
+        && pin.file.trim().is_empty()
+    {
+        errors.push(
+            cfg.error_at(
+                "/policy/pinning/file",
+                "`file` is empty: name the approvals file (JSON), relative to this tools.yaml",
+            )
+            .with_hint("e.g. file: tool-approvals.json"),
+        );
     }
 }

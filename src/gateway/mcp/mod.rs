@@ -222,12 +222,14 @@ impl ServerHandler for McpHandler {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let start = offset(request.as_ref())?;
         self.gateway.wait_ready(LIST_WAITS_FOR_DISCOVERY).await;
         let page = self.gateway.settings().page_size;
-        let all = self.gateway.toolset().tools();
+        // A caller never sees a tool it may not call.
+        let identity = self.caller(&context.extensions).identity();
+        let all = self.gateway.toolset().tools_for(&identity);
         if start > all.len() {
             return Err(McpError::invalid_params(
                 format!("invalid cursor `{start}`: past the end of the list"),
@@ -256,7 +258,16 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let caller = self.caller(&context.extensions);
+        let mut caller = self.caller(&context.extensions);
+        // The trace the request is part of: its `_meta.traceparent` (MCP SEP-414), else the
+        // HTTP request's `traceparent` header.
+        if let Some(traceparent) = context
+            .meta
+            .get_traceparent()
+            .filter(|t| toolgate_runtime::trace_context::is_valid(t))
+        {
+            caller.traceparent = Some(traceparent.to_string());
+        }
         let progress = match context.meta.get_progress_token() {
             Some(token) => relay_progress(context.peer.clone(), token),
             None => ProgressReporter::default(),

@@ -113,7 +113,7 @@ pub(super) async fn call_tool(
 
 /// A `Content-Type` that is not JSON (`application/json`, `*/*+json`) is refused with 415; none
 /// at all is taken as JSON.
-fn check_content_type(headers: &HeaderMap) -> Result<(), RestError> {
+pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), RestError> {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return Ok(());
     };
@@ -139,7 +139,7 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), RestError> {
 }
 
 /// The body could not be read: over the size limit (413), or the connection failed (400).
-fn body_rejection(gateway: &Gateway, e: &BytesRejection) -> RestError {
+pub(super) fn body_rejection(gateway: &Gateway, e: &BytesRejection) -> RestError {
     let status = e.status();
     if status == StatusCode::PAYLOAD_TOO_LARGE {
         return RestError::new(

@@ -8,6 +8,7 @@
 //! | `GET /tools/{name}/schema?dialect=` | [`tools::ToolSchemaExport`]: the definition in a dialect |
 //! | `GET /tools/{name}/metadata` | [`tools::ToolMetadata`]: annotations, timeout, source status |
 //! | `POST /tools/{name}/call?timeout_ms=` | the call's `ToolOutput` (body: the arguments object) |
+//! | `POST /calls` | [`batch::BatchResponse`]: several calls at once, results in request order |
 //! | `GET /sources` | [`sources::SourceList`]: every source's `SourceStatus` |
 //! | `GET /healthz`, `GET /readyz` | [`health::Health`], [`health::Readiness`] |
 //! | `GET /openapi.json` | the OpenAPI document of all of the above |
@@ -22,6 +23,7 @@
 //! The REST router owns the gateway's fallback (unknown routes anywhere answer the ToolError
 //! JSON 404): routers merged with it must not set one of their own (axum refuses two).
 
+pub mod batch;
 pub mod error;
 pub mod health;
 pub mod openapi;
@@ -54,6 +56,7 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
         .route("/tools/{name}/schema", get(tools::get_tool_schema))
         .route("/tools/{name}/metadata", get(tools::get_tool_metadata))
         .route("/tools/{name}/call", post(call::call_tool))
+        .route("/calls", post(batch::call_batch))
         .route("/sources", get(sources::list_sources))
         .route("/openapi.json", get(openapi::get_openapi))
         .method_not_allowed_fallback(method_not_allowed)

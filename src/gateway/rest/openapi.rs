@@ -167,6 +167,7 @@ pub(crate) struct ToolErrorBody {
         super::tools::get_tool_schema,
         super::tools::get_tool_metadata,
         super::call::call_tool,
+        super::batch::call_batch,
         super::sources::list_sources,
         super::health::healthz,
         super::health::readyz,
@@ -266,8 +267,10 @@ pub(super) fn assemble(api_keys: bool) -> (Value, Result<(), String>) {
         ]);
     }
     for (path, item) in &mut api.paths.paths {
-        // The call's body may be empty (no arguments).
-        if let Some(body) = item.post.as_mut().and_then(|op| op.request_body.as_mut()) {
+        // The call's body may be empty (no arguments); a batch's may not (`POST /calls`).
+        if path != "/calls"
+            && let Some(body) = item.post.as_mut().and_then(|op| op.request_body.as_mut())
+        {
             body.required = Some(utoipa::openapi::Required::False);
         }
         let open = OPEN_PATHS.contains(&path.as_str());

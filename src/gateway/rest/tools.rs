@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,7 +19,23 @@ use super::openapi::{
     DialectName, SourceStatusSchema, ToolAnnotationsSchema, ToolDescriptorSchema, ToolErrorBody,
 };
 use super::{ApiQuery, ToolName};
-use crate::gateway::Gateway;
+use crate::gateway::{Caller, Gateway};
+
+/// Tool `name` as `caller` may see it: `not_found` (404) for a tool it may not call, as for
+/// one that does not exist (a caller never sees a tool it may not call).
+async fn visible(
+    gateway: &Gateway,
+    name: &str,
+    caller: Option<Extension<Caller>>,
+) -> Result<std::sync::Arc<ToolDescriptor>, RestError> {
+    let d = gateway.toolset().lookup(name).await?;
+    let identity = caller.map(|Extension(c)| c).unwrap_or_default().identity();
+    if gateway.toolset().may_call(&d, &identity) {
+        Ok(d)
+    } else {
+        Err(ToolError::not_found(name).into())
+    }
+}
 
 /// How long `GET /tools` waits for start-up discovery before answering with what is known (as
 /// MCP `tools/list` does): an early client sees the whole toolset.
@@ -173,8 +189,10 @@ pub struct ToolMetadata {
 )]
 pub(super) async fn list_tools(
     State(gateway): State<Gateway>,
+    caller: Option<Extension<Caller>>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<ToolList>, RestError> {
+    let identity = caller.map(|Extension(c)| c).unwrap_or_default().identity();
     let dialect = query.dialect.as_deref().map(parse_dialect).transpose()?;
     gateway.wait_ready(LIST_WAITS_FOR_DISCOVERY).await;
     let kinds: HashMap<String, String> = gateway
@@ -186,7 +204,7 @@ pub(super) async fn list_tools(
     let needle = query.q.as_deref().map(str::to_lowercase);
     let listed: Vec<_> = gateway
         .toolset()
-        .tools()
+        .tools_for(&identity)
         .into_iter()
         .filter(|d| {
             query
@@ -260,8 +278,9 @@ fn parse_dialect(dialect: &str) -> Result<Dialect, RestError> {
 pub(super) async fn get_tool(
     State(gateway): State<Gateway>,
     ToolName(name): ToolName,
+    caller: Option<Extension<Caller>>,
 ) -> Result<Json<ToolDescriptor>, RestError> {
-    let d = gateway.toolset().lookup(&name).await?;
+    let d = visible(&gateway, &name, caller).await?;
     Ok(Json(ToolDescriptor::clone(&d)))
 }
 
@@ -287,13 +306,14 @@ pub(super) async fn get_tool(
 pub(super) async fn get_tool_schema(
     State(gateway): State<Gateway>,
     ToolName(name): ToolName,
+    caller: Option<Extension<Caller>>,
     ApiQuery(query): ApiQuery<SchemaQuery>,
 ) -> Result<Json<ToolSchemaExport>, RestError> {
     let dialect = match query.dialect.as_deref() {
         Some(d) => parse_dialect(d)?,
         None => Dialect::Mcp,
     };
-    let d = gateway.toolset().lookup(&name).await?;
+    let d = visible(&gateway, &name, caller).await?;
     match d.export_with_notes(dialect) {
         Ok((definition, notes)) => Ok(Json(ToolSchemaExport {
             name: d.name.clone(),
@@ -327,9 +347,10 @@ pub(super) async fn get_tool_schema(
 pub(super) async fn get_tool_metadata(
     State(gateway): State<Gateway>,
     ToolName(name): ToolName,
+    caller: Option<Extension<Caller>>,
 ) -> Result<Json<ToolMetadata>, RestError> {
     let toolset = gateway.toolset();
-    let d = toolset.lookup(&name).await?;
+    let d = visible(&gateway, &name, caller).await?;
     let source_status = toolset
         .sources()
         .iter()

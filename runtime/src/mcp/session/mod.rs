@@ -393,9 +393,16 @@ impl Client {
             _ => None,
         };
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // The caller's trace goes on in `_meta.traceparent` (MCP SEP-414).
+        let mut options = PeerRequestOptions::no_options();
+        if let Some(traceparent) = ctx.traceparent() {
+            let mut meta = rmcp::model::RequestMetaObject::new();
+            meta.set_traceparent(traceparent);
+            options.meta = Some(meta);
+        }
         let handle = session
             .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .send_request_with_option(request, options)
             .await
             .map_err(|e| {
                 self.drop_session(&session);

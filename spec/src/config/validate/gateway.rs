@@ -1,6 +1,6 @@
 //! Checks of the `gateway:` section and of policy knobs the runtime does not enforce yet.
 
-use super::super::{Diagnostic, LoadedConfig, ToolPolicy};
+use super::super::{Diagnostic, LoadedConfig};
 
 /// `gateway:`: an address `serve` can bind, limits that let requests through, hosts and origins
 /// in the form they are compared in, API keys that are distinct and not written in the file.
@@ -82,49 +82,4 @@ pub(super) fn check_gateway(
             );
         }
     }
-}
-
-/// A policy knob the runtime does not apply yet (the policy pipeline: authorization by role,
-/// rate limits, concurrency limits, caching, retries, costs) is a warning, so nobody believes a
-/// limit holds that does not. (Timeouts are applied: the default one by the toolset, per-tool
-/// and `sources.local` ones compiled into local tools.)
-pub(super) fn check_unenforced(
-    cfg: &LoadedConfig,
-    pointer: &str,
-    tp: &ToolPolicy,
-    warnings: &mut Vec<Diagnostic>,
-) {
-    let mut knobs = Vec::new();
-    if !tp.roles.is_empty() {
-        knobs.push("roles");
-    }
-    if tp.rate_limit.is_some() {
-        knobs.push("rate_limit");
-    }
-    if tp.concurrency.is_some() {
-        knobs.push("concurrency");
-    }
-    if tp.cache_ttl_ms.is_some() {
-        knobs.push("cache_ttl_ms");
-    }
-    if tp.retries.is_some() {
-        knobs.push("retries");
-    }
-    if tp.cost_per_call.is_some() {
-        knobs.push("cost_per_call");
-    }
-    if knobs.is_empty() {
-        return;
-    }
-    warnings.push(
-        Diagnostic::warning(
-            &cfg.path,
-            Some(cfg.locations.key(pointer).unwrap_or_else(|| cfg.locate(pointer))),
-            format!(
-                "not enforced yet: {} (this release applies `timeout_ms`, `validation` and `extra_arguments`)",
-                knobs.join(", ")
-            ),
-        )
-        .with_hint("the policy pipeline (authorization, rate limits, breakers, retries, caching) comes in a later release; do not rely on these limits"),
-    );
 }

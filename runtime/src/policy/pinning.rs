@@ -1,0 +1,281 @@
+//! Tool pinning (`policy.pinning`): every remote tool (source kind `mcp` or `a2a`) is hashed
+//! (SHA-256 of its name, description, input and output schemas, keys sorted) and compared with
+//! the hash approved for it in the approvals file (JSON `{"tool": "sha256 hex"}`, relative to
+//! the tools.yaml).
+//!
+//! * Same hash: the tool is listed and callable.
+//! * No approval yet: with `approve_new` (the default; trust on first use) the hash is recorded
+//!   at once; without, the tool is withheld ([`PinState::New`]).
+//! * Another hash: the tool is withheld ([`PinState::Changed`]) — not listed by
+//!   [`Toolset::tools`](crate::Toolset::tools), and a call is refused with `permission_denied` —
+//!   until `toolgate approve` ([`Toolset::approve`](crate::Toolset::approve)) records its new
+//!   hash. A withheld tool is logged once (warning) per hash.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::ToolDescriptor;
+
+/// Why a remote tool is withheld.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinState {
+    /// Never approved, and `approve_new` is off.
+    New,
+    /// Its name, description or schemas changed since it was approved.
+    Changed,
+}
+
+/// A remote tool withheld by pinning (see [`Toolset::withheld`](crate::Toolset::withheld)).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Withheld {
+    /// The tool's name inside toolgate.
+    pub name: String,
+    /// The source that offers it.
+    pub source: String,
+    /// Why it is withheld.
+    pub state: PinState,
+}
+
+impl std::fmt::Display for Withheld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.state {
+            PinState::New => write!(
+                f,
+                "tool `{}` is new and not approved yet (policy.pinning.approve_new is off); run `toolgate approve {}`",
+                self.name, self.name
+            ),
+            PinState::Changed => write!(
+                f,
+                "tool `{}` changed since it was approved (description/schema differ); run `toolgate approve {}`",
+                self.name, self.name
+            ),
+        }
+    }
+}
+
+/// Whether tools of a source of this kind are pinned.
+pub(crate) fn is_remote(kind: &str) -> bool {
+    matches!(kind, "mcp" | "a2a")
+}
+
+/// A tool's verdict, with the descriptor it was made for (`None`: listed and callable).
+type Verdict = (Arc<ToolDescriptor>, Option<PinState>);
+
+/// The pins of one toolset: the approvals file and what it holds.
+pub(crate) struct Pins {
+    file: PathBuf,
+    approve_new: bool,
+    approved: Mutex<BTreeMap<String, String>>,
+    /// Each tool's last verdict, for the descriptor it was made for (hashing once per listing).
+    verdicts: Mutex<HashMap<String, Verdict>>,
+    /// (tool, hash) pairs already warned about.
+    warned: Mutex<HashSet<(String, String)>>,
+}
+
+impl Pins {
+    /// Reads the approvals `file` (absent: nothing approved yet).
+    ///
+    /// # Errors
+    /// The file exists but cannot be read or is not a JSON object of strings.
+    pub(crate) fn load(file: PathBuf, approve_new: bool) -> Result<Self, String> {
+        let approved = match std::fs::read_to_string(&file) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "the approvals file {} is not a JSON object of tool → hash: {e}",
+                    file.display()
+                )
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => {
+                return Err(format!(
+                    "the approvals file {} cannot be read: {e}",
+                    file.display()
+                ));
+            }
+        };
+        Ok(Self {
+            file,
+            approve_new,
+            approved: Mutex::new(approved),
+            verdicts: Mutex::new(HashMap::new()),
+            warned: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// `None` when the remote tool `d` may be listed and called; else why it is withheld. A
+    /// new tool is approved (and the file written) here under `approve_new`.
+    pub(crate) fn verdict(&self, d: &Arc<ToolDescriptor>) -> Option<PinState> {
+        if let Some((seen, v)) = lock(&self.verdicts).get(&d.name)
+            && Arc::ptr_eq(seen, d)
+        {
+            return *v;
+        }
+        let hash = hash(d);
+        let verdict = {
+            let mut approved = lock(&self.approved);
+            match approved.get(&d.name) {
+                Some(h) if *h == hash => None,
+                Some(_) => Some(PinState::Changed),
+                None if self.approve_new => {
+                    approved.insert(d.name.clone(), hash.clone());
+                    match write(&self.file, &approved) {
+                        Ok(()) => {
+                            tracing::info!(tool = %d.name, file = %self.file.display(), "new remote tool approved and pinned (trust on first use)")
+                        }
+                        Err(e) => {
+                            tracing::warn!(tool = %d.name, "new remote tool approved, but {e}")
+                        }
+                    }
+                    None
+                }
+                None => Some(PinState::New),
+            }
+        };
+        if let Some(state) = verdict
+            && lock(&self.warned).insert((d.name.clone(), hash))
+        {
+            let w = Withheld {
+                name: d.name.clone(),
+                source: d.source.clone(),
+                state,
+            };
+            tracing::warn!(tool = %d.name, state = ?state, "remote tool withheld: {w}");
+        }
+        lock(&self.verdicts).insert(d.name.clone(), (Arc::clone(d), verdict));
+        verdict
+    }
+
+    /// Records the current hash of each of `tools` and writes the file.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub(crate) fn approve(&self, tools: &[Arc<ToolDescriptor>]) -> Result<(), String> {
+        let mut approved = lock(&self.approved);
+        for d in tools {
+            approved.insert(d.name.clone(), hash(d));
+        }
+        lock(&self.verdicts).clear();
+        write(&self.file, &approved)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Writes the approvals (pretty JSON, sorted), through a temporary file and a rename.
+fn write(file: &Path, approved: &BTreeMap<String, String>) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(approved).unwrap_or_default() + "\n";
+    let tmp = file.with_extension("json.tmp");
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, file))
+        .map_err(|e| {
+            format!(
+                "the approvals file {} cannot be written: {e}",
+                file.display()
+            )
+        })
+}
+
+/// The tool's hash: SHA-256 (hex) of its name, description and schemas as canonical JSON.
+pub(crate) fn hash(d: &ToolDescriptor) -> String {
+    let pinned = serde_json::json!({
+        "name": d.name,
+        "description": d.description,
+        "input_schema": canonical(&d.input_schema),
+        "output_schema": d.output_schema.as_ref().map(canonical),
+    });
+    let digest = Sha256::digest(canonical(&pinned).to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `value` with every object's keys sorted (the same schema hashes the same whatever order a
+/// server sends its keys in).
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), canonical(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(description: &str) -> Arc<ToolDescriptor> {
+        Arc::new(ToolDescriptor {
+            name: "srv.greet".into(),
+            description: description.into(),
+            source: "srv".into(),
+            input_schema: json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+            ..ToolDescriptor::default()
+        })
+    }
+
+    #[test]
+    fn hashes_ignore_key_order_but_not_descriptions_or_schemas() {
+        let a = tool("Greets.");
+        let mut b = ToolDescriptor::clone(&a);
+        b.input_schema = json!({"properties": {"name": {"type": "string"}}, "type": "object"});
+        assert_eq!(hash(&a), hash(&b));
+        assert_eq!(hash(&a).len(), 64);
+        assert_ne!(hash(&a), hash(&tool("Greets, and steals your keys.")));
+        b.output_schema = Some(json!({"type": "string"}));
+        assert_ne!(hash(&a), hash(&b));
+    }
+
+    #[test]
+    fn trust_on_first_use_then_withheld_when_changed_until_approved() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pins.json");
+        let pins = Pins::load(file.clone(), true).unwrap();
+        assert_eq!(pins.verdict(&tool("Greets.")), None);
+        let written: BTreeMap<String, String> =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(written["srv.greet"], hash(&tool("Greets.")));
+
+        // A later run: the file is read back; the changed tool is withheld.
+        let pins = Pins::load(file.clone(), true).unwrap();
+        let changed = tool("Greets, and steals your keys.");
+        assert_eq!(pins.verdict(&changed), Some(PinState::Changed));
+        assert_eq!(pins.verdict(&tool("Greets.")), None);
+        pins.approve(std::slice::from_ref(&changed)).unwrap();
+        assert_eq!(pins.verdict(&changed), None);
+        assert_eq!(
+            Pins::load(file, true).unwrap().verdict(&changed),
+            None,
+            "the approval is kept in the file"
+        );
+    }
+
+    #[test]
+    fn without_approve_new_a_new_tool_is_withheld() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pins.json");
+        let pins = Pins::load(file.clone(), false).unwrap();
+        assert_eq!(pins.verdict(&tool("Greets.")), Some(PinState::New));
+        assert!(!file.exists());
+        std::fs::write(&file, "not json").unwrap();
+        let err = Pins::load(file, false).err().unwrap();
+        assert!(err.contains("is not a JSON object"), "{err}");
+    }
+}

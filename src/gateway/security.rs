@@ -66,7 +66,9 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// Routes that answer without an API key and whatever the `Host`: probes from an orchestrator
 /// reach them by the pod's address.
-const OPEN_PATHS: &[&str] = &["/healthz", "/readyz", "/metrics"];
+/// Probes reach these by the pod's address, without a key. `/metrics` is not one of them: it
+/// names callers and what they spent, so it needs a key (and a known Host) like the API.
+const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
 
 /// Wraps `router` in the checks, outermost first: body limit, Host/Origin, API key.
 pub(super) fn layer(gateway: &Gateway, router: axum::Router) -> axum::Router {

@@ -133,7 +133,10 @@ impl Rule {
                     self.allow_hosts.join(", ")
                 ));
             }
-            let path = url.path();
+            // Matched as the server will read it: percent-decoded, repeated slashes collapsed
+            // (`/%61dmin/x` and `//admin/x` are `/admin/x`).
+            let decoded = percent_decoded(url.path());
+            let path = decoded.as_str();
             if let Some(p) = self.deny_paths.iter().find(|p| p.matches(path)) {
                 return Err(format!(
                     "argument `{pointer}`: path `{path}` on host `{host}` is refused ({rule}: deny_paths `{p}`)"
@@ -361,5 +364,48 @@ mod tests {
         assert!(!applies(&r, "fetch"));
         let all = ArgumentRule::default();
         assert!(applies(&all, "fetch"));
+    }
+}
+
+/// `path` percent-decoded (invalid UTF-8 kept as `%XX`) with runs of `/` collapsed to one.
+fn percent_decoded(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let decoded = (bytes[i] == b'%' && i + 2 < bytes.len())
+            .then(|| std::str::from_utf8(&bytes[i + 1..i + 3]).ok())
+            .flatten()
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match decoded {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    let text = String::from_utf8(out).unwrap_or_else(|_| path.to_string());
+    let mut collapsed = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '/' && collapsed.ends_with('/') {
+            continue;
+        }
+        collapsed.push(c);
+    }
+    collapsed
+}
+
+#[cfg(test)]
+mod path_tests {
+    #[test]
+    fn paths_are_matched_decoded_and_collapsed() {
+        assert_eq!(super::percent_decoded("/%61dmin/x"), "/admin/x");
+        assert_eq!(super::percent_decoded("//admin//x"), "/admin/x");
+        assert_eq!(super::percent_decoded("/a%2"), "/a%2");
+        assert_eq!(super::percent_decoded("/caf%C3%A9"), "/café");
     }
 }

@@ -212,7 +212,7 @@ impl Pipeline {
 
     /// The tool's timeout: its `policy.tools` entry, else its own (`#[tool(timeout_ms)]`, a
     /// remote source's `timeout_ms`), else its source's entry, else the defaults.
-    fn timeout(&self, tool: &ToolDescriptor) -> Option<Duration> {
+    pub(crate) fn timeout(&self, tool: &ToolDescriptor) -> Option<Duration> {
         let entry = |p: Option<&ToolPolicy>| p.and_then(ToolPolicy::timeout);
         entry(self.config.tools.get(&tool.name))
             .or(tool.timeout)

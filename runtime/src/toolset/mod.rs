@@ -576,6 +576,11 @@ impl Toolset {
         if watch_cancel {
             ctx.isolate_cancellation();
         }
+        // The call's deadline is set before any layer runs, so that what waits before the
+        // timeout layer (a concurrency slot) waits within it too.
+        if let Some(timeout) = self.inner.pipeline.timeout(&descriptor) {
+            ctx.tighten_deadline(timeout);
+        }
         let service = self.inner.pipeline.service(&descriptor);
         let call = crate::policy::Call {
             tool: descriptor,

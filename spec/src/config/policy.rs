@@ -90,7 +90,8 @@ impl ExtraArguments {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolPolicy {
-    /// The longest one call may take, in milliseconds (each retry gets its own).
+    /// The longest one call may take, in milliseconds, retries and waits for a concurrency slot
+    /// included (at least 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     /// How many times a failed call whose error is retryable is tried again (default 0).

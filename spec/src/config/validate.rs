@@ -223,6 +223,12 @@ fn check_tool_policy(
     tp: &ToolPolicy,
     errors: &mut Vec<Diagnostic>,
 ) {
+    if tp.timeout_ms == Some(0) {
+        errors.push(cfg.error_at(
+            &format!("{pointer}/timeout_ms"),
+            "`timeout_ms: 0` would time out every call at once; use at least 1 (milliseconds)",
+        ));
+    }
     if let Some(rl) = &tp.rate_limit
         && let Err(e) = parse_rate_limit(rl)
     {

@@ -100,6 +100,8 @@ struct Agent {
     changes: watch::Sender<u64>,
     /// Cancel requests of calls that ended before their task (awaited on close).
     pending: call::Pending,
+    /// `options.allow_hosts`, read once (the net guard's host matching).
+    allow_hosts: crate::net::HostRules,
 }
 
 #[derive(Clone)]
@@ -154,13 +156,14 @@ impl A2aBackend {
         Ok(Self {
             inner: Arc::new(Agent {
                 id,
-                options,
                 client,
                 fetcher,
                 auth,
                 connected: RwLock::new(None),
                 changes: watch::channel(0).0,
                 pending: call::Pending::default(),
+                allow_hosts: crate::net::HostRules::new(&options.allow_hosts, true),
+                options,
             }),
         })
     }
@@ -250,7 +253,7 @@ impl A2aBackend {
             })?;
         let has_creds = creds.any();
         if has_creds {
-            check_endpoint_host(&a.id, &fetched.url, &rpc_url, &a.options.allow_hosts)?;
+            check_endpoint_host(&a.id, &fetched.url, &rpc_url, &a.allow_hosts)?;
         }
         let rpc = Arc::new(rpc::Rpc::new(
             a.id.clone(),
@@ -306,20 +309,13 @@ fn check_endpoint_host(
     id: &str,
     card: &reqwest::Url,
     endpoint: &reqwest::Url,
-    allow_hosts: &[String],
+    allow_hosts: &crate::net::HostRules,
 ) -> Result<(), ToolError> {
     let same_origin = card.scheme() == endpoint.scheme()
         && card.host_str() == endpoint.host_str()
         && card.port_or_known_default() == endpoint.port_or_known_default();
     let host = endpoint.host_str().unwrap_or_default().to_ascii_lowercase();
-    let allowed = allow_hosts.iter().any(|h| {
-        let h = h.to_ascii_lowercase();
-        match h.strip_prefix("*.") {
-            Some(suffix) => host.ends_with(&format!(".{suffix}")),
-            None => host == h,
-        }
-    });
-    if same_origin || allowed {
+    if same_origin || allow_hosts.matches(&host).is_some() {
         return Ok(());
     }
     Err(ToolError::new(

@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex};
 
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
+    ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, LoggingLevel,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ResourceUpdatedNotificationParam,
+    ResourceUpdatedNotificationParam, ServerNotification,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use tokio::sync::{broadcast, watch};
 
 use super::McpEvent;
@@ -80,6 +81,69 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Hands one progress notification to the reporter of the call it belongs to.
+    fn report_progress(&self, params: &ProgressNotificationParam) {
+        let reporter = self
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&params.progress_token)
+            .cloned();
+        match reporter {
+            Some(r) => r.report(params.progress, params.total, params.message.as_deref()),
+            None => {
+                tracing::debug!(server = %self.server, token = ?params.progress_token, "progress for no call in flight")
+            }
+        }
+    }
+}
+
+/// A transport that reports progress notifications as they are received, in order.
+///
+/// rmcp's service loop reads one message at a time from [`Transport::receive`], so a progress
+/// notification is reported here before the result that follows it is handed to the caller:
+/// a caller sees every report a server sent before its result, and none after.
+pub(crate) struct ProgressInOrder<T> {
+    inner: T,
+    shared: Arc<Shared>,
+}
+
+impl<T> ProgressInOrder<T> {
+    pub(crate) fn new(inner: T, shared: Arc<Shared>) -> Self {
+        Self { inner, shared }
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressInOrder<T> {
+    type Error = T::Error;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(n) = &message
+            && let ServerNotification::ProgressNotification(p) = &n.notification
+        {
+            self.shared.report_progress(&p.params);
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
 /// Stops routing a call's progress when the call ends (however it ends).
 pub(crate) struct ProgressGuard {
     shared: Arc<Shared>,
@@ -115,24 +179,14 @@ impl rmcp::ClientHandler for Handler {
         info
     }
 
+    // Progress is reported by [`ProgressInOrder`], in the transport's receive loop, not here:
+    // rmcp runs this callback in a spawned task, which may run after the call's result
+    // reached the caller, and the last report would be lost.
     async fn on_progress(
         &self,
-        params: ProgressNotificationParam,
+        _params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let reporter = self
-            .shared
-            .progress
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&params.progress_token)
-            .cloned();
-        match reporter {
-            Some(r) => r.report(params.progress, params.total, params.message.as_deref()),
-            None => {
-                tracing::debug!(server = %self.shared.server, token = ?params.progress_token, "progress for no call in flight")
-            }
-        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -11,7 +11,7 @@ use rmcp::service::{
 };
 
 use super::Client;
-use crate::mcp::handler::Handler;
+use crate::mcp::handler::{Handler, ProgressInOrder};
 use crate::mcp::stdio::{ProcessLog, StdioCommand, StdioTransport};
 use crate::mcp::{McpConnection, sse};
 use crate::{ErrorKind, ToolError};
@@ -99,10 +99,14 @@ impl Client {
                         format!("cannot start MCP server `{}` (`{program}`): {e}", self.id),
                     )
                 })?;
-                serve_client_with_lifecycle(handler, transport, mode)
-                    .await
-                    .map(|s| (s, Some(Arc::clone(&log))))
-                    .map_err(|e| Failed::Handshake(Box::new(e), Some(log)))
+                serve_client_with_lifecycle(
+                    handler,
+                    ProgressInOrder::new(transport, Arc::clone(&self.shared)),
+                    mode,
+                )
+                .await
+                .map(|s| (s, Some(Arc::clone(&log))))
+                .map_err(|e| Failed::Handshake(Box::new(e), Some(log)))
             }
             McpConnection::Http { url, headers } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -133,10 +137,14 @@ impl Client {
                 }
                 let transport =
                     rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
-                serve_client_with_lifecycle(handler, transport, mode)
-                    .await
-                    .map(|s| (s, None))
-                    .map_err(|e| Failed::Handshake(Box::new(e), None))
+                serve_client_with_lifecycle(
+                    handler,
+                    ProgressInOrder::new(transport, Arc::clone(&self.shared)),
+                    mode,
+                )
+                .await
+                .map(|s| (s, None))
+                .map_err(|e| Failed::Handshake(Box::new(e), None))
             }
             McpConnection::Sse { url, headers } => {
                 let http = self.http().map_err(Failed::Before)?;
@@ -153,10 +161,14 @@ impl Client {
                     .await
                     .map_err(|e| before(ErrorKind::Network, e.to_string()))?;
                 tracing::debug!(server = %self.id, endpoint = %transport.message_url(), "legacy SSE: messages go to the endpoint the server named");
-                serve_client_with_lifecycle(handler, transport, mode)
-                    .await
-                    .map(|s| (s, None))
-                    .map_err(|e| Failed::Handshake(Box::new(e), None))
+                serve_client_with_lifecycle(
+                    handler,
+                    ProgressInOrder::new(transport, Arc::clone(&self.shared)),
+                    mode,
+                )
+                .await
+                .map(|s| (s, None))
+                .map_err(|e| Failed::Handshake(Box::new(e), None))
             }
         }
     }

@@ -2,6 +2,11 @@
 //! what toolgate adds around a call (lookup, argument decoding, dispatch, result conversion),
 //! against the floor of decoding the same arguments with serde and calling the function directly.
 
+pub mod harness;
+pub mod report;
+pub mod scale;
+pub mod sized;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 

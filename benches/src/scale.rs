@@ -1,0 +1,1 @@
+//! (to be written: the synthetic toolsets of the scale benchmark)

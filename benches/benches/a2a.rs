@@ -12,21 +12,21 @@
 //!   sending the same message (one text part `hello`, metadata `{"skill": "echo"}`, blocking).
 //!
 //! The agent answers both with a completed task whose artifact is `echo: hello`; every answer
-//! is checked, on both sides, before and during timing. `main` first prints a markdown table
-//! measured with a plain clock: sequential calls (1 caller) and 16 callers at once sharing one
-//! client, in rounds whose order rotates (toolgate, Python; Python, toolgate; …) so that drift on
-//! a shared machine hits both alike. The Python client is one long-lived process driven over
-//! stdin (`--stdin`: one JSON command per round, one JSON line of results back), so its rounds
-//! interleave with toolgate's. Reported: calls/s (median of the rounds and their range), p50 and
-//! p99 latency, client CPU per call (this process for toolgate, the Python process for the
-//! SDK), the agent's CPU per call (`/proc/<pid>/stat`, 10 ms resolution), and the ratio
-//! toolgate ÷ Python client. Then criterion measures one sequential call of each (group
+//! is checked, on both sides, before and during timing. Two tables (`toolgate_benches::report`):
+//! `a2a`, measured with a plain clock: sequential calls (1 caller) and 16 callers at once
+//! sharing one client, in rounds whose order alternates (toolgate, Python; Python, toolgate; …)
+//! so that drift on a shared machine hits both alike. The Python client is one long-lived
+//! process driven over stdin (`--stdin`: one JSON command per round, one JSON line of results
+//! back), so its rounds interleave with toolgate's. Reported per round: calls/s, p50, client CPU
+//! per call (this process for toolgate, the Python process for the SDK), the agent's CPU per
+//! call (`/proc/<pid>/stat`, 10 ms resolution), and the ratios to the Python client of the same
+//! round. Then `a2a-criterion`: criterion measures one sequential call of each (group
 //! `a2a/echo SendMessage (blocking)`; the Python row times itself, `iter_custom`).
 //!
-//! Run: `scripts/install-peers.sh` once, then `cargo bench -p toolgate-benches --bench a2a`.
-//! Under `cargo test` (criterion's test mode: no `--bench`, or `--test`) every path makes a
-//! handful of calls. Results and ratios: BENCHMARKS.md, "Remote A2A: toolgate vs the a2a-sdk
-//! Python client".
+//! Run: `scripts/install-peers.sh` once, then `cargo bench -p toolgate-benches --bench a2a`
+//! (`TOOLGATE_BENCH_QUICK=1` for fewer calls and shorter criterion times). Under `cargo test`
+//! every path makes a handful of calls and nothing is written. Results: BENCHMARKS.md, "Remote
+//! A2A: toolgate vs the a2a-sdk Python client".
 
 // (peers.rs allows dead code itself: most of it is for other peers.)
 #[path = "../../runtime/tests/support/peers.rs"]
@@ -41,16 +41,25 @@ use criterion::{Criterion, SamplingMode};
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 use toolgate::{SourceState, Toolset};
+use toolgate_benches::harness::{
+    self, Samples, fmt_duration, fmt_rate, fmt_ratio, fmt_seconds, fmt_spread,
+};
+use toolgate_benches::report::{Table, criterion_estimate};
 
 /// The tool called, its arguments, and what it must answer.
 const TOOL: &str = "echo1.echo";
 const EXPECTED: &str = "echo: hello";
 
+const COMMAND: &str = "cargo bench -p toolgate-benches --bench a2a";
+
+/// The ratio cell of the row the others are divided by.
+const BASE: &str = "1.00× (base)";
+
 fn args() -> Value {
     json!({"text": "hello"})
 }
 
-/// How many calls each measurement makes.
+/// How many calls each measurement makes, by mode.
 #[derive(Debug, Clone, Copy)]
 struct Counts {
     /// Untimed calls per client before each table block (sequential, then concurrent).
@@ -59,19 +68,33 @@ struct Counts {
     sequential: usize,
     /// Calls per client with `CALLERS` callers at once, split into `rounds`.
     concurrent: usize,
-    /// Rounds per block, order rotating.
+    /// Rounds per block, order alternating.
     rounds: usize,
+    /// Criterion's warm-up and measurement time per row.
+    warm_up: Duration,
+    measurement: Duration,
 }
 
 /// Callers at once in the concurrent rows.
 const CALLERS: usize = 16;
 
 impl Counts {
-    const BENCH: Self = Self {
+    const FULL: Self = Self {
         warmup: 200,
-        sequential: 2000,
-        concurrent: 4096,
+        sequential: 1600,
+        concurrent: 3200,
         rounds: 8,
+        warm_up: Duration::from_secs(1),
+        measurement: Duration::from_secs(5),
+    };
+    /// `TOOLGATE_BENCH_QUICK=1`: the same rows, a fifth of the calls.
+    const QUICK: Self = Self {
+        warmup: 30,
+        sequential: 320,
+        concurrent: 512,
+        rounds: 4,
+        warm_up: Duration::from_millis(300),
+        measurement: Duration::from_secs(1),
     };
     /// `cargo test`: every path a few times (two calls per caller concurrently), answers checked.
     const TEST: Self = Self {
@@ -79,15 +102,17 @@ impl Counts {
         sequential: 3,
         concurrent: 2 * CALLERS,
         rounds: 1,
+        warm_up: Duration::from_millis(1),
+        measurement: Duration::from_millis(1),
     };
-}
 
-/// Criterion's own rule: benchmark mode with `--bench` (what `cargo bench` passes) unless
-/// `--test` is given too; `cargo test` passes neither.
-fn test_mode() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    let has = |flag: &str| args.iter().any(|a| a == flag);
-    !has("--bench") || has("--test")
+    fn for_mode() -> Self {
+        if harness::test_mode() {
+            Self::TEST
+        } else {
+            harness::by_mode(Self::QUICK, Self::FULL)
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -178,7 +203,7 @@ impl PythonClient {
 
     /// `calls` calls, `callers` at once; the script checks every answer and exits if one is
     /// wrong, which fails this read.
-    fn run(&mut self, callers: usize, calls: usize) -> Stats {
+    fn run(&mut self, callers: usize, calls: usize) -> Round {
         writeln!(
             self.stdin,
             "{}",
@@ -206,12 +231,11 @@ impl PythonClient {
             .iter()
             .map(|v| Duration::from_secs_f64(v.as_f64().expect("a latency") / 1e6))
             .collect();
-        Stats {
+        Round {
             wall: secs("wall_s"),
             client_cpu: secs("cpu_s"),
             agent_cpu: Duration::ZERO,
             latencies,
-            rates: Vec::new(),
         }
     }
 
@@ -225,96 +249,47 @@ impl PythonClient {
 // Measuring
 // ------------------------------------------------------------------------------------------------
 
-/// The CPU time this process has used so far, all threads (toolgate's side of every call).
-fn process_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec, which `ts` is.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-/// The CPU time process `pid` has used so far (`/proc/<pid>/stat`, utime + stime; 10 ms
-/// resolution).
-fn pid_cpu(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // pid (comm) state … utime stime: fields 14 and 15, after a comm that may hold spaces.
-    let ticks: u64 = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| {
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            [11, 12]
-                .iter()
-                .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<u64>().ok()))
-                .sum()
-        })
-        .unwrap_or(0);
-    // SAFETY: sysconf reads a constant.
-    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
-    Duration::from_nanos(ticks * 1_000_000_000 / hz.max(1))
-}
-
-/// Latencies of a series of calls, the wall time they took, the CPU time the client and the
-/// agent spent meanwhile, and the calls/s of every round merged in.
-#[derive(Debug, Default)]
-struct Stats {
+/// One round of one client: every call's latency, the wall time, the CPU time the client and
+/// the agent spent meanwhile.
+#[derive(Debug)]
+struct Round {
     wall: Duration,
     client_cpu: Duration,
     agent_cpu: Duration,
     latencies: Vec<Duration>,
-    rates: Vec<f64>,
 }
 
-impl Stats {
-    fn merge(&mut self, other: Stats) {
-        self.rates.push(other.per_second());
-        self.wall += other.wall;
-        self.client_cpu += other.client_cpu;
-        self.agent_cpu += other.agent_cpu;
-        self.latencies.extend(other.latencies);
-    }
+/// The rounds of one row, each summarised (calls/s, p50, CPU per call), and every latency.
+#[derive(Debug, Default)]
+struct Row {
+    calls: usize,
+    rates: Samples,
+    p50s: Samples,
+    client_cpu: Samples,
+    agent_cpu: Samples,
+    latencies: Samples,
+}
 
-    fn calls(&self) -> usize {
-        self.latencies.len()
-    }
-
-    /// All calls over all wall time.
-    fn per_second(&self) -> f64 {
-        self.calls() as f64 / self.wall.as_secs_f64()
-    }
-
-    fn per_call(&self, d: Duration) -> Duration {
-        d / self.calls().max(1) as u32
-    }
-
-    /// The median of the rounds' calls/s, and their minimum and maximum.
-    fn rate_spread(&self) -> (f64, f64, f64) {
-        let mut r = self.rates.clone();
-        r.sort_by(f64::total_cmp);
-        let n = r.len();
-        let median = if n % 2 == 1 {
-            r[n / 2]
-        } else {
-            (r[n / 2 - 1] + r[n / 2]) / 2.0
-        };
-        (median, r[0], r[n - 1])
-    }
-
-    /// Nearest-rank percentile (`p` in 0..=100).
-    fn percentile(&self, p: f64) -> Duration {
-        let mut sorted = self.latencies.clone();
-        sorted.sort_unstable();
-        let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-        sorted[rank.clamp(1, sorted.len()) - 1]
+impl Row {
+    fn add(&mut self, round: Round) {
+        let n = round.latencies.len();
+        self.calls += n;
+        self.rates.push(n as f64 / round.wall.as_secs_f64());
+        let latencies = Samples::new(round.latencies.iter().map(Duration::as_secs_f64));
+        self.p50s.push(latencies.median());
+        self.client_cpu
+            .push(round.client_cpu.as_secs_f64() / n.max(1) as f64);
+        self.agent_cpu
+            .push(round.agent_cpu.as_secs_f64() / n.max(1) as f64);
+        for &l in latencies.values() {
+            self.latencies.push(l);
+        }
     }
 }
 
 /// `total` toolgate calls made by `callers` tasks at once (each `total / callers` in a row),
 /// sharing one toolset.
-async fn toolgate_run(tools: &Toolset, callers: usize, total: usize) -> Stats {
+async fn toolgate_run(tools: &Toolset, callers: usize, total: usize) -> Round {
     let per_caller = total.div_ceil(callers);
     let start = Arc::new(tokio::sync::Barrier::new(callers + 1));
     let tasks: Vec<_> = (0..callers)
@@ -333,7 +308,7 @@ async fn toolgate_run(tools: &Toolset, callers: usize, total: usize) -> Stats {
             })
         })
         .collect();
-    let cpu = process_cpu();
+    let cpu = harness::process_cpu();
     start.wait().await;
     let started = Instant::now();
     let mut latencies = Vec::with_capacity(per_caller * callers);
@@ -345,11 +320,11 @@ async fn toolgate_run(tools: &Toolset, callers: usize, total: usize) -> Stats {
         }
     }
     let wall = started.elapsed();
-    Stats {
+    Round {
         wall,
-        client_cpu: process_cpu().saturating_sub(cpu),
+        client_cpu: harness::process_cpu().saturating_sub(cpu),
+        agent_cpu: Duration::ZERO,
         latencies,
-        ..Stats::default()
     }
 }
 
@@ -360,188 +335,152 @@ enum Client {
     Python,
 }
 
-/// One round of one client, with the agent's CPU time meanwhile.
-fn round(
-    rt: &Runtime,
-    tools: &Toolset,
-    python: &mut PythonClient,
+/// The two clients and the agent they call.
+struct Clients<'a> {
+    rt: &'a Runtime,
+    tools: &'a Toolset,
+    python: &'a mut PythonClient,
     agent_pid: u32,
-    client: Client,
-    callers: usize,
-    calls: usize,
-) -> Stats {
-    let agent = pid_cpu(agent_pid);
-    let mut stats = match client {
-        Client::Toolgate => rt.block_on(toolgate_run(tools, callers, calls)),
-        Client::Python => python.run(callers, calls),
-    };
-    stats.agent_cpu = pid_cpu(agent_pid).saturating_sub(agent);
-    stats
 }
 
-/// For `callers`: a warm-up of each client, then the rounds in rotating order. Returns
-/// (toolgate, Python).
-fn measure(
-    rt: &Runtime,
-    tools: &Toolset,
-    python: &mut PythonClient,
-    agent_pid: u32,
-    callers: usize,
-    calls: usize,
-    counts: Counts,
-) -> (Stats, Stats) {
-    let warmup = counts.warmup.max(callers);
-    round(
-        rt,
-        tools,
-        python,
-        agent_pid,
-        Client::Toolgate,
-        callers,
-        warmup,
-    );
-    round(
-        rt,
-        tools,
-        python,
-        agent_pid,
-        Client::Python,
-        callers,
-        warmup,
-    );
-    let per_round = calls / counts.rounds;
-    let (mut t, mut p) = (Stats::default(), Stats::default());
-    for r in 0..counts.rounds {
-        let order = if r % 2 == 0 {
-            [Client::Toolgate, Client::Python]
-        } else {
-            [Client::Python, Client::Toolgate]
+impl Clients<'_> {
+    /// One round of one client, with the agent's CPU time meanwhile.
+    fn round(&mut self, client: Client, callers: usize, calls: usize) -> Round {
+        let agent = harness::pid_cpu(self.agent_pid);
+        let mut round = match client {
+            Client::Toolgate => self.rt.block_on(toolgate_run(self.tools, callers, calls)),
+            Client::Python => self.python.run(callers, calls),
         };
-        for client in order {
-            let s = round(rt, tools, python, agent_pid, client, callers, per_round);
-            match client {
-                Client::Toolgate => t.merge(s),
-                Client::Python => p.merge(s),
+        round.agent_cpu = harness::pid_cpu(self.agent_pid).saturating_sub(agent);
+        round
+    }
+
+    /// For `callers`: a warm-up of each client, then the rounds in alternating order. Returns
+    /// (toolgate, Python).
+    fn measure(&mut self, callers: usize, calls: usize, counts: Counts) -> (Row, Row) {
+        let warmup = counts.warmup.max(callers);
+        self.round(Client::Toolgate, callers, warmup);
+        self.round(Client::Python, callers, warmup);
+        let per_round = (calls / counts.rounds).max(callers);
+        let (mut t, mut p) = (Row::default(), Row::default());
+        for r in 0..counts.rounds {
+            let order = if r % 2 == 0 {
+                [Client::Toolgate, Client::Python]
+            } else {
+                [Client::Python, Client::Toolgate]
+            };
+            for client in order {
+                let round = self.round(client, callers, per_round);
+                match client {
+                    Client::Toolgate => t.add(round),
+                    Client::Python => p.add(round),
+                }
             }
         }
+        (t, p)
     }
-    (t, p)
 }
 
 // ------------------------------------------------------------------------------------------------
-// Report
+// Tables
 // ------------------------------------------------------------------------------------------------
 
-fn fmt_duration(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us >= 10_000.0 {
-        format!("{:.0} ms", us / 1000.0)
-    } else if us >= 1000.0 {
-        format!("{:.2} ms", us / 1000.0)
-    } else {
-        format!("{us:.0} µs")
-    }
-}
-
-fn fmt_rate(r: f64) -> String {
-    if r >= 100.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r:.1}")
-    }
-}
-
-fn machine(python: &PythonClient) -> String {
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let load = std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default();
-    let uvicorn = Command::new(peers::a2a_v1_python())
-        .args([
-            "-c",
-            "import importlib.metadata as m; print(m.version('uvicorn'))",
-        ])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
+/// The versions of the Python side, for the notes.
+fn versions(python: &PythonClient) -> String {
+    let version = |package: &str| {
+        Command::new(peers::a2a_v1_python())
+            .args([
+                "-c",
+                &format!("import importlib.metadata as m; print(m.version('{package}'))"),
+            ])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
     format!(
-        "{cores} cores, {cpu}; load average {load}; Python {}, a2a-sdk {}, uvicorn {uvicorn}",
+        "Python {}, a2a-sdk {}, httpx {}, uvicorn {}",
         python.facts["python"].as_str().unwrap_or("?"),
         python.facts["sdk"].as_str().unwrap_or("?"),
+        version("httpx"),
+        version("uvicorn"),
     )
 }
 
-/// The markdown table: for 1 and [`CALLERS`] callers, toolgate's row and the Python client's,
-/// and the ratio toolgate ÷ Python.
-fn report(blocks: &[(usize, Stats, Stats)], counts: Counts, machine: &str) {
-    println!();
-    println!(
-        "## a2a/echo SendMessage (blocking): toolgate vs the a2a-sdk Python client ({machine})"
-    );
-    println!();
-    println!(
-        "| callers | client | calls | calls/s (all) | calls/s: median of rounds [min–max] | p50 | p99 | client CPU / call | agent CPU / call | calls/s toolgate ÷ Python (median of rounds) |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+/// The plain-clock table: for 1 and [`CALLERS`] callers, toolgate's row and the Python client's,
+/// and the per-round ratios to the Python client.
+fn table(blocks: &[(usize, Row, Row)], counts: Counts, versions: &str) -> Table {
+    let mut table = Table::new(
+        "a2a",
+        "calls of the `echo` skill of the A2A 1.0 echo agent (a2a-sdk server, JSON-RPC, \
+         uvicorn; one process shared by both clients): toolgate's `Toolset::call` vs the \
+         a2a-sdk Python client's `send_message`, blocking `SendMessage`, 1 caller and 16 callers \
+         at once sharing one client, in rounds whose order alternates.",
+        COMMAND,
+    )
+    .columns([
+        "callers",
+        "client",
+        "calls",
+        "calls/s: median of rounds [min–max]",
+        "p50 latency: median of rounds [min–max]",
+        "p99 latency (all calls)",
+        "client CPU per call [min–max]",
+        "agent CPU per call [min–max]",
+        "calls/s ÷ the Python client's, per round (higher = faster)",
+        "client CPU ÷ the Python client's, per round (lower = leaner)",
+    ]);
     for (callers, t, p) in blocks {
-        let (tm, _, _) = t.rate_spread();
-        let (pm, _, _) = p.rate_spread();
-        for (name, s) in [
+        for (name, row) in [
             ("toolgate `Toolset::call`", t),
             ("a2a-sdk Python client", p),
         ] {
-            let (median, min, max) = s.rate_spread();
-            let ratio = if std::ptr::eq(s, t) {
-                format!("**{:.2}**", tm / pm)
-            } else {
-                "–".into()
+            let ratio = |of: &dyn Fn(&Row) -> &Samples| {
+                if std::ptr::eq(row, p) {
+                    BASE.to_string()
+                } else {
+                    fmt_spread(&of(row).ratio_to(of(p)), fmt_ratio)
+                }
             };
-            println!(
-                "| {callers} | {name} | {} | {} | {} [{}–{}] | {} | {} | {} | {} | {ratio} |",
-                s.calls(),
-                fmt_rate(s.per_second()),
-                fmt_rate(median),
-                fmt_rate(min),
-                fmt_rate(max),
-                fmt_duration(s.percentile(50.0)),
-                fmt_duration(s.percentile(99.0)),
-                fmt_duration(s.per_call(s.client_cpu)),
-                fmt_duration(s.per_call(s.agent_cpu)),
-            );
+            table.row([
+                callers.to_string(),
+                name.to_string(),
+                row.calls.to_string(),
+                fmt_spread(&row.rates, fmt_rate),
+                fmt_spread(&row.p50s, fmt_seconds),
+                fmt_seconds(row.latencies.percentile(99.0)),
+                fmt_spread(&row.client_cpu, fmt_seconds),
+                fmt_spread(&row.agent_cpu, fmt_seconds),
+                ratio(&|r| &r.rates),
+                ratio(&|r| &r.client_cpu),
+            ]);
         }
     }
-    println!();
-    println!(
-        "({} rounds per row, order alternating; {} warm-up calls per client before each block; client CPU: toolgate = this process, Python = the client's process; agent CPU: the echo agent's process)",
+    table.note(format!(
+        "{} rounds per block, the order alternating; {} untimed warm-up calls per client before \
+         each block. Client CPU: toolgate = this process (`CLOCK_PROCESS_CPUTIME_ID`), Python = \
+         the client's process (`time.process_time()`); agent CPU: the echo agent's process \
+         (`/proc/<pid>/stat`, 10 ms resolution).",
         counts.rounds, counts.warmup
-    );
-    println!();
+    ));
+    table.note(format!("Versions: {versions}."));
+    table
 }
 
 // ------------------------------------------------------------------------------------------------
 // Criterion
 // ------------------------------------------------------------------------------------------------
 
+const GROUP: &str = "a2a/echo SendMessage (blocking)";
+const CRITERION_ROWS: [&str; 2] = ["toolgate: Toolset::call", "a2a-sdk Python client"];
+
 fn criterion_rows(c: &mut Criterion, rt: &Runtime, tools: &Toolset, python: &mut PythonClient) {
-    let mut g = c.benchmark_group("a2a/echo SendMessage (blocking)");
+    let mut g = c.benchmark_group(GROUP);
     // A call takes a few ms: flat sampling keeps every row's time bounded.
-    g.sampling_mode(SamplingMode::Flat)
-        .sample_size(30)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(6));
-    g.bench_function("toolgate: Toolset::call", |b| {
+    g.sampling_mode(SamplingMode::Flat).sample_size(30);
+    g.bench_function(CRITERION_ROWS[0], |b| {
         b.to_async(rt).iter(|| toolgate_echo(tools));
     });
-    g.bench_function("a2a-sdk Python client", |b| {
+    g.bench_function(CRITERION_ROWS[1], |b| {
         b.iter_custom(|iters| {
             let calls = usize::try_from(iters).expect("iterations fit usize");
             python.run(1, calls).wall
@@ -550,12 +489,46 @@ fn criterion_rows(c: &mut Criterion, rt: &Runtime, tools: &Toolset, python: &mut
     g.finish();
 }
 
+fn criterion_table(counts: Counts) -> Table {
+    let mut table = Table::new(
+        "a2a-criterion",
+        "one sequential blocking `SendMessage` to the A2A echo agent under criterion (group \
+         `a2a/echo SendMessage (blocking)`): toolgate's `Toolset::call` vs the a2a-sdk Python \
+         client (which times its own calls: `iter_custom`), one row after the other (not \
+         interleaved).",
+        COMMAND,
+    )
+    .columns([
+        "row",
+        "time per call: criterion median [95% CI]",
+        "÷ the Python client's (lower = faster) [conservative CI]",
+    ]);
+    let estimates: Vec<_> = CRITERION_ROWS
+        .iter()
+        .map(|row| criterion_estimate(&format!("{GROUP}/{row}")))
+        .collect();
+    for (i, (row, e)) in CRITERION_ROWS.iter().zip(&estimates).enumerate() {
+        let ratio = match (e, &estimates[1]) {
+            _ if i == 1 => BASE.to_string(),
+            (Some(e), Some(base)) => e.ratio_to(base).fmt(fmt_ratio),
+            _ => "–".into(),
+        };
+        table.row([
+            format!("`{row}`"),
+            e.map_or("–".into(), |e| e.fmt(fmt_seconds)),
+            ratio,
+        ]);
+    }
+    table.note(format!(
+        "30 flat samples per row, {} warm-up, {} of measurement.",
+        fmt_duration(counts.warm_up),
+        fmt_duration(counts.measurement),
+    ));
+    table
+}
+
 fn main() {
-    let counts = if test_mode() {
-        Counts::TEST
-    } else {
-        Counts::BENCH
-    };
+    let counts = Counts::for_mode();
     let started = Instant::now();
     let agent = peers::a2a_echo("v1", &[]);
     let url = agent.url("");
@@ -574,29 +547,39 @@ fn main() {
     rt.block_on(toolgate_echo(&tools));
     python.run(1, 1);
 
-    let machine = machine(&python);
+    let versions = versions(&python);
+    let mut clients = Clients {
+        rt: &rt,
+        tools: &tools,
+        python: &mut python,
+        agent_pid: agent.pid(),
+    };
     let mut blocks = Vec::new();
     for (callers, calls) in [(1, counts.sequential), (CALLERS, counts.concurrent)] {
-        let (t, p) = measure(
-            &rt,
-            &tools,
-            &mut python,
-            agent.pid(),
-            callers,
-            calls,
-            counts,
-        );
+        let (t, p) = clients.measure(callers, calls, counts);
         blocks.push((callers, t, p));
     }
-    report(&blocks, counts, &machine);
+    table(&blocks, counts, &versions)
+        .write()
+        .expect("write a2a");
 
-    let mut c = Criterion::default().configure_from_args();
+    // No plots: the tables are the report, and plotting takes seconds per row here.
+    let mut c = Criterion::default()
+        .warm_up_time(counts.warm_up)
+        .measurement_time(counts.measurement)
+        .nresamples(harness::by_mode(20_000, 100_000))
+        .without_plots()
+        .configure_from_args();
     criterion_rows(&mut c, &rt, &tools, &mut python);
     c.final_summary();
+    criterion_table(counts)
+        .write()
+        .expect("write a2a-criterion");
 
     // Both clients are gone before the agent stops (dropping `agent` kills its process group).
     python.stop();
     rt.block_on(tools.close());
     drop(rt);
     drop(agent);
+    eprintln!("a2a bench: {:.1} s", started.elapsed().as_secs_f64());
 }

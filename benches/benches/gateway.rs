@@ -1,7 +1,8 @@
 //! The gateway over MCP streamable HTTP: `toolgate serve` side by side with FastMCP (PyPI
 //! `fastmcp` 4.x), in one run, with 1, 16 and 64 concurrent clients.
 //!
-//! Four servers, each started by this benchmark on 127.0.0.1 and stopped at its end:
+//! Four servers, each started by this benchmark on 127.0.0.1 and stopped at its end
+//! (`gateway/servers.rs`):
 //!
 //! * **toolgate serve, built-in `calc`**: the `toolgate` binary (release build), `--config
 //!   tools.yaml serve --http 127.0.0.1:PORT`, the repository's default toolset;
@@ -13,16 +14,21 @@
 //! * **FastMCP proxy → server-everything**: `benches/peers/fastmcp_proxy.py`, FastMCP's
 //!   `create_proxy` over an MCPConfig naming the same server over stdio.
 //!
-//! The load: N clients (1, 16, 64), each its own MCP session (rmcp's client over
-//! `StreamableHttpClientTransport`, its own reqwest connection pool, the `initialize`
-//! handshake), each making `tools/call`s one after the other (`calc` {"expression": "2+3"} or
-//! `echo` {"message": "hi"}); every answer is checked. For each number of clients, every server
-//! gets its sessions, a warm-up, then timed rounds in rotating order (so that drift on a shared
-//! machine hits every server alike). Reported: calls/s (all clients together), p50 and p99
-//! latency of one call, the client's CPU time per call (this process) and the server's (the
-//! server process, plus, for the two gateways, the server-everything process behind it), and
-//! ratios to toolgate. Then criterion measures one call on one session for each server (group
-//! `gateway/one call over streamable HTTP`).
+//! The load (the "small load driver" of the issue): N clients (1, 16, 64), each its own MCP
+//! session (rmcp's client over `StreamableHttpClientTransport`, its own reqwest connection pool,
+//! the `initialize` handshake), each making `tools/call`s one after the other (`calc`
+//! {"expression": "2+3"} or `echo` {"message": "hi"}); every answer is checked. For each number
+//! of clients, every server gets its sessions, a warm-up, then timed rounds in rotating order (so
+//! that drift on a shared machine hits every server alike). Per round: calls/s (all clients
+//! together), p50 and p99 latency of one call, the client's CPU time per call (this process) and
+//! the server's (the server process, plus, for the two gateways, the server-everything process
+//! behind it). Table `gateway`: the median over the rounds [min–max] and the per-round ratios to
+//! toolgate of the same pair. Then criterion measures one call on one session for each server
+//! (group `gateway/one call over streamable HTTP`): table `gateway-criterion`.
+//!
+//! Quick mode (`TOOLGATE_BENCH_QUICK=1`, `scripts/bench.sh --quick`): 1 and 16 clients only, 3
+//! rounds of 0.8 s, and a shorter criterion measurement (about 45 s in all, against about 3
+//! minutes).
 //!
 //! The toolgate binary: `TOOLGATE_BIN` if set; otherwise this benchmark runs `cargo build
 //! [--release] --bin toolgate` into its own target directory first (a no-op when it is up to
@@ -30,7 +36,7 @@
 //! mode) it uses `target/debug/toolgate` as `cargo test --workspace --all-targets` leaves it
 //! (building it only if it is missing), and the load shrinks to two calls per client with 1 and
 //! 4 clients (answers still checked; 5 s, up to 17 s on a busy machine, mostly Python
-//! importing FastMCP).
+//! importing FastMCP); the tables are rendered, not written.
 //!
 //! Both FastMCP servers run with fastmcp's defaults (one uvicorn process, stateful sessions,
 //! SSE answers) but without banner, INFO log and access log: toolgate logs nothing per call
@@ -42,99 +48,27 @@
 // (peers.rs allows dead code itself: most of it is for other tests.)
 #[path = "../../runtime/tests/support/peers.rs"]
 mod peers;
+#[path = "gateway/servers.rs"]
+mod servers;
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
-use serde_json::{Value, json};
 use tokio::runtime::Runtime;
+use toolgate_benches::harness::{
+    self, Samples, by_mode, descendants_in, fmt_rate, fmt_ratio, fmt_seconds, fmt_spread,
+    process_cpu, process_table, ticks_to_duration,
+};
+use toolgate_benches::report::{Estimate, Table, criterion_estimate};
 
-// ------------------------------------------------------------------------------------------------
-// What is called, and what it must answer
-// ------------------------------------------------------------------------------------------------
+use servers::{Server, Tool, call};
 
-/// The two tools measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tool {
-    /// `calc` {"expression": "2+3"}: `structuredContent` {"expression": "2+3", "value": 5} and
-    /// the same object as JSON text.
-    Calc,
-    /// server-everything's `echo` {"message": "hi"}: the text `Echo: hi`.
-    Echo,
-}
-
-const CALC_EXPRESSION: &str = "2+3";
-const ECHO_EXPECTED: &str = "Echo: hi";
-
-impl Tool {
-    fn name(self) -> &'static str {
-        match self {
-            Self::Calc => "calc",
-            Self::Echo => "echo",
-        }
-    }
-
-    fn params(self) -> CallToolRequestParams {
-        let args = match self {
-            Self::Calc => json!({"expression": CALC_EXPRESSION}),
-            Self::Echo => json!({"message": "hi"}),
-        };
-        let Value::Object(arguments) = args else {
-            unreachable!("the arguments are an object")
-        };
-        CallToolRequestParams::new(self.name()).with_arguments(arguments)
-    }
-
-    /// Whether `result` is the right answer; the reason when it is not.
-    fn check(self, result: &CallToolResult) -> Result<(), String> {
-        if result.is_error == Some(true) {
-            return Err(format!("{}: an error result: {result:?}", self.name()));
-        }
-        let text = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text())
-            .map(|t| t.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        match self {
-            Self::Calc => {
-                let expected = json!({"expression": CALC_EXPRESSION, "value": 5});
-                if result.structured_content.as_ref() != Some(&expected) {
-                    return Err(format!(
-                        "calc: structuredContent {:?}, expected {expected}",
-                        result.structured_content
-                    ));
-                }
-                match serde_json::from_str::<Value>(&text) {
-                    Ok(v) if v == expected => Ok(()),
-                    _ => Err(format!("calc: text {text:?}, expected {expected} as JSON")),
-                }
-            }
-            Self::Echo if text == ECHO_EXPECTED => Ok(()),
-            Self::Echo => Err(format!("echo: text {text:?}, expected {ECHO_EXPECTED:?}")),
-        }
-    }
-}
-
-/// One call, its answer checked (a wrong answer fails the benchmark).
-async fn call(peer: &Peer<RoleClient>, tool: Tool) {
-    let result = peer
-        .call_tool(tool.params())
-        .await
-        .unwrap_or_else(|e| panic!("{}: tools/call failed: {e}", tool.name()));
-    if let Err(why) = tool.check(&result) {
-        panic!("{why}");
-    }
-}
+const COMMAND: &str = "cargo bench -p toolgate-benches --bench gateway";
+const CRITERION_GROUP: &str = "gateway/one call over streamable HTTP";
 
 // ------------------------------------------------------------------------------------------------
 // Plan: how long each measurement runs
@@ -153,15 +87,27 @@ struct Plan {
     round: Duration,
     /// Calls each client makes in a round at least (also in the warm-up).
     min_calls: usize,
+    /// Criterion: samples, warm-up and measurement time of each row.
+    criterion: (usize, Duration, Duration),
 }
 
 impl Plan {
-    const BENCH: Self = Self {
+    const FULL: Self = Self {
         clients: &[1, 16, 64],
         warmup: Duration::from_millis(1000),
         rounds: 6,
         round: Duration::from_millis(1500),
         min_calls: 1,
+        criterion: (40, Duration::from_secs(2), Duration::from_secs(5)),
+    };
+    /// `scripts/bench.sh --quick`: 64 clients skipped, fewer and shorter rounds.
+    const QUICK: Self = Self {
+        clients: &[1, 16],
+        warmup: Duration::from_millis(300),
+        rounds: 3,
+        round: Duration::from_millis(800),
+        min_calls: 1,
+        criterion: (20, Duration::from_millis(500), Duration::from_millis(1500)),
     };
     /// `cargo test`: every path twice, concurrently too, answers checked.
     const TEST: Self = Self {
@@ -170,332 +116,21 @@ impl Plan {
         rounds: 1,
         round: Duration::ZERO,
         min_calls: 2,
+        criterion: (10, Duration::from_millis(1), Duration::from_millis(1)),
     };
-}
 
-/// Criterion's own rule: benchmark mode with `--bench` (what `cargo bench` passes) unless
-/// `--test` is given too; `cargo test` passes neither.
-fn test_mode() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    let has = |flag: &str| args.iter().any(|a| a == flag);
-    !has("--bench") || has("--test")
-}
-
-// ------------------------------------------------------------------------------------------------
-// The servers
-// ------------------------------------------------------------------------------------------------
-
-/// One server under load: its process (group leader, on 127.0.0.1) and what it is called with.
-struct Server {
-    /// The row's label.
-    label: &'static str,
-    /// Short name (criterion's row, messages).
-    short: &'static str,
-    tool: Tool,
-    process: peers::PeerProcess,
-}
-
-impl Server {
-    fn url(&self) -> String {
-        self.process.url("/mcp")
-    }
-}
-
-/// The `toolgate` binary: `TOOLGATE_BIN`, else `<target>/<profile>/toolgate` next to this
-/// benchmark's own executable (`<target>/<profile>/deps/gateway-…`), built by cargo first in
-/// benchmark mode (a no-op when up to date) and in test mode only when it is missing (`cargo
-/// test --workspace --all-targets` builds it; building it here with other features would
-/// recompile half the workspace).
-fn toolgate_binary(test_mode: bool) -> PathBuf {
-    if let Some(bin) = std::env::var_os("TOOLGATE_BIN") {
-        let bin = PathBuf::from(bin);
-        assert!(
-            bin.is_file(),
-            "TOOLGATE_BIN={} is not a file",
-            bin.display()
-        );
-        return bin;
-    }
-    let exe = std::env::current_exe().expect("this benchmark's path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the benchmark runs from <target>/<profile>/deps")
-        .to_path_buf();
-    let bin = profile_dir.join("toolgate");
-    if test_mode && bin.is_file() {
-        return bin;
-    }
-    let target_dir = profile_dir.parent().expect("<target>/<profile>");
-    let profile = profile_dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .expect("a profile directory name");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(cargo);
-    build
-        .args(["build", "--bin", "toolgate", "--manifest-path"])
-        .arg(peers::repo_root().join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(target_dir);
-    match profile {
-        "debug" => {}
-        "release" => {
-            build.arg("--release");
-        }
-        other => {
-            build.args(["--profile", other]);
-        }
-    }
-    eprintln!("gateway bench: building the toolgate binary ({build:?})");
-    let status = build.status().expect("run cargo build");
-    assert!(
-        status.success(),
-        "`cargo build --bin toolgate` failed ({status}); or set TOOLGATE_BIN"
-    );
-    assert!(bin.is_file(), "cargo build left no {}", bin.display());
-    bin
-}
-
-/// The venv with PyPI fastmcp (`scripts/install-peers.sh`).
-fn fastmcp_python() -> PathBuf {
-    peers::require_installed(
-        peers::peers_root().join("venv-fastmcp/bin/python"),
-        "the Python venv with fastmcp (.peers/venv-fastmcp)",
-    )
-}
-
-fn peer_script(name: &str) -> String {
-    let path = peers::repo_root().join("benches/peers").join(name);
-    assert!(path.is_file(), "missing {}", path.display());
-    path.display().to_string()
-}
-
-/// A tools.yaml whose one source is server-everything over stdio, mounted without prefix,
-/// written to `dir`.
-fn everything_config(dir: &Path) -> PathBuf {
-    std::fs::create_dir_all(dir).expect("create the temp config directory");
-    let path = dir.join("tools.yaml");
-    let yaml = format!(
-        "# toolgate in front of server-everything (benches/benches/gateway.rs)\n\
-         version: 1\n\
-         tools:\n  \
-           mcp:\n    \
-             - id: everything\n      \
-               prefix: false\n      \
-               stdio:\n        \
-                 command: {node}\n        \
-                 args: [{js}, stdio]\n\
-         policy:\n  \
-           defaults:\n    \
-             timeout_ms: 30000\n",
-        node = json!(peers::node().display().to_string()),
-        js = json!(peers::everything_js().display().to_string()),
-    );
-    std::fs::write(&path, yaml).expect("write the temp tools.yaml");
-    path
-}
-
-/// Starts the four servers (in parallel: the Python ones take seconds to import FastMCP) and
-/// waits until each accepts connections.
-fn start_servers(toolgate: &Path, config_dir: &Path) -> Vec<Server> {
-    let toolgate = toolgate.display().to_string();
-    let default_config = peers::repo_root().join("tools.yaml").display().to_string();
-    let everything_config = everything_config(config_dir).display().to_string();
-    let python = fastmcp_python();
-    let node = peers::node().display().to_string();
-    let everything = peers::everything_js().display().to_string();
-    let calc_py = peer_script("fastmcp_calc.py");
-    let proxy_py = peer_script("fastmcp_proxy.py");
-    // toolgate's default log filter, explicit, so an inherited RUST_LOG changes nothing.
-    let log = [("RUST_LOG", "warn,rmcp=off")];
-    std::thread::scope(|s| {
-        let tg_calc = s.spawn(|| {
-            peers::spawn_http_peer_retry(
-                &toolgate,
-                &[
-                    "--config",
-                    &default_config,
-                    "serve",
-                    "--http",
-                    "127.0.0.1:{port}",
-                ],
-                &log,
-            )
-        });
-        let fm_calc =
-            s.spawn(|| peers::spawn_http_peer_retry(&python, &[calc_py.as_str(), "{port}"], &[]));
-        let tg_proxy = s.spawn(|| {
-            peers::spawn_http_peer_retry(
-                &toolgate,
-                &[
-                    "--config",
-                    &everything_config,
-                    "serve",
-                    "--http",
-                    "127.0.0.1:{port}",
-                ],
-                &log,
-            )
-        });
-        let fm_proxy = s.spawn(|| {
-            peers::spawn_http_peer_retry(
-                &python,
-                &[proxy_py.as_str(), "{port}", &node, &everything, "stdio"],
-                &[],
-            )
-        });
-        let join = |h: std::thread::ScopedJoinHandle<'_, peers::PeerProcess>| {
-            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-        };
-        vec![
-            Server {
-                label: "toolgate serve: built-in `calc`",
-                short: "toolgate serve calc",
-                tool: Tool::Calc,
-                process: join(tg_calc),
-            },
-            Server {
-                label: "FastMCP server: `calc` (Python)",
-                short: "FastMCP calc",
-                tool: Tool::Calc,
-                process: join(fm_calc),
-            },
-            Server {
-                label: "toolgate serve → server-everything (stdio): `echo`",
-                short: "toolgate serve -> everything echo",
-                tool: Tool::Echo,
-                process: join(tg_proxy),
-            },
-            Server {
-                label: "FastMCP proxy → server-everything (stdio): `echo`",
-                short: "FastMCP proxy -> everything echo",
-                tool: Tool::Echo,
-                process: join(fm_proxy),
-            },
-        ]
-    })
-}
-
-/// Stopping a server stops everything it started: SIGTERM (both toolgate and uvicorn shut down
-/// gracefully and close their stdio children), up to 10 s for it to exit, then SIGKILL to its
-/// process group (the `PeerProcess`) and to any descendant still alive after 5 more seconds
-/// (toolgate starts its stdio servers in process groups of their own). Also on a panic.
-impl Drop for Server {
-    fn drop(&mut self) {
-        let pid = self.process.pid();
-        let descendants = descendants(pid);
-        if self.process.is_running() {
-            // SAFETY: a signal to our own child (the group leader), alive or a zombie not yet
-            // reaped (its PID cannot be reused before we wait on it).
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.process.is_running() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if self.process.is_running() {
-            eprintln!(
-                "gateway bench: {} (pid {pid}) did not exit within 10 s of SIGTERM: killed",
-                self.short
-            );
-        }
-        self.process.kill();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let alive: Vec<u32> = descendants.iter().copied().filter(|p| alive(*p)).collect();
-            if alive.is_empty() {
-                break;
-            }
-            if Instant::now() >= deadline {
-                for p in alive {
-                    // SAFETY: a signal to a process this benchmark started (through the
-                    // server); the window for PID reuse is the seconds since we listed it.
-                    unsafe { libc::kill(p as libc::pid_t, libc::SIGKILL) };
-                }
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+    fn current(test: bool) -> Self {
+        if test {
+            Self::TEST
+        } else {
+            by_mode(Self::QUICK, Self::FULL)
         }
     }
 }
 
 // ------------------------------------------------------------------------------------------------
-// Processes and CPU time (Linux /proc)
+// CPU time (Linux /proc)
 // ------------------------------------------------------------------------------------------------
-
-/// `(ppid, utime + stime in ticks, state)` of a process.
-fn proc_stat(pid: u32) -> Option<(u32, u64, char)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // pid (comm) state ppid … utime stime: fields 3, 4, 14 and 15, after a comm that may hold
-    // spaces.
-    let (_, rest) = stat.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let state = fields.first()?.chars().next()?;
-    let ppid = fields.get(1)?.parse().ok()?;
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some((ppid, utime + stime, state))
-}
-
-fn alive(pid: u32) -> bool {
-    proc_stat(pid).is_some_and(|(_, _, state)| state != 'Z' && state != 'X')
-}
-
-/// Every live process: pid → (ppid, CPU ticks).
-fn process_table() -> HashMap<u32, (u32, u64)> {
-    let mut table = HashMap::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Some((ppid, ticks, _)) = proc_stat(pid) {
-            table.insert(pid, (ppid, ticks));
-        }
-    }
-    table
-}
-
-/// The descendants of `root` in `table` (children, their children, …).
-fn descendants_in(table: &HashMap<u32, (u32, u64)>, root: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let mut frontier = vec![root];
-    while let Some(parent) = frontier.pop() {
-        for (&pid, &(ppid, _)) in table {
-            if ppid == parent && pid != root && !found.contains(&pid) {
-                found.push(pid);
-                frontier.push(pid);
-            }
-        }
-    }
-    found
-}
-
-fn descendants(root: u32) -> Vec<u32> {
-    descendants_in(&process_table(), root)
-}
-
-fn ticks_to_duration(ticks: u64) -> Duration {
-    // SAFETY: sysconf reads a constant.
-    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
-    Duration::from_nanos(ticks * 1_000_000_000 / hz.max(1))
-}
-
-/// The CPU time this process has used so far, all threads (the clients).
-fn process_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec, which `ts` is.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
 
 /// CPU time so far: the clients (this process), the server process, and what it started (the
 /// server-everything behind a gateway). 10 ms resolution for the servers.
@@ -535,23 +170,16 @@ impl Cpu {
 // Load
 // ------------------------------------------------------------------------------------------------
 
-/// Latencies of the calls of a measurement, its wall time, and the CPU time spent meanwhile.
+/// One timed round of one server: the latencies of its calls (seconds), its wall time, and the
+/// CPU time spent meanwhile.
 #[derive(Debug, Default)]
-struct Stats {
+struct Round {
     wall: Duration,
     cpu: Cpu,
-    latencies: Vec<Duration>,
+    latencies: Vec<f64>,
 }
 
-impl Stats {
-    fn merge(&mut self, other: Stats) {
-        self.wall += other.wall;
-        self.cpu.client += other.cpu.client;
-        self.cpu.server += other.cpu.server;
-        self.cpu.backend += other.cpu.backend;
-        self.latencies.extend(other.latencies);
-    }
-
+impl Round {
     fn calls(&self) -> usize {
         self.latencies.len()
     }
@@ -560,16 +188,40 @@ impl Stats {
         self.calls() as f64 / self.wall.as_secs_f64()
     }
 
-    fn per_call(&self, d: Duration) -> Duration {
-        d / self.calls().max(1) as u32
+    /// `d` per call, in seconds.
+    fn per_call(&self, d: Duration) -> f64 {
+        d.as_secs_f64() / self.calls().max(1) as f64
     }
 
-    /// Nearest-rank percentile (`p` in 0..=100).
-    fn percentile(&self, p: f64) -> Duration {
-        let mut sorted = self.latencies.clone();
-        sorted.sort_unstable();
-        let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-        sorted[rank.clamp(1, sorted.len()) - 1]
+    fn latency(&self, p: f64) -> f64 {
+        Samples::new(self.latencies.iter().copied()).percentile(p)
+    }
+}
+
+/// The rounds of one server at one number of clients, as samples (one per round, in order).
+struct Rounds<'a>(&'a [Round]);
+
+impl Rounds<'_> {
+    fn of(&self, f: impl Fn(&Round) -> f64) -> Samples {
+        Samples::new(self.0.iter().map(f))
+    }
+    fn rate(&self) -> Samples {
+        self.of(Round::per_second)
+    }
+    fn p50(&self) -> Samples {
+        self.of(|r| r.latency(50.0))
+    }
+    fn p99(&self) -> Samples {
+        self.of(|r| r.latency(99.0))
+    }
+    fn server_cpu(&self) -> Samples {
+        self.of(|r| r.per_call(r.cpu.server))
+    }
+    fn backend_cpu(&self) -> Samples {
+        self.of(|r| r.per_call(r.cpu.backend))
+    }
+    fn client_cpu(&self) -> Samples {
+        self.of(|r| r.per_call(r.cpu.client))
     }
 }
 
@@ -615,7 +267,7 @@ async fn load(
     server_pid: u32,
     duration: Duration,
     min_calls: usize,
-) -> Stats {
+) -> Round {
     let start = Arc::new(tokio::sync::Barrier::new(peers.len() + 1));
     let tasks: Vec<_> = peers
         .iter()
@@ -629,7 +281,7 @@ async fn load(
                 while latencies.len() < min_calls || started.elapsed() < duration {
                     let t = Instant::now();
                     call(&peer, tool).await;
-                    latencies.push(t.elapsed());
+                    latencies.push(t.elapsed().as_secs_f64());
                 }
                 latencies
             })
@@ -647,7 +299,7 @@ async fn load(
         }
     }
     let wall = started.elapsed();
-    Stats {
+    Round {
         wall,
         cpu: cpu.since(server_pid),
         latencies,
@@ -655,11 +307,11 @@ async fn load(
 }
 
 /// For each number of clients: sessions with every server, a warm-up, then the rounds in
-/// rotating order. Returns `stats[level][server]`.
-fn measure(rt: &Runtime, servers: &[Server], plan: Plan) -> Vec<Vec<Stats>> {
+/// rotating order. Returns `rounds[level][server][round]`.
+fn measure(rt: &Runtime, servers: &[Server], plan: Plan) -> Vec<Vec<Vec<Round>>> {
     let mut all = Vec::new();
     for &clients in plan.clients {
-        let stats = rt.block_on(async {
+        let rounds = rt.block_on(async {
             let mut sessions = Vec::new();
             for s in servers {
                 sessions.push(Sessions::open(&s.url(), clients).await);
@@ -668,29 +320,29 @@ fn measure(rt: &Runtime, servers: &[Server], plan: Plan) -> Vec<Vec<Stats>> {
             for (s, p) in servers.iter().zip(&peers) {
                 load(p, s.tool, s.process.pid(), plan.warmup, plan.min_calls).await;
             }
-            let mut stats: Vec<Stats> = servers.iter().map(|_| Stats::default()).collect();
+            let mut rounds: Vec<Vec<Round>> = servers.iter().map(|_| Vec::new()).collect();
             for round in 0..plan.rounds {
+                // Start each round with the next server, so no server always follows the same.
                 for k in 0..servers.len() {
                     let i = (round + k) % servers.len();
                     let s = &servers[i];
-                    stats[i].merge(
-                        load(
-                            &peers[i],
-                            s.tool,
-                            s.process.pid(),
-                            plan.round,
-                            plan.min_calls,
-                        )
-                        .await,
-                    );
+                    let r = load(
+                        &peers[i],
+                        s.tool,
+                        s.process.pid(),
+                        plan.round,
+                        plan.min_calls,
+                    )
+                    .await;
+                    rounds[i].push(r);
                 }
             }
             for s in sessions {
                 s.close().await;
             }
-            stats
+            rounds
         });
-        all.push(stats);
+        all.push(rounds);
     }
     all
 }
@@ -699,127 +351,170 @@ fn measure(rt: &Runtime, servers: &[Server], plan: Plan) -> Vec<Vec<Stats>> {
 // Report
 // ------------------------------------------------------------------------------------------------
 
-fn fmt_duration(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us >= 10_000.0 {
-        format!("{:.0} ms", us / 1000.0)
-    } else if us >= 1000.0 {
-        format!("{:.2} ms", us / 1000.0)
+const COMPARED: &str = "Tool calls over MCP streamable HTTP (`POST /mcp`, sessions, SSE answers), \
+four servers started by the benchmark on 127.0.0.1: **`toolgate serve`** (the release binary) \
+with its built-in `calc` against a **FastMCP** 4.x server with a `calc` of the same contract \
+(`benches/peers/fastmcp_calc.py`); and `toolgate serve` against **FastMCP's proxy** \
+(`benches/peers/fastmcp_proxy.py`), both in front of server-everything over stdio, calling its \
+`echo`. N concurrent clients (rmcp's client, each its own MCP session), each calling one call \
+after the other; every answer is checked.";
+
+/// `base ÷ row` per round, as `median [min–max]`; `base` for the base row itself.
+fn ratio_cell(row: &Samples, base: &Samples, is_base: bool) -> String {
+    if is_base {
+        "base".into()
     } else {
-        format!("{us:.0} µs")
+        fmt_spread(&row.ratio_to(base), fmt_ratio)
     }
 }
 
-fn fmt_rate(r: f64) -> String {
-    if r >= 100.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r:.1}")
-    }
-}
-
-fn fmt_ratio(r: f64) -> String {
-    if r >= 100.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r:.2}")
-    }
-}
-
-fn command_output(program: &Path, args: &[&str]) -> String {
-    Command::new(program)
-        .args(args)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
-}
-
-fn machine(toolgate: &Path) -> String {
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let node = command_output(&peers::node(), &["--version"]);
-    let python = fastmcp_python();
-    let versions = command_output(
-        &python,
-        &[
-            "-c",
-            "import sys, importlib.metadata as m; print(sys.version.split()[0], m.version('fastmcp'), m.version('uvicorn'))",
-        ],
-    );
-    let mut v = versions.split_whitespace();
-    format!(
-        "{cores} cores, {cpu}; toolgate binary {}; node {node}; Python {}, fastmcp {}, uvicorn {}",
-        toolgate.display(),
-        v.next().unwrap_or("?"),
-        v.next().unwrap_or("?"),
-        v.next().unwrap_or("?"),
-    )
-}
-
-/// The markdown table: for each number of clients, the four rows; ratios against the toolgate
-/// row of the same pair (calc: rows 0 and 1; echo through a gateway: rows 2 and 3).
-fn report(servers: &[Server], plan: Plan, stats: &[Vec<Stats>], toolgate: &Path) {
-    println!();
-    println!(
-        "## gateway over streamable HTTP: toolgate serve vs FastMCP ({})",
-        machine(toolgate)
-    );
-    println!();
-    println!(
-        "| clients | server | calls | calls/s | p50 | p99 | client CPU / call | server CPU / call | backend CPU / call | calls/s vs toolgate (higher = faster) | p99 vs toolgate (lower = faster) | server CPU vs toolgate |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    for (level, &clients) in stats.iter().zip(plan.clients) {
-        for (i, (s, server)) in level.iter().zip(servers).enumerate() {
-            let base = &level[i - i % 2];
+/// The table: for each number of clients, the four rows; ratios against the toolgate row of the
+/// same pair (calc: rows 0 and 1; echo through a gateway: rows 2 and 3), round by round.
+fn table(servers: &[Server], plan: Plan, rounds: &[Vec<Vec<Round>>], versions: &str) -> Table {
+    let mut t = Table::new("gateway", COMPARED, COMMAND).columns([
+        "clients",
+        "server",
+        "calls/s",
+        "p50",
+        "p99",
+        "server CPU / call",
+        "backend CPU / call",
+        "client CPU / call",
+        "calls/s: toolgate ÷ row (higher = toolgate faster)",
+        "p99: row ÷ toolgate (higher = toolgate faster)",
+        "server CPU: row ÷ toolgate (higher = toolgate leaner)",
+    ]);
+    // Lowest and highest per-round ratio toolgate calls/s ÷ FastMCP calls/s, per pair.
+    let mut pair_range = [(f64::INFINITY, 0.0f64); 2];
+    for (level, &clients) in rounds.iter().zip(plan.clients) {
+        for (i, server) in servers.iter().enumerate() {
+            let is_base = i % 2 == 0;
+            let row = Rounds(&level[i]);
+            let base = Rounds(&level[i - i % 2]);
+            let speedup = base.rate().ratio_to(&row.rate());
+            if !is_base && !speedup.is_empty() {
+                let r = &mut pair_range[i / 2];
+                *r = (r.0.min(speedup.min()), r.1.max(speedup.max()));
+            }
             let backend = if server.tool == Tool::Echo {
-                fmt_duration(s.per_call(s.cpu.backend))
+                fmt_seconds(row.backend_cpu().median())
             } else {
                 "–".into()
             };
-            println!(
-                "| {clients} | {} | {} | {} | {} | {} | {} | {} | {backend} | {} | {} | {} |",
-                server.label,
-                s.calls(),
-                fmt_rate(s.per_second()),
-                fmt_duration(s.percentile(50.0)),
-                fmt_duration(s.percentile(99.0)),
-                fmt_duration(s.per_call(s.cpu.client)),
-                fmt_duration(s.per_call(s.cpu.server)),
-                fmt_ratio(s.per_second() / base.per_second()),
-                fmt_ratio(s.percentile(99.0).as_secs_f64() / base.percentile(99.0).as_secs_f64()),
-                if base.cpu.server.is_zero() {
-                    "–".into()
+            t.row([
+                clients.to_string(),
+                server.label.to_string(),
+                fmt_spread(&row.rate(), fmt_rate),
+                fmt_seconds(row.p50().median()),
+                fmt_spread(&row.p99(), fmt_seconds),
+                fmt_spread(&row.server_cpu(), fmt_seconds),
+                backend,
+                fmt_seconds(row.client_cpu().median()),
+                if is_base {
+                    "base".into()
                 } else {
-                    fmt_ratio(
-                        s.per_call(s.cpu.server).as_secs_f64()
-                            / base.per_call(base.cpu.server).as_secs_f64(),
-                    )
+                    fmt_spread(&speedup, fmt_ratio)
                 },
-            );
+                ratio_cell(&row.p99(), &base.p99(), is_base),
+                ratio_cell(&row.server_cpu(), &base.server_cpu(), is_base),
+            ]);
         }
     }
-    println!();
-    println!(
-        "({} timed rounds of {:?} per server and number of clients, rotating order; server CPU = the server process, backend CPU = the server-everything process behind a gateway)",
-        plan.rounds, plan.round
+    t.note(format!(
+        "Each cell is the median over {} timed rounds of {} s per server and number of clients \
+         [min–max over the rounds] (p50, backend and client CPU: the median only), after {} s of \
+         warm-up. The servers take turns round by round in rotating order, so each ratio is taken \
+         round by round: the row's value against toolgate's of the same pair (`calc` against \
+         toolgate's `calc`, the proxy against toolgate in front of the same server-everything) in \
+         the same round.",
+        plan.rounds,
+        plan.round.as_secs_f64(),
+        plan.warmup.as_secs_f64(),
+    ));
+    t.note(
+        "calls/s counts all clients together; p50 and p99 are the latency of one call; CPU per \
+         call: server = the server process (`/proc/<pid>/stat`, 10 ms ticks), backend = the \
+         server-everything (node) process behind a gateway, client = this benchmark process (all \
+         the clients: rmcp's client, as much CPU per call as toolgate's server, on the same two \
+         cores).",
     );
-    println!();
+    let [calc, proxy] = pair_range;
+    if calc.0.is_finite() && proxy.0.is_finite() {
+        let ahead = calc.0 > 1.0 && proxy.0 > 1.0;
+        t.note(format!(
+            "toolgate ÷ FastMCP calls/s over every round of every number of clients: `calc` \
+             {}–{}, proxy {}–{}: toolgate {} (the issue sets no goal here).",
+            fmt_ratio(calc.0),
+            fmt_ratio(calc.1),
+            fmt_ratio(proxy.0),
+            fmt_ratio(proxy.1),
+            if ahead {
+                "ahead in every round"
+            } else {
+                "NOT ahead in every round"
+            }
+        ));
+    }
+    t.note(format!("Versions: {versions}."));
+    t.note(if harness::quick_mode() {
+        "Quick run: 1 and 16 clients only (64 skipped), 3 rounds of 0.8 s after 0.3 s of \
+         warm-up; the full run has 1, 16 and 64 clients, 6 rounds of 1.5 s."
+    } else {
+        "`--quick` runs 1 and 16 clients only, 3 rounds of 0.8 s."
+    });
+    t
+}
+
+/// The criterion table: one call on one session per server, ratios within each pair.
+fn criterion_table(servers: &[Server], plan: Plan, versions: &str) -> Table {
+    let compared = format!(
+        "One tool call on one MCP session over streamable HTTP, per server (the four servers of \
+         the table above), timed by criterion (group `{CRITERION_GROUP}`)."
+    );
+    let mut t = Table::new("gateway-criterion", &compared, COMMAND).columns([
+        "server",
+        "time per call: median [95% CI]",
+        "row ÷ toolgate of the pair (higher = toolgate faster)",
+    ]);
+    let estimates: Vec<Option<Estimate>> = servers
+        .iter()
+        .map(|s| criterion_estimate(&format!("{CRITERION_GROUP}/{}", s.short)))
+        .collect();
+    for (i, (s, e)) in servers.iter().zip(&estimates).enumerate() {
+        let base = estimates[i - i % 2];
+        t.row([
+            s.label.to_string(),
+            e.map_or_else(|| "not run".into(), |e| e.fmt(fmt_seconds)),
+            match (e, base) {
+                _ if i % 2 == 0 => "base".into(),
+                (Some(e), Some(b)) => e.ratio_to(&b).fmt(fmt_ratio),
+                _ => "–".into(),
+            },
+        ]);
+    }
+    let (samples, warmup, measurement) = plan.criterion;
+    t.note(format!(
+        "Criterion, flat sampling: {samples} samples, {} s of warm-up and {} s of measurement per \
+         row; the ratio's spread is conservative (row's low ÷ base's high to row's high ÷ base's \
+         low).",
+        warmup.as_secs_f64(),
+        measurement.as_secs_f64()
+    ));
+    t.note(
+        "Criterion awaits each call in `block_on` on the main thread while rmcp's client runs on \
+         the runtime's workers: one more cross-thread wake-up per call than the load driver's \
+         clients (spawned tasks), the same for every server. Its times are above the table's p50 \
+         and its ratios narrower.",
+    );
+    t.note(format!("Versions: {versions}."));
+    t
 }
 
 // ------------------------------------------------------------------------------------------------
 // Criterion
 // ------------------------------------------------------------------------------------------------
 
-fn criterion_rows(c: &mut Criterion, rt: &Runtime, servers: &[Server]) {
+fn criterion_rows(c: &mut Criterion, rt: &Runtime, servers: &[Server], plan: Plan) {
     let sessions: Vec<Sessions> = rt.block_on(async {
         let mut all = Vec::new();
         for s in servers {
@@ -827,13 +522,14 @@ fn criterion_rows(c: &mut Criterion, rt: &Runtime, servers: &[Server]) {
         }
         all
     });
-    let mut g = c.benchmark_group("gateway/one call over streamable HTTP");
+    let mut g = c.benchmark_group(CRITERION_GROUP);
     // A call takes from a few hundred µs to several ms: flat sampling keeps the slow rows'
     // time bounded.
+    let (samples, warmup, measurement) = plan.criterion;
     g.sampling_mode(SamplingMode::Flat)
-        .sample_size(40)
-        .warm_up_time(Duration::from_secs(2))
-        .measurement_time(Duration::from_secs(5));
+        .sample_size(samples)
+        .warm_up_time(warmup)
+        .measurement_time(measurement);
     for (s, session) in servers.iter().zip(&sessions) {
         let peer = session.peers().remove(0);
         g.bench_function(s.short, |b| {
@@ -849,13 +545,16 @@ fn criterion_rows(c: &mut Criterion, rt: &Runtime, servers: &[Server]) {
 }
 
 fn main() {
-    let test = test_mode();
-    let plan = if test { Plan::TEST } else { Plan::BENCH };
-    let toolgate = toolgate_binary(test);
+    let whole = Instant::now();
+    let test = harness::test_mode();
+    let plan = Plan::current(test);
+    let toolgate = servers::toolgate_binary(test);
+    let built = Instant::now();
+    let versions = servers::peer_versions(&toolgate);
     let config_dir =
         std::env::temp_dir().join(format!("toolgate-bench-gateway-{}", std::process::id()));
     let started = Instant::now();
-    let servers = start_servers(&toolgate, &config_dir);
+    let servers = servers::start_servers(&toolgate, &config_dir);
     eprintln!(
         "gateway bench: 4 servers listening after {:.1} s",
         started.elapsed().as_secs_f64()
@@ -875,16 +574,23 @@ fn main() {
     });
 
     let started = Instant::now();
-    let stats = measure(&rt, &servers, plan);
+    let rounds = measure(&rt, &servers, plan);
     eprintln!(
         "gateway bench: measured in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    report(&servers, plan, &stats, &toolgate);
+    table(&servers, plan, &rounds, &versions)
+        .write()
+        .expect("write the gateway table");
 
-    let mut c = Criterion::default().configure_from_args();
-    criterion_rows(&mut c, &rt, &servers);
+    // No plots unless asked for (`--plotting-backend plotters`): with the plotters backend they
+    // cost seconds per row, more than a quick run's measurement.
+    let mut c = Criterion::default().without_plots().configure_from_args();
+    criterion_rows(&mut c, &rt, &servers, plan);
     c.final_summary();
+    criterion_table(&servers, plan, &versions)
+        .write()
+        .expect("write the gateway-criterion table");
 
     // The clients are gone before the servers stop; every server (and the server-everything
     // processes behind the gateways) is stopped before the process exits.
@@ -896,8 +602,10 @@ fn main() {
         }
     });
     eprintln!(
-        "gateway bench: servers stopped in {:.1} s",
-        started.elapsed().as_secs_f64()
+        "gateway bench: servers stopped in {:.1} s; {:.0} s in all, {:.0} s after the build",
+        started.elapsed().as_secs_f64(),
+        whole.elapsed().as_secs_f64(),
+        built.elapsed().as_secs_f64()
     );
     let _ = std::fs::remove_dir_all(&config_dir);
 }

@@ -4,201 +4,110 @@
 //! * **toolgate**: `Toolset::call("everything.echo", …)` over toolgate's persistent session (the
 //!   whole public path: name resolution, argument validation against the server's input schema,
 //!   a fresh `ToolContext`, the timeout and panic guards, rmcp's client underneath, the result
-//!   converted to a `ToolOutput`);
+//!   converted to a `ToolOutput`); also with argument validation off;
 //! * **bare rmcp**: rmcp's client over `TokioChildProcess`, also one persistent session,
 //!   `peer.call_tool(…)` and nothing else (the floor for a Rust MCP client);
 //! * **connect-per-call**: for every call, spawn the server, `initialize`, call `echo`, close
 //!   (with rmcp): the pattern of tool managers that open an MCP session per tool call
 //!   (MiroFlow, DataAgent).
 //!
-//! `main` first prints two markdown tables measured with a plain clock (N sequential calls per
-//! client, in rounds of rotating order: calls/s, p50, p99, client and server CPU per call, and
-//! ratios to toolgate, plus toolgate with argument validation off; then 1/16/64 concurrent
-//! callers sharing one session), then runs the same three rows under criterion (group
-//! `mcp/echo over stdio`). Every client's answer is checked (`Echo: hi`) before and during
-//! timing, so a broken row fails instead of measuring nothing. Every server is stopped before
-//! the process exits.
+//! Three tables (`toolgate_benches::report`): `mcp-sequential` (plain clock: sequential calls in
+//! rounds whose order rotates, one connect-per-call cycle per round; per-round calls/s, p50 and
+//! CPU per call with their spread, and per-round ratios to toolgate), `mcp-concurrent` (1/16/64
+//! callers sharing one session, toolgate vs bare rmcp, rounds alternating), and `mcp-criterion`
+//! (the three rows under criterion, group `mcp/echo over stdio`). Every client's answer is
+//! checked (`Echo: hi`) before and during timing, so a broken row fails instead of measuring
+//! nothing. Every server is stopped before the process exits.
 //!
-//! Run: `scripts/install-peers.sh` once, then `cargo bench -p toolgate-benches --bench mcp`.
-//! Under `cargo test` (criterion's test mode: no `--bench`, or `--test`) the counts shrink to a
-//! handful of calls. Results and ratios: BENCHMARKS.md.
+//! Run: `scripts/install-peers.sh` once, then `cargo bench -p toolgate-benches --bench mcp`
+//! (`TOOLGATE_BENCH_QUICK=1` for fewer rounds and shorter criterion times). Under `cargo test`
+//! the counts shrink to a handful of calls and nothing is written. Results: BENCHMARKS.md.
 
 // (peers.rs allows dead code itself: most of it is for HTTP peers.)
 #[path = "../../runtime/tests/support/peers.rs"]
 mod peers;
 
-use std::process::Stdio;
+#[path = "mcp/clients.rs"]
+mod clients;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use clients::{EXPECTED, Persistent, connect_per_call, rmcp_connect, toolgate_connect};
 use criterion::{Criterion, SamplingMode};
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::{Peer, RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::runtime::Runtime;
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{SourceState, Toolset};
+use toolgate_benches::harness::{
+    self, Samples, fmt_duration, fmt_rate, fmt_ratio, fmt_seconds, fmt_spread,
+};
+use toolgate_benches::report::{Table, criterion_estimate};
 
-/// What `echo` must answer to `{"message": "hi"}`.
-const EXPECTED: &str = "Echo: hi";
+const COMMAND: &str = "cargo bench -p toolgate-benches --bench mcp";
 
-fn args() -> Value {
-    json!({"message": "hi"})
-}
+/// The ratio cell of the row the others are divided by.
+const BASE: &str = "1.00× (base)";
 
-/// How many calls each measurement makes.
+/// How many calls each measurement makes, by mode.
 #[derive(Debug, Clone, Copy)]
 struct Counts {
     /// Sequential calls per persistent client, after `warmup` untimed ones.
     persistent: usize,
     warmup: usize,
-    /// Rounds the persistent calls are split into, rotating which client goes first.
+    /// Rounds the sequential calls are split into, rotating which client goes first; each
+    /// round also makes one connect-per-call cycle.
     rounds: usize,
-    /// Sequential connect-per-call calls.
-    connect: usize,
-    /// Calls in each concurrency row (for each number of callers and each client).
+    /// Calls per client in each concurrency row, split into `concurrent_rounds`.
     concurrent: usize,
+    concurrent_rounds: usize,
+    /// Criterion's warm-up and measurement time for the persistent rows.
+    warm_up: Duration,
+    measurement: Duration,
+    /// Criterion's measurement time for connect-per-call (10 flat samples, about 0.8 s each).
+    connect_measurement: Duration,
 }
 
+/// Callers sharing one session in the concurrent table.
+const CALLERS: [usize; 3] = [1, 16, 64];
+
 impl Counts {
-    const BENCH: Self = Self {
+    const FULL: Self = Self {
         persistent: 6000,
         warmup: 300,
         rounds: 20,
-        connect: 20,
-        concurrent: 4096,
+        concurrent: 8192,
+        concurrent_rounds: 8,
+        warm_up: Duration::from_secs(1),
+        measurement: Duration::from_secs(5),
+        connect_measurement: Duration::from_secs(9),
+    };
+    /// `TOOLGATE_BENCH_QUICK=1`: the same rows, about a fifth of the calls.
+    const QUICK: Self = Self {
+        persistent: 1000,
+        warmup: 100,
+        rounds: 5,
+        concurrent: 1536,
+        concurrent_rounds: 4,
+        warm_up: Duration::from_millis(300),
+        measurement: Duration::from_secs(1),
+        connect_measurement: Duration::from_secs(8),
     };
     /// `cargo test`: enough to prove every path works, fast.
     const TEST: Self = Self {
         persistent: 5,
         warmup: 1,
         rounds: 1,
-        connect: 1,
         concurrent: 128,
+        concurrent_rounds: 1,
+        warm_up: Duration::from_millis(1),
+        measurement: Duration::from_millis(1),
+        connect_measurement: Duration::from_millis(1),
     };
-}
 
-/// Criterion's own rule: benchmark mode with `--bench` (what `cargo bench` passes) unless
-/// `--test` is given too; `cargo test` passes neither.
-fn test_mode() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    let has = |flag: &str| args.iter().any(|a| a == flag);
-    !has("--bench") || has("--test")
-}
-
-// ------------------------------------------------------------------------------------------------
-// The three clients
-// ------------------------------------------------------------------------------------------------
-
-fn server_program() -> String {
-    peers::node().display().to_string()
-}
-
-fn server_args() -> Vec<String> {
-    vec![peers::everything_js().display().to_string(), "stdio".into()]
-}
-
-/// toolgate: one `RemoteSource` over stdio, its tools listed, health checks off (so that no
-/// `ping` lands in the measurements). Two toolsets share it (and its one session): the default
-/// one, and one with argument validation turned off.
-async fn toolgate_connect() -> (Toolset, Toolset) {
-    let connection = McpConnection::Stdio {
-        program: server_program(),
-        args: server_args(),
-        env: Default::default(),
-        cwd: None,
-    };
-    let backend = McpBackend::new("everything", connection, McpOptions::default());
-    let source = RemoteSource::builder("everything", backend)
-        .health_interval(None)
-        .build();
-    let tools = Toolset::builder()
-        .source(source.clone())
-        .build()
-        .expect("toolset builds");
-    let unvalidated = Toolset::builder()
-        .source(source)
-        .validate_arguments(false)
-        .build()
-        .expect("toolset builds");
-    for toolset in [&tools, &unvalidated] {
-        let statuses = toolset.discover(1).await;
-        assert!(
-            statuses.iter().all(|s| s.state == SourceState::Ready),
-            "server-everything did not list its tools: {statuses:?}"
-        );
-        assert!(
-            toolset.describe("everything.echo").is_some(),
-            "server-everything lists no `echo`"
-        );
-    }
-    (tools, unvalidated)
-}
-
-/// rmcp: spawn the server (stderr discarded, killed if dropped) and `initialize`.
-async fn rmcp_connect() -> RunningService<RoleClient, ()> {
-    let mut command = tokio::process::Command::new(server_program());
-    command.args(server_args()).kill_on_drop(true);
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn server-everything");
-    ().serve(transport)
-        .await
-        .expect("initialize server-everything")
-}
-
-async fn rmcp_echo(peer: &Peer<RoleClient>) -> String {
-    let Value::Object(arguments) = args() else {
-        unreachable!("the arguments are an object")
-    };
-    let result = peer
-        .call_tool(CallToolRequestParams::new("echo").with_arguments(arguments))
-        .await
-        .expect("rmcp: echo");
-    rmcp_text(&result)
-}
-
-fn rmcp_text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .map(|t| t.text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The whole life of one connect-per-call call: spawn, initialize, call, close. Returns the
-/// answer and when it arrived (the rest of the time is the close).
-async fn connect_per_call() -> (String, Duration) {
-    let started = Instant::now();
-    let client = rmcp_connect().await;
-    let text = rmcp_echo(client.peer()).await;
-    let answered = started.elapsed();
-    client.cancel().await.expect("close the session");
-    (text, answered)
-}
-
-/// A persistent client: toolgate's `Toolset` or a bare rmcp peer. Cheap to clone.
-#[derive(Clone)]
-enum Persistent {
-    Toolgate(Toolset),
-    Rmcp(Peer<RoleClient>),
-}
-
-impl Persistent {
-    async fn echo(&self) -> String {
-        match self {
-            Self::Toolgate(tools) => tools
-                .call("everything.echo", args())
-                .await
-                .expect("toolgate: echo")
-                .text_joined(),
-            Self::Rmcp(peer) => rmcp_echo(peer).await,
+    fn for_mode() -> Self {
+        if harness::test_mode() {
+            Self::TEST
+        } else {
+            harness::by_mode(Self::QUICK, Self::FULL)
         }
     }
 }
@@ -206,64 +115,6 @@ impl Persistent {
 // ------------------------------------------------------------------------------------------------
 // Measuring
 // ------------------------------------------------------------------------------------------------
-
-/// The CPU time this process has used so far, all threads (the client side of every call: the
-/// server is another process).
-fn process_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec, which `ts` is.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-/// The CPU time used so far by this process's children (the servers), live ones from
-/// `/proc/<pid>/stat`, exited and reaped ones from `getrusage(RUSAGE_CHILDREN)`. 10 ms
-/// resolution per live process.
-fn servers_cpu() -> Duration {
-    let me = std::process::id();
-    // SAFETY: sysconf reads a constant.
-    let tick = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
-    let mut ticks = 0;
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid … utime stime: fields 4, 14 and 15, after a comm that may
-        // hold spaces.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.get(1).and_then(|f| f.parse::<u32>().ok()) != Some(me) {
-            continue;
-        }
-        for i in [11, 12] {
-            ticks += fields
-                .get(i)
-                .and_then(|f| f.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    let live = Duration::from_nanos(ticks * 1_000_000_000 / tick.max(1));
-    // SAFETY: rusage is plain integers, for which all zeroes is a valid value.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage fills one rusage struct, which `usage` is.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    assert_eq!(rc, 0, "getrusage(RUSAGE_CHILDREN)");
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    live + tv(usage.ru_utime) + tv(usage.ru_stime)
-}
 
 /// CPU time: this process's (the client side of every call) and its children's (the servers).
 #[derive(Debug, Default, Clone, Copy)]
@@ -276,16 +127,16 @@ impl Cpu {
     /// A snapshot; [`since`](Self::since) takes the difference. The scan of `/proc` for the
     /// servers is kept out of the client's time.
     fn now() -> Self {
-        let servers = servers_cpu();
+        let servers = harness::children_cpu();
         Self {
-            client: process_cpu(),
+            client: harness::process_cpu(),
             servers,
         }
     }
 
     fn since(self) -> Self {
-        let client = process_cpu();
-        let servers = servers_cpu();
+        let client = harness::process_cpu();
+        let servers = harness::children_cpu();
         Self {
             client: client.saturating_sub(self.client),
             servers: servers.saturating_sub(self.servers),
@@ -293,52 +144,43 @@ impl Cpu {
     }
 }
 
-/// Latencies of a series of calls, the wall time they took, and the CPU time the client and the
-/// servers spent meanwhile.
-#[derive(Debug, Default)]
-struct Stats {
+/// One round of one client: every call's latency, the wall time, the CPU time meanwhile.
+struct Round {
     wall: Duration,
     cpu: Cpu,
     latencies: Vec<Duration>,
 }
 
-impl Stats {
-    fn merge(&mut self, other: Stats) {
-        self.wall += other.wall;
-        self.cpu.client += other.cpu.client;
-        self.cpu.servers += other.cpu.servers;
-        self.latencies.extend(other.latencies);
-    }
+/// The rounds of one row, each summarised (calls/s, p50, CPU per call), and every latency.
+#[derive(Debug, Default)]
+struct Row {
+    calls: usize,
+    rates: Samples,
+    p50s: Samples,
+    client_cpu: Samples,
+    server_cpu: Samples,
+    latencies: Samples,
+}
 
-    /// Client CPU time per call.
-    fn cpu_per_call(&self) -> Duration {
-        self.cpu.client / self.calls().max(1) as u32
-    }
-
-    /// Server CPU time per call.
-    fn server_cpu_per_call(&self) -> Duration {
-        self.cpu.servers / self.calls().max(1) as u32
-    }
-
-    fn calls(&self) -> usize {
-        self.latencies.len()
-    }
-
-    fn per_second(&self) -> f64 {
-        self.calls() as f64 / self.wall.as_secs_f64()
-    }
-
-    /// Nearest-rank percentile (`p` in 0..=100).
-    fn percentile(&self, p: f64) -> Duration {
-        let mut sorted = self.latencies.clone();
-        sorted.sort_unstable();
-        let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-        sorted[rank.clamp(1, sorted.len()) - 1]
+impl Row {
+    fn add(&mut self, round: Round) {
+        let n = round.latencies.len();
+        self.calls += n;
+        self.rates.push(n as f64 / round.wall.as_secs_f64());
+        let latencies = Samples::new(round.latencies.iter().map(Duration::as_secs_f64));
+        self.p50s.push(latencies.median());
+        self.client_cpu
+            .push(round.cpu.client.as_secs_f64() / n.max(1) as f64);
+        self.server_cpu
+            .push(round.cpu.servers.as_secs_f64() / n.max(1) as f64);
+        for &l in latencies.values() {
+            self.latencies.push(l);
+        }
     }
 }
 
 /// `n` sequential calls, each timed.
-async fn sequential(client: &Persistent, n: usize) -> Stats {
+async fn sequential(client: &Persistent, n: usize) -> Round {
     let mut latencies = Vec::with_capacity(n);
     let cpu = Cpu::now();
     let started = Instant::now();
@@ -349,16 +191,31 @@ async fn sequential(client: &Persistent, n: usize) -> Stats {
         assert_eq!(text, EXPECTED);
     }
     let wall = started.elapsed();
-    Stats {
+    Round {
         wall,
         cpu: cpu.since(),
         latencies,
     }
 }
 
+/// One connect-per-call cycle as a round of one call; also when the answer arrived.
+async fn connect_round() -> (Round, Duration) {
+    let cpu = Cpu::now();
+    let started = Instant::now();
+    let (text, answered) = connect_per_call().await;
+    let wall = started.elapsed();
+    assert_eq!(text, EXPECTED);
+    let round = Round {
+        wall,
+        cpu: cpu.since(),
+        latencies: vec![wall],
+    };
+    (round, answered)
+}
+
 /// `total` calls made by `callers` tasks at once (each `total / callers` in a row), sharing one
 /// session.
-async fn concurrent(client: &Persistent, callers: usize, total: usize) -> Stats {
+async fn concurrent(client: &Persistent, callers: usize, total: usize) -> Round {
     let per_caller = total.div_ceil(callers);
     let start = Arc::new(tokio::sync::Barrier::new(callers + 1));
     let tasks: Vec<_> = (0..callers)
@@ -383,74 +240,315 @@ async fn concurrent(client: &Persistent, callers: usize, total: usize) -> Stats 
     let started = Instant::now();
     let mut latencies = Vec::with_capacity(per_caller * callers);
     for task in tasks {
-        latencies.extend(task.await.expect("caller task"));
+        match task.await {
+            Ok(l) => latencies.extend(l),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => panic!("caller task: {e}"),
+        }
     }
     let wall = started.elapsed();
-    Stats {
+    Round {
         wall,
         cpu: cpu.since(),
         latencies,
     }
 }
 
-fn fmt_duration(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us >= 10_000.0 {
-        format!("{:.0} ms", us / 1000.0)
-    } else if us >= 1000.0 {
-        format!("{:.2} ms", us / 1000.0)
-    } else {
-        format!("{us:.0} µs")
-    }
-}
+// ------------------------------------------------------------------------------------------------
+// Tables
+// ------------------------------------------------------------------------------------------------
 
-fn fmt_rate(r: f64) -> String {
-    if r >= 100.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r:.2}")
-    }
-}
-
-fn fmt_ratio(r: f64) -> String {
-    if r >= 100.0 {
-        format!("{r:.0}")
-    } else if r >= 0.1 {
-        format!("{r:.2}")
-    } else {
-        format!("{r:.4}")
-    }
-}
-
-fn machine() -> String {
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let node = std::process::Command::new(server_program())
+/// `node --version` and server-everything's version, for the notes.
+fn versions() -> String {
+    let node = std::process::Command::new(clients::server_program())
         .arg("--version")
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    format!("{cores} cores, {cpu}; node {node}")
+    let everything = std::fs::read_to_string(
+        peers::peers_root()
+            .join("node_modules/@modelcontextprotocol/server-everything/package.json"),
+    )
+    .ok()
+    .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+    .and_then(|p| p["version"].as_str().map(str::to_string))
+    .unwrap_or_else(|| "?".into());
+    let rmcp = std::fs::read_to_string(peers::repo_root().join("Cargo.lock"))
+        .ok()
+        .and_then(|lock| {
+            let at = lock.find("name = \"rmcp\"\nversion = \"")?;
+            let rest = &lock[at + "name = \"rmcp\"\nversion = \"".len()..];
+            rest.split('"').next().map(str::to_string)
+        })
+        .unwrap_or_else(|| "?".into());
+    format!("node {node}, server-everything {everything}, rmcp {rmcp}")
 }
 
-/// The two markdown tables.
-fn report(
+/// The sequential table: the three persistent rows and connect-per-call, in the same rounds.
+fn sequential_table(
     rt: &Runtime,
     toolgate: &Persistent,
     unvalidated: &Persistent,
     rmcp: &Persistent,
     counts: Counts,
+) -> Table {
+    let persistent = [toolgate, unvalidated, rmcp];
+    let (rows, answered) = rt.block_on(async {
+        for client in persistent {
+            sequential(client, counts.warmup).await;
+        }
+        // Rounds in rotating order (connect-per-call takes its turn as the fourth client), so
+        // that drift on a shared machine hits every row alike.
+        let mut rows: [Row; 4] = Default::default();
+        let mut answered = Samples::default();
+        let per_round = (counts.persistent / counts.rounds).max(1);
+        for round in 0..counts.rounds {
+            for k in 0..rows.len() {
+                let i = (round + k) % rows.len();
+                if i < persistent.len() {
+                    rows[i].add(sequential(persistent[i], per_round).await);
+                } else {
+                    let (r, to_answer) = connect_round().await;
+                    rows[i].add(r);
+                    answered.push(to_answer.as_secs_f64());
+                }
+            }
+        }
+        (rows, answered)
+    });
+
+    let mut table = Table::new(
+        "mcp-sequential",
+        "sequential calls of `echo` on server-everything over stdio: toolgate's persistent session \
+         (`Toolset::call`, validation on and off), a bare rmcp client's persistent session, and \
+         connect-per-call (spawn, initialize, call, close with rmcp); one call at a time in \
+         `block_on`, in rounds whose order rotates.",
+        COMMAND,
+    )
+    .columns([
+        "client",
+        "calls",
+        "calls/s: median of rounds [min–max]",
+        "p50 latency: median of rounds [min–max]",
+        "p99 latency (all calls)",
+        "client CPU per call [min–max]",
+        "server CPU per call [min–max]",
+        "calls/s ÷ toolgate's, per round (higher = faster)",
+        "client CPU ÷ toolgate's, per round (lower = leaner)",
+    ]);
+    let names = [
+        "toolgate: persistent session (`Toolset::call`)",
+        "toolgate, argument validation off",
+        "bare rmcp client: persistent session (`peer.call_tool`)",
+        "connect-per-call: spawn, initialize, call, close (rmcp)",
+    ];
+    let base = &rows[0];
+    for (i, (name, row)) in names.iter().zip(&rows).enumerate() {
+        let ratio = |of: &dyn Fn(&Row) -> &Samples| match i {
+            0 => BASE.to_string(),
+            _ => fmt_spread(&of(row).ratio_to(of(base)), fmt_ratio),
+        };
+        table.row([
+            name.to_string(),
+            row.calls.to_string(),
+            fmt_spread(&row.rates, fmt_rate),
+            fmt_spread(&row.p50s, fmt_seconds),
+            fmt_seconds(row.latencies.percentile(99.0)),
+            fmt_spread(&row.client_cpu, fmt_seconds),
+            fmt_spread(&row.server_cpu, fmt_seconds),
+            ratio(&|r| &r.rates),
+            ratio(&|r| &r.client_cpu),
+        ]);
+    }
+    let per_round = (counts.persistent / counts.rounds).max(1);
+    table.note(format!(
+        "{} rounds; in each, {per_round} calls per persistent client and one connect-per-call \
+         cycle, the order rotating; {} untimed warm-up calls per client first. Client CPU: this \
+         process (`CLOCK_PROCESS_CPUTIME_ID`); server CPU: the node children (`/proc` and \
+         `RUSAGE_CHILDREN`, 10 ms resolution per process, so a round's server figure is ±10 ms \
+         over its calls).",
+        counts.rounds, counts.warmup
+    ));
+    table.note(format!(
+        "Connect-per-call: the answer arrives after {} (median [min–max]: spawn + initialize + \
+         call); the rest of the cycle is the close (stdin closed, the server's exit awaited). \
+         toolgate's session makes {} as many calls per second (per round).",
+        fmt_spread(&answered, fmt_seconds),
+        fmt_spread(&base.rates.ratio_to(&rows[3].rates), fmt_ratio),
+    ));
+    table.note(format!("Versions: {}.", versions()));
+    table
+}
+
+/// The concurrent table: for each number of callers, toolgate and bare rmcp sharing one session.
+fn concurrent_table(
+    rt: &Runtime,
+    toolgate: &Persistent,
+    rmcp: &Persistent,
+    counts: Counts,
+) -> Table {
+    let mut table = Table::new(
+        "mcp-concurrent",
+        "calls of `echo` on server-everything over stdio by 1, 16 and 64 callers at once (spawned \
+         tokio tasks) sharing one persistent session: toolgate (`Toolset::call`) vs a bare rmcp \
+         client (`peer.call_tool`), in rounds whose order alternates.",
+        COMMAND,
+    )
+    .columns([
+        "callers",
+        "client",
+        "calls",
+        "calls/s: median of rounds [min–max]",
+        "p50 latency: median of rounds [min–max]",
+        "p99 latency (all calls)",
+        "client CPU per call [min–max]",
+        "server CPU per call [min–max]",
+        "calls/s ÷ toolgate's, same callers, per round (higher = faster)",
+    ]);
+    let per_round = (counts.concurrent / counts.concurrent_rounds).max(1);
+    for callers in CALLERS {
+        let (t, r) = rt.block_on(async {
+            sequential(toolgate, counts.warmup).await;
+            sequential(rmcp, counts.warmup).await;
+            let (mut t, mut r) = (Row::default(), Row::default());
+            for round in 0..counts.concurrent_rounds {
+                if round % 2 == 0 {
+                    t.add(concurrent(toolgate, callers, per_round).await);
+                    r.add(concurrent(rmcp, callers, per_round).await);
+                } else {
+                    r.add(concurrent(rmcp, callers, per_round).await);
+                    t.add(concurrent(toolgate, callers, per_round).await);
+                }
+            }
+            (t, r)
+        });
+        for (name, row) in [("toolgate", &t), ("bare rmcp", &r)] {
+            let ratio = if std::ptr::eq(row, &t) {
+                BASE.to_string()
+            } else {
+                fmt_spread(&row.rates.ratio_to(&t.rates), fmt_ratio)
+            };
+            table.row([
+                callers.to_string(),
+                name.to_string(),
+                row.calls.to_string(),
+                fmt_spread(&row.rates, fmt_rate),
+                fmt_spread(&row.p50s, fmt_seconds),
+                fmt_seconds(row.latencies.percentile(99.0)),
+                fmt_spread(&row.client_cpu, fmt_seconds),
+                fmt_spread(&row.server_cpu, fmt_seconds),
+                ratio,
+            ]);
+        }
+    }
+    table.note(format!(
+        "{} rounds of {per_round} calls per client and number of callers (each caller makes its \
+         share in a row), the order alternating (toolgate first, then rmcp first, …), after {} \
+         untimed warm-up calls each; CPU as in the sequential table.",
+        counts.concurrent_rounds, counts.warmup
+    ));
+    table
+}
+
+// ------------------------------------------------------------------------------------------------
+// Criterion
+// ------------------------------------------------------------------------------------------------
+
+const GROUP: &str = "mcp/echo over stdio";
+const CRITERION_ROWS: [&str; 3] = [
+    "toolgate: persistent session (Toolset::call)",
+    "bare rmcp client: persistent session",
+    "connect-per-call: spawn, initialize, call, close (rmcp)",
+];
+
+fn criterion_rows(
+    c: &mut Criterion,
+    rt: &Runtime,
+    toolgate: &Persistent,
+    rmcp: &Persistent,
+    counts: Counts,
 ) {
-    // Both persistent clients answer correctly before anything is timed; so does one
-    // connect-per-call cycle.
+    let mut g = c.benchmark_group(GROUP);
+    g.bench_function(CRITERION_ROWS[0], |b| {
+        b.to_async(rt).iter(|| async {
+            let text = toolgate.echo().await;
+            assert_eq!(text, EXPECTED);
+        });
+    });
+    g.bench_function(CRITERION_ROWS[1], |b| {
+        b.to_async(rt).iter(|| async {
+            let text = rmcp.echo().await;
+            assert_eq!(text, EXPECTED);
+        });
+    });
+    // Most of a second a call: ten flat samples of one call each.
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(counts.warm_up)
+        .measurement_time(counts.connect_measurement);
+    g.bench_function(CRITERION_ROWS[2], |b| {
+        b.to_async(rt).iter(|| async {
+            let (text, _) = connect_per_call().await;
+            assert_eq!(text, EXPECTED);
+        });
+    });
+    g.finish();
+}
+
+fn criterion_table(counts: Counts) -> Table {
+    let mut table = Table::new(
+        "mcp-criterion",
+        "the three ways of calling `echo` on server-everything over stdio of the sequential \
+         table, one call at a time under criterion (group `mcp/echo over stdio`), one row after \
+         the other (not interleaved).",
+        COMMAND,
+    )
+    .columns([
+        "row",
+        "time per call: criterion median [95% CI]",
+        "÷ toolgate's (lower = faster) [conservative CI]",
+    ]);
+    let estimates: Vec<_> = CRITERION_ROWS
+        .iter()
+        .map(|row| criterion_estimate(&format!("{GROUP}/{row}")))
+        .collect();
+    for (i, (row, e)) in CRITERION_ROWS.iter().zip(&estimates).enumerate() {
+        let ratio = match (e, &estimates[0]) {
+            _ if i == 0 => BASE.to_string(),
+            (Some(e), Some(base)) => e.ratio_to(base).fmt(fmt_ratio),
+            _ => "–".into(),
+        };
+        table.row([
+            format!("`{row}`"),
+            e.map_or("–".into(), |e| e.fmt(fmt_seconds)),
+            ratio,
+        ]);
+    }
+    table.note(format!(
+        "Persistent rows: {} warm-up, {} of measurement each; connect-per-call: 10 flat samples \
+         of one cycle, {} of measurement.",
+        fmt_duration(counts.warm_up),
+        fmt_duration(counts.measurement),
+        fmt_duration(counts.connect_measurement),
+    ));
+    table
+}
+
+fn main() {
+    let counts = Counts::for_mode();
+    let started = Instant::now();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let ((tools, unvalidated), rmcp_client) =
+        rt.block_on(async { tokio::join!(toolgate_connect(), rmcp_connect()) });
+    let toolgate = Persistent::Toolgate(tools.clone());
+    let unvalidated = Persistent::Toolgate(unvalidated);
+    let rmcp = Persistent::Rmcp(rmcp_client.peer().clone());
+
+    // Every client answers correctly before anything is timed; so does one connect-per-call
+    // cycle.
     rt.block_on(async {
         assert_eq!(toolgate.echo().await, EXPECTED, "toolgate");
         assert_eq!(
@@ -462,180 +560,28 @@ fn report(
         assert_eq!(connect_per_call().await.0, EXPECTED, "connect-per-call");
     });
 
-    let persistent = [toolgate, unvalidated, rmcp];
-    let (persistent_stats, connect_stats, answered) = rt.block_on(async {
-        for client in persistent {
-            sequential(client, counts.warmup).await;
-        }
-        // Rounds in rotating order, so that drift on a shared machine hits every client alike.
-        let mut stats: [Stats; 3] = Default::default();
-        let per_round = counts.persistent / counts.rounds;
-        for round in 0..counts.rounds {
-            for k in 0..persistent.len() {
-                let i = (round + k) % persistent.len();
-                stats[i].merge(sequential(persistent[i], per_round).await);
-            }
-        }
-        let mut c = Stats::default();
-        let mut answered = Vec::new();
-        let cpu = Cpu::now();
-        let started = Instant::now();
-        for _ in 0..counts.connect {
-            let t0 = Instant::now();
-            let (text, to_answer) = connect_per_call().await;
-            c.latencies.push(t0.elapsed());
-            answered.push(to_answer);
-            assert_eq!(text, EXPECTED);
-        }
-        c.wall = started.elapsed();
-        c.cpu = cpu.since();
-        (stats, c, answered)
-    });
-    let [toolgate_stats, unvalidated_stats, rmcp_stats] = persistent_stats;
+    let sequential = sequential_table(&rt, &toolgate, &unvalidated, &rmcp, counts);
+    sequential.write().expect("write mcp-sequential");
+    let concurrent = concurrent_table(&rt, &toolgate, &rmcp, counts);
+    concurrent.write().expect("write mcp-concurrent");
 
-    println!();
-    println!("## mcp/echo over stdio: sequential calls ({})", machine());
-    println!();
-    println!(
-        "| client | calls | calls/s | p50 | p99 | client CPU per call | server CPU per call | calls/s vs toolgate (higher = faster) | p50 vs toolgate (lower = faster) | p99 vs toolgate | client CPU vs toolgate |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    let base = &toolgate_stats;
-    for (name, s) in [
-        (
-            "toolgate: persistent session (`Toolset::call`)",
-            &toolgate_stats,
-        ),
-        ("toolgate, argument validation off", &unvalidated_stats),
-        (
-            "bare rmcp client: persistent session (`peer.call_tool`)",
-            &rmcp_stats,
-        ),
-        (
-            "connect-per-call: spawn, initialize, call, close (rmcp)",
-            &connect_stats,
-        ),
-    ] {
-        println!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            s.calls(),
-            fmt_rate(s.per_second()),
-            fmt_duration(s.percentile(50.0)),
-            fmt_duration(s.percentile(99.0)),
-            fmt_duration(s.cpu_per_call()),
-            fmt_duration(s.server_cpu_per_call()),
-            fmt_ratio(s.per_second() / base.per_second()),
-            fmt_ratio(s.percentile(50.0).as_secs_f64() / base.percentile(50.0).as_secs_f64()),
-            fmt_ratio(s.percentile(99.0).as_secs_f64() / base.percentile(99.0).as_secs_f64()),
-            fmt_ratio(s.cpu_per_call().as_secs_f64() / base.cpu_per_call().as_secs_f64()),
-        );
-    }
-    let answered = Stats {
-        latencies: answered,
-        ..Stats::default()
-    };
-    println!();
-    println!(
-        "connect-per-call: the answer arrives after p50 {} (spawn + initialize + call); the rest of the cycle is the close (stdin closed, the server's exit awaited).",
-        fmt_duration(answered.percentile(50.0))
-    );
-
-    println!();
-    println!("## mcp/echo over stdio: concurrent callers sharing one session");
-    println!();
-    println!(
-        "| callers | client | calls | calls/s | p50 | p99 | client CPU per call | server CPU per call | calls/s vs toolgate, same callers |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    for callers in [1, 16, 64] {
-        // Two halves in the order toolgate, rmcp, rmcp, toolgate.
-        let (t, r) = rt.block_on(async {
-            let half = counts.concurrent / 2;
-            sequential(toolgate, counts.warmup).await;
-            let mut t = concurrent(toolgate, callers, half).await;
-            sequential(rmcp, counts.warmup).await;
-            let mut r = concurrent(rmcp, callers, half).await;
-            r.merge(concurrent(rmcp, callers, half).await);
-            sequential(toolgate, counts.warmup).await;
-            t.merge(concurrent(toolgate, callers, half).await);
-            (t, r)
-        });
-        for (name, s) in [("toolgate", &t), ("bare rmcp", &r)] {
-            println!(
-                "| {callers} | {name} | {} | {} | {} | {} | {} | {} | {} |",
-                s.calls(),
-                fmt_rate(s.per_second()),
-                fmt_duration(s.percentile(50.0)),
-                fmt_duration(s.percentile(99.0)),
-                fmt_duration(s.cpu_per_call()),
-                fmt_duration(s.server_cpu_per_call()),
-                fmt_ratio(s.per_second() / t.per_second()),
-            );
-        }
-    }
-    println!();
-}
-
-// ------------------------------------------------------------------------------------------------
-// Criterion
-// ------------------------------------------------------------------------------------------------
-
-fn criterion_rows(c: &mut Criterion, rt: &Runtime, toolgate: &Persistent, rmcp: &Persistent) {
-    let mut g = c.benchmark_group("mcp/echo over stdio");
-    g.bench_function("toolgate: persistent session (Toolset::call)", |b| {
-        b.to_async(rt).iter(|| async {
-            let text = toolgate.echo().await;
-            assert_eq!(text, EXPECTED);
-        });
-    });
-    g.bench_function("bare rmcp client: persistent session", |b| {
-        b.to_async(rt).iter(|| async {
-            let text = rmcp.echo().await;
-            assert_eq!(text, EXPECTED);
-        });
-    });
-    // Most of a second a call: ten samples of one call each.
-    g.sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(12));
-    g.bench_function(
-        "connect-per-call: spawn, initialize, call, close (rmcp)",
-        |b| {
-            b.to_async(rt).iter(|| async {
-                let (text, _) = connect_per_call().await;
-                assert_eq!(text, EXPECTED);
-            });
-        },
-    );
-    g.finish();
-}
-
-fn main() {
-    let counts = if test_mode() {
-        Counts::TEST
-    } else {
-        Counts::BENCH
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let ((tools, unvalidated), rmcp_client) =
-        rt.block_on(async { tokio::join!(toolgate_connect(), rmcp_connect()) });
-    let toolgate = Persistent::Toolgate(tools.clone());
-    let unvalidated = Persistent::Toolgate(unvalidated);
-    let rmcp = Persistent::Rmcp(rmcp_client.peer().clone());
-
-    report(&rt, &toolgate, &unvalidated, &rmcp, counts);
-
-    let mut c = Criterion::default().configure_from_args();
-    criterion_rows(&mut c, &rt, &toolgate, &rmcp);
+    // No plots: the tables are the report, and plotting takes seconds per row here.
+    let mut c = Criterion::default()
+        .warm_up_time(counts.warm_up)
+        .measurement_time(counts.measurement)
+        .nresamples(harness::by_mode(20_000, 100_000))
+        .without_plots()
+        .configure_from_args();
+    criterion_rows(&mut c, &rt, &toolgate, &rmcp, counts);
     c.final_summary();
+    criterion_table(counts)
+        .write()
+        .expect("write mcp-criterion");
 
     // Both servers are stopped before the process exits (stdin closed, then the exit awaited).
     rt.block_on(async {
         tools.close().await;
         rmcp_client.cancel().await.expect("close the rmcp session");
     });
+    eprintln!("mcp bench: {:.1} s", started.elapsed().as_secs_f64());
 }

@@ -2,7 +2,7 @@
 //! `FastMCP.from_openapi` (PyPI `fastmcp` 4.x), in one run, on the two big vendored documents
 //! (GitHub, JSON, 13 MB; Stripe, YAML, 4 MB).
 //!
-//! toolgate, in this process (criterion group `openapi/<doc>`, 10 flat samples each):
+//! toolgate, in this process:
 //!
 //! * **parse**: `Document::from_file` (read, JSON or YAML into a `serde_json::Value`, the
 //!   version check);
@@ -14,24 +14,32 @@
 //!   loader call it so);
 //! * **convert + export check**: the conversion, then what the build also checks for every tool
 //!   (`toolgate_codegen`'s `check_exports`): the tool exported as MCP, OpenAI and Anthropic
-//!   definitions and each definition checked against its dialect's rules.
+//!   definitions and each definition checked against its dialect's rules;
+//! * **total**: parse + convert + export check (the sum of the repetition's parse and convert +
+//!   export check).
 //!
-//! FastMCP, by `benches/peers/fastmcp_openapi.py` run once per repetition (a fresh interpreter,
-//! its import not timed; 5 repetitions for GitHub, 3 for Stripe): the parse (`json.loads` /
-//! PyYAML's `CSafeLoader`), `FastMCP.from_openapi(spec, client)` and `list_tools()` (FastMCP
-//! builds its tools lazily: the listing is where the MCP definitions are made). The toolgate
-//! repetitions for the table are taken between the FastMCP ones (two of each measurement after
-//! each FastMCP run), so that drift on a shared machine hits both alike. Printed: a markdown
-//! table with medians, min–max and ratios (FastMCP ÷ toolgate), tool counts on both sides;
-//! written: `<target>/criterion/openapi-vs-fastmcp.json`.
+//! FastMCP, by `benches/peers/fastmcp_openapi.py` run once per round (a fresh interpreter, its
+//! import not timed): the parse (`json.loads` / PyYAML's `CSafeLoader`),
+//! `FastMCP.from_openapi(spec, client)` and `list_tools()` (FastMCP builds its tools lazily: the
+//! listing is where the MCP definitions are made).
 //!
-//! Under `cargo test` (criterion's test mode) each criterion benchmark runs once and the
-//! FastMCP part is skipped. Without the venv (`.peers/venv-fastmcp`, made by
-//! `scripts/install-peers.sh`) the FastMCP part is skipped with a message; toolgate's rows run.
+//! A round: one FastMCP run, then two repetitions of each toolgate measurement (their mean is
+//! the round's toolgate time), so that drift on a shared machine hits both alike; 4 rounds for
+//! GitHub, 3 for Stripe. Table `openapi`: the median over the rounds [min–max], and FastMCP ÷
+//! toolgate round by round. Criterion also times toolgate's four measurements first (group
+//! `openapi/<doc>`, 10 flat samples): table `openapi-criterion`.
 //!
-//! Run: `scripts/install-peers.sh` once, then `cargo bench -p toolgate-benches --bench openapi`
-//! (about 4 minutes, most of it FastMCP on Stripe). Results: BENCHMARKS.md, "OpenAPI conversion:
-//! toolgate vs FastMCP from_openapi".
+//! Quick mode (`TOOLGATE_BENCH_QUICK=1`, `scripts/bench.sh --quick`): GitHub only, one round,
+//! criterion without the export check row (about 40 s, against about 4 minutes).
+//!
+//! Under `cargo test` (criterion's test mode) each criterion benchmark runs once on both
+//! documents, FastMCP and the rounds are skipped and the tables are rendered empty, not written
+//! (about 8 s).
+//! Without the venv (`.peers/venv-fastmcp`, made by `scripts/install-peers.sh`) the FastMCP part
+//! is skipped with a message and a note; toolgate's rows run.
+//!
+//! Run: `scripts/install-peers.sh` once, then `cargo bench -p toolgate-benches --bench openapi`.
+//! Results: BENCHMARKS.md, "OpenAPI conversion: toolgate vs FastMCP from_openapi".
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -39,10 +47,14 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
-use serde_json::{Value, json};
+use serde_json::Value;
 use toolgate::spec::dialect::{Dialect, ToolSchema, check::check, export};
 use toolgate::spec::names::exported_name;
 use toolgate::spec::openapi::{Conversion, ConvertOptions, Document, convert};
+use toolgate_benches::harness::{self, Samples, by_mode, fmt_ratio, fmt_seconds, fmt_spread};
+use toolgate_benches::report::{Estimate, Table, criterion_estimate};
+
+const COMMAND: &str = "cargo bench -p toolgate-benches --bench openapi";
 
 /// One vendored document.
 struct Doc {
@@ -51,8 +63,8 @@ struct Doc {
     label: &'static str,
     /// Relative to the repository root.
     path: &'static str,
-    /// FastMCP runs in benchmark mode.
-    fastmcp_runs: usize,
+    /// Rounds (FastMCP runs) in a full run; quick mode runs GitHub only, one round.
+    rounds: usize,
 }
 
 const DOCS: [Doc; 2] = [
@@ -60,34 +72,35 @@ const DOCS: [Doc; 2] = [
         id: "github",
         label: "GitHub",
         path: "tests/specs/github/github-api.github.com-octokit-openapi-23.0.2.json",
-        fastmcp_runs: 5,
+        rounds: 4,
     },
     Doc {
         id: "stripe",
         label: "Stripe",
         path: "tests/specs/stripe/stripe-spec3-2023-09-12.yaml",
-        fastmcp_runs: 3,
+        rounds: 3,
     },
 ];
 
-/// toolgate repetitions of each measurement after each FastMCP run.
-const TOOLGATE_PER_RUN: usize = 2;
-/// toolgate repetitions when FastMCP is not measured.
-const TOOLGATE_ALONE: usize = 10;
+/// The documents of this run and their rounds: GitHub only, one round, in quick mode; GitHub
+/// only, no round (the tables rendered empty) in test mode.
+fn plan(test: bool) -> Vec<(&'static Doc, usize)> {
+    if test {
+        vec![(&DOCS[0], 0)]
+    } else if harness::quick_mode() {
+        vec![(&DOCS[0], 1)]
+    } else {
+        DOCS.iter().map(|d| (d, d.rounds)).collect()
+    }
+}
 
+/// toolgate repetitions of each measurement per round (their mean is the round's value).
+const TOOLGATE_PER_ROUND: usize = 2;
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("benches/ is inside the repository")
         .to_path_buf()
-}
-
-/// Criterion's own rule: benchmark mode with `--bench` (what `cargo bench` passes) unless
-/// `--test` is given too; `cargo test` passes neither.
-fn test_mode() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    let has = |flag: &str| args.iter().any(|a| a == flag);
-    !has("--bench") || has("--test")
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -128,7 +141,7 @@ fn export_check(conversion: &Conversion, id: &str) -> usize {
     failures
 }
 
-/// The toolgate measurements of the table, in order.
+/// The toolgate measurements of the table, in order; the first four are criterion's rows too.
 const MEASURES: [&str; 5] = [
     "parse",
     "convert",
@@ -157,40 +170,47 @@ fn toolgate_once(path: &Path, id: &str, doc: &Document) -> [f64; 5] {
         let c = convert(doc, &build_options(id)).expect("convert");
         black_box(export_check(&c, id));
     });
-    let total = time(&mut || {
-        let d = Document::from_file(path).expect("parse");
-        let c = convert(&d, &build_options(id)).expect("convert");
-        black_box(export_check(&c, id));
-    });
-    [parse, conv, conv_build, conv_check, total]
+    [parse, conv, conv_build, conv_check, parse + conv_check]
 }
 
-fn criterion_rows(c: &mut Criterion, root: &Path) {
-    for d in &DOCS {
+/// How many of [`MEASURES`] criterion times: the first three in quick mode (the export check's
+/// 10 samples take 10–20 s), else four.
+fn criterion_measures() -> usize {
+    by_mode(3, 4)
+}
+
+fn criterion_rows(c: &mut Criterion, root: &Path, docs: &[(&Doc, usize)]) {
+    // 0.1–1 s an iteration: flat sampling, 10 samples (criterion's least), one iteration each.
+    let (warmup, measurement) = by_mode(
+        (Duration::from_millis(300), Duration::from_secs(1)),
+        (Duration::from_millis(500), Duration::from_secs(1)),
+    );
+    for (d, _) in docs {
         let path = root.join(d.path);
         let doc = Document::from_file(&path).expect("parse");
         let mut g = c.benchmark_group(format!("openapi/{}", d.label));
-        // 0.1–0.5 s an iteration: flat sampling, 10 samples.
         g.sampling_mode(SamplingMode::Flat)
             .sample_size(10)
-            .warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3));
-        g.bench_function("parse", |b| {
+            .warm_up_time(warmup)
+            .measurement_time(measurement);
+        g.bench_function(MEASURES[0], |b| {
             b.iter(|| Document::from_file(&path).expect("parse"));
         });
-        g.bench_function("convert", |b| {
+        g.bench_function(MEASURES[1], |b| {
             b.iter(|| convert(&doc, &ConvertOptions::default()).expect("convert"));
         });
         let options = build_options(d.id);
-        g.bench_function("convert, build's name length", |b| {
+        g.bench_function(MEASURES[2], |b| {
             b.iter(|| convert(&doc, &options).expect("convert"));
         });
-        g.bench_function("convert + export check", |b| {
-            b.iter(|| {
-                let conversion = convert(&doc, &options).expect("convert");
-                export_check(&conversion, d.id)
+        if criterion_measures() > 3 {
+            g.bench_function(MEASURES[3], |b| {
+                b.iter(|| {
+                    let conversion = convert(&doc, &options).expect("convert");
+                    export_check(&conversion, d.id)
+                });
             });
-        });
+        }
         g.finish();
     }
 }
@@ -208,6 +228,27 @@ struct PeerRun {
     tools: u64,
     operations: u64,
 }
+
+impl PeerRun {
+    /// FastMCP's measurements matching [`MEASURES`] (`None`: no counterpart).
+    fn measures(&self) -> [Option<f64>; 5] {
+        [
+            Some(self.parse),
+            Some(self.from_openapi),
+            None,
+            Some(self.from_openapi + self.list_tools),
+            Some(self.parse + self.from_openapi + self.list_tools),
+        ]
+    }
+}
+
+const PEER_LABELS: [&str; 5] = [
+    "parse (json.loads / yaml CSafeLoader)",
+    "from_openapi",
+    "–",
+    "from_openapi + list_tools",
+    "total: parse + from_openapi + list_tools",
+];
 
 fn fastmcp_python(root: &Path) -> Option<PathBuf> {
     let python = root.join(".peers/venv-fastmcp/bin/python");
@@ -247,206 +288,81 @@ fn fastmcp_once(python: &Path, root: &Path, doc: &str) -> Result<PeerRun, String
     })
 }
 
-/// FastMCP's measurements matching [`MEASURES`] (`None`: no counterpart).
-fn peer_measures(r: &PeerRun) -> [Option<f64>; 5] {
-    [
-        Some(r.parse),
-        Some(r.from_openapi),
-        None,
-        Some(r.from_openapi + r.list_tools),
-        Some(r.parse + r.from_openapi + r.list_tools),
-    ]
-}
-
-const PEER_LABELS: [&str; 5] = [
-    "parse (json.loads / yaml CSafeLoader)",
-    "from_openapi",
-    "–",
-    "from_openapi + list_tools",
-    "total: parse + from_openapi + list_tools",
-];
-
-// ------------------------------------------------------------------------------------------------
-// Statistics and report
-// ------------------------------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy)]
-struct Summary {
-    median: f64,
-    min: f64,
-    max: f64,
-    n: usize,
-}
-
-fn summarize(xs: &[f64]) -> Option<Summary> {
-    if xs.is_empty() {
-        return None;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    let median = if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        f64::midpoint(v[mid - 1], v[mid])
+fn versions(python: Option<&Path>) -> String {
+    let Some(python) = python else {
+        return "FastMCP not installed".into();
     };
-    Some(Summary {
-        median,
-        min: v[0],
-        max: v[v.len() - 1],
-        n: v.len(),
-    })
-}
-
-fn fmt_s(s: f64) -> String {
-    if s < 1.0 {
-        format!("{:.0} ms", s * 1000.0)
-    } else {
-        format!("{s:.2} s")
-    }
-}
-
-fn fmt_summary(s: Option<Summary>) -> String {
-    s.map_or_else(
-        || "–".into(),
-        |s| {
-            format!(
-                "**{}** ({}–{}, n={})",
-                fmt_s(s.median),
-                fmt_s(s.min),
-                fmt_s(s.max),
-                s.n
-            )
-        },
-    )
-}
-
-fn fmt_ratio(x: f64) -> String {
-    if x < 10.0 {
-        format!("**{x:.1}×**")
-    } else {
-        format!("**{x:.0}×**")
-    }
-}
-
-fn summary_json(s: Option<Summary>) -> Value {
-    s.map_or(
-        Value::Null,
-        |s| json!({"median_s": s.median, "min_s": s.min, "max_s": s.max, "n": s.n}),
-    )
-}
-
-fn command_output(program: &Path, args: &[&str]) -> String {
-    Command::new(program)
-        .args(args)
+    Command::new(python)
+        .args([
+            "-c",
+            "import sys, importlib.metadata as m; print(f\"Python {sys.version.split()[0]}, fastmcp {m.version('fastmcp')}, PyYAML {m.version('pyyaml')}\")",
+        ])
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "?".into())
-}
-
-fn machine(python: Option<&Path>) -> Value {
-    let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let loadavg = std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default();
-    let versions = python.map(|p| {
-        command_output(
-            p,
-            &[
-                "-c",
-                "import sys, importlib.metadata as m; print(sys.version.split()[0], m.version('fastmcp'), m.version('pyyaml'))",
-            ],
+        .map_or_else(
+            || "?".into(),
+            |o| String::from_utf8_lossy(&o.stdout).trim().to_string(),
         )
-    });
-    let mut v = versions.as_deref().unwrap_or("").split_whitespace();
-    json!({
-        "cores": cores,
-        "cpu": cpu,
-        "loadavg_at_end": loadavg,
-        "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
-        "python": v.next(),
-        "fastmcp": v.next(),
-        "pyyaml": v.next(),
-    })
 }
 
-/// Where criterion writes: `<target>/criterion` (this executable is `<target>/<profile>/deps/…`).
-fn criterion_dir() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return PathBuf::from(home);
-    }
-    let exe = std::env::current_exe().expect("this benchmark's path");
-    exe.ancestors()
-        .nth(3)
-        .expect("the benchmark runs from <target>/<profile>/deps")
-        .join("criterion")
-}
+// ------------------------------------------------------------------------------------------------
+// Side by side
+// ------------------------------------------------------------------------------------------------
 
-/// What was measured for one document.
-struct DocResult<'a> {
-    doc: &'a Doc,
+/// What was measured for one document: per round, in [`MEASURES`] order.
+struct DocResult {
+    doc: &'static Doc,
     tools: usize,
     skipped: usize,
     operations: usize,
-    toolgate: Vec<Vec<f64>>,
+    /// toolgate: the mean of the round's repetitions.
+    toolgate: Vec<Samples>,
+    /// FastMCP's runs, or why there are none.
     peer: Result<Vec<PeerRun>, String>,
 }
 
-fn measure(root: &Path, python: Option<&Path>) -> Vec<DocResult<'static>> {
+impl DocResult {
+    /// FastMCP's samples of measurement `i` (one per round), if it has a counterpart.
+    fn peer_samples(&self, i: usize) -> Option<Samples> {
+        let runs = self.peer.as_ref().ok()?;
+        let s = Samples::new(runs.iter().filter_map(|r| r.measures()[i]));
+        (!s.is_empty()).then_some(s)
+    }
+}
+
+fn measure(root: &Path, python: Option<&Path>, docs: &[(&'static Doc, usize)]) -> Vec<DocResult> {
     let mut out = Vec::new();
-    for d in &DOCS {
+    for &(d, rounds) in docs {
         let path = root.join(d.path);
         let doc = Document::from_file(&path).expect("parse");
         let conversion = convert(&doc, &build_options(d.id)).expect("convert");
         let failures = export_check(&conversion, d.id);
         assert_eq!(failures, 0, "{}: tools failing the export check", d.label);
-        let mut toolgate: Vec<Vec<f64>> = vec![Vec::new(); MEASURES.len()];
-        let push = |toolgate: &mut Vec<Vec<f64>>, r: [f64; 5]| {
-            for (all, x) in toolgate.iter_mut().zip(r) {
-                all.push(x);
-            }
-        };
-        let peer = if let Some(python) = python {
-            let mut runs = Vec::new();
-            let mut error = None;
-            for i in 0..d.fastmcp_runs {
+        let mut toolgate = vec![Samples::default(); MEASURES.len()];
+        let mut runs = Vec::new();
+        let mut error = python
+            .is_none()
+            .then(|| "FastMCP not measured: .peers/venv-fastmcp is missing".to_string());
+        for round in 0..rounds {
+            if let (Some(python), None) = (python, &error) {
                 eprintln!(
-                    "openapi bench: FastMCP on {} ({}/{})",
+                    "openapi bench: FastMCP on {} ({}/{rounds})",
                     d.label,
-                    i + 1,
-                    d.fastmcp_runs
+                    round + 1
                 );
                 match fastmcp_once(python, root, d.path) {
                     Ok(r) => runs.push(r),
-                    Err(e) => {
-                        error = Some(e);
-                        break;
-                    }
-                }
-                for _ in 0..TOOLGATE_PER_RUN {
-                    push(&mut toolgate, toolgate_once(&path, d.id, &doc));
+                    // Without its run the round would not pair: toolgate's rounds go on alone.
+                    Err(e) => error = Some(e),
                 }
             }
-            match error {
-                Some(e) if runs.is_empty() => Err(e),
-                _ => Ok(runs),
+            let reps: Vec<[f64; 5]> = (0..TOOLGATE_PER_ROUND)
+                .map(|_| toolgate_once(&path, d.id, &doc))
+                .collect();
+            for (i, samples) in toolgate.iter_mut().enumerate() {
+                samples.push(reps.iter().map(|r| r[i]).sum::<f64>() / reps.len() as f64);
             }
-        } else {
-            Err("FastMCP not measured: .peers/venv-fastmcp is missing".into())
-        };
-        while toolgate[0].len() < TOOLGATE_ALONE.min(TOOLGATE_PER_RUN * d.fastmcp_runs) {
-            push(&mut toolgate, toolgate_once(&path, d.id, &doc));
         }
         out.push(DocResult {
             doc: d,
@@ -454,129 +370,166 @@ fn measure(root: &Path, python: Option<&Path>) -> Vec<DocResult<'static>> {
             skipped: conversion.skipped.len(),
             operations: conversion.operations,
             toolgate,
-            peer,
+            peer: match error {
+                Some(e) if runs.is_empty() => Err(e),
+                _ => Ok(runs),
+            },
         });
     }
     out
 }
 
-fn report(results: &[DocResult<'_>], machine: &Value) -> Value {
-    println!();
-    println!(
-        "## OpenAPI conversion: toolgate vs FastMCP from_openapi ({} cores, {}; {} profile; Python {}, fastmcp {}, PyYAML {}; load average at the end {})",
-        machine["cores"],
-        machine["cpu"].as_str().unwrap_or("?"),
-        machine["profile"].as_str().unwrap_or("?"),
-        machine["python"].as_str().unwrap_or("?"),
-        machine["fastmcp"].as_str().unwrap_or("?"),
-        machine["pyyaml"].as_str().unwrap_or("?"),
-        machine["loadavg_at_end"].as_str().unwrap_or("?"),
-    );
-    println!();
-    println!(
-        "| document | toolgate | median (min–max) | FastMCP | median (min–max) | FastMCP ÷ toolgate |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- |");
-    let mut docs_json = Vec::new();
+const COMPARED: &str = "Turning an OpenAPI document into tools, on the two big vendored \
+documents (GitHub `api.github.com` 23.0.2, JSON, 13 MB; Stripe 2023-09-12, YAML, 4 MB): \
+**toolgate**'s `toolgate_spec::openapi` in the benchmark's process (release) against \
+**FastMCP**'s `FastMCP.from_openapi` (`benches/peers/fastmcp_openapi.py`, a fresh interpreter per \
+run, its import not timed). The \"convert + export check\" row does more on toolgate's side \
+(three dialects exported and checked per tool, what the build does) than on FastMCP's (MCP \
+definitions made by `list_tools`, unchecked).";
+
+fn table(results: &[DocResult], versions: &str) -> Table {
+    let mut t = Table::new("openapi", COMPARED, COMMAND).columns([
+        "document",
+        "toolgate",
+        "toolgate time",
+        "FastMCP",
+        "FastMCP time",
+        "FastMCP ÷ toolgate (higher = toolgate faster)",
+    ]);
     for r in results {
-        let runs = r.peer.as_ref().ok();
-        let mut rows = Vec::new();
         for (i, measure) in MEASURES.iter().enumerate() {
-            let ours = summarize(&r.toolgate[i]);
-            let theirs = runs.and_then(|runs| {
-                let xs: Vec<f64> = runs.iter().filter_map(|p| peer_measures(p)[i]).collect();
-                summarize(&xs)
-            });
-            let ratio = ours.zip(theirs).map(|(a, b)| b.median / a.median);
-            let theirs_label = if theirs.is_some() {
-                PEER_LABELS[i]
-            } else {
-                "–"
-            };
-            println!(
-                "| {} | {measure} | {} | {theirs_label} | {} | {} |",
-                r.doc.label,
-                fmt_summary(ours),
-                fmt_summary(theirs),
-                ratio.map_or_else(|| "–".into(), fmt_ratio),
-            );
-            rows.push(json!({
-                "toolgate": measure,
-                "toolgate_s": summary_json(ours),
-                "fastmcp": theirs.map(|_| PEER_LABELS[i]),
-                "fastmcp_s": summary_json(theirs),
-                "ratio_fastmcp_over_toolgate": ratio,
-            }));
+            let ours = &r.toolgate[i];
+            let theirs = r.peer_samples(i);
+            t.row([
+                r.doc.label.to_string(),
+                measure.to_string(),
+                fmt_spread(ours, fmt_seconds),
+                theirs.as_ref().map_or("–", |_| PEER_LABELS[i]).to_string(),
+                theirs
+                    .as_ref()
+                    .map_or_else(|| "–".into(), |s| fmt_spread(s, fmt_seconds)),
+                theirs
+                    .as_ref()
+                    .map_or_else(|| "–".into(), |s| fmt_spread(&s.ratio_to(ours), fmt_ratio)),
+            ]);
         }
-        let (peer_tools, peer_ops, peer_error) = match &r.peer {
-            Ok(runs) => (
-                runs.first().map(|p| p.tools),
-                runs.first().map(|p| p.operations),
-                None,
-            ),
-            Err(e) => (None, None, Some(e.clone())),
-        };
-        docs_json.push(json!({
-            "doc": r.doc.path,
-            "label": r.doc.label,
-            "toolgate": {"tools": r.tools, "skipped": r.skipped, "operations": r.operations},
-            "fastmcp": {"tools": peer_tools, "operations": peer_ops, "runs": runs.map(Vec::len), "error": peer_error},
-            "rows": rows,
-        }));
     }
-    println!();
-    for (r, j) in results.iter().zip(&docs_json) {
-        println!(
-            "{}: toolgate {} tools of {} operations ({} skipped); FastMCP {} tools of {} operations{}",
-            r.doc.label,
-            r.tools,
-            r.operations,
-            r.skipped,
-            j["fastmcp"]["tools"],
-            j["fastmcp"]["operations"],
-            match &r.peer {
-                Err(e) => format!(" ({e})"),
-                Ok(_) => String::new(),
-            }
+    let rounds: Vec<String> = results
+        .iter()
+        .map(|r| format!("{} {}", r.doc.label, r.toolgate[0].len()))
+        .collect();
+    t.note(format!(
+        "A round: one FastMCP run, then {TOOLGATE_PER_ROUND} repetitions of each toolgate \
+         measurement (their mean is the round's toolgate time); rounds: {}. Each cell is the \
+         median over the rounds [min–max]; the ratio is taken round by round (FastMCP's run ÷ the \
+         toolgate repetitions right after it).",
+        rounds.join(", ")
+    ));
+    for r in results {
+        let peer = match &r.peer {
+            Ok(runs) => runs.first().map_or_else(
+                || "FastMCP: no run".into(),
+                |p| format!("FastMCP {} tools of {} operations", p.tools, p.operations),
+            ),
+            Err(e) => format!("FastMCP: {e}"),
+        };
+        t.note(format!(
+            "{}: toolgate {} tools of {} operations ({} skipped); {peer}.",
+            r.doc.label, r.tools, r.operations, r.skipped
+        ));
+    }
+    t.note(format!("Versions: {versions}."));
+    t.note(if harness::quick_mode() {
+        "Quick run: GitHub only (Stripe skipped: FastMCP takes ~40 s a run on it), one round."
+    } else {
+        "`--quick` runs GitHub only, one round."
+    });
+    t
+}
+
+/// toolgate's criterion rows, with FastMCP's rounds (median [min–max]) for the ratio.
+fn criterion_table(results: &[DocResult]) -> Table {
+    let compared = "toolgate's OpenAPI measurements (the table above's first four rows) timed by \
+                    criterion (group `openapi/<document>`), each against FastMCP's counterpart \
+                    of the side-by-side rounds.";
+    let mut t = Table::new("openapi-criterion", compared, COMMAND).columns([
+        "document",
+        "toolgate",
+        "time: median [95% CI]",
+        "FastMCP ÷ toolgate (higher = toolgate faster)",
+    ]);
+    for r in results {
+        for (i, measure) in MEASURES.iter().enumerate().take(criterion_measures()) {
+            let e = criterion_estimate(&format!("openapi/{}/{measure}", r.doc.label));
+            let ratio = match (e, r.peer_samples(i)) {
+                (Some(e), Some(s)) => Estimate {
+                    low: s.min(),
+                    point: s.median(),
+                    high: s.max(),
+                }
+                .ratio_to(&e)
+                .fmt(fmt_ratio),
+                _ => "–".into(),
+            };
+            t.row([
+                r.doc.label.to_string(),
+                measure.to_string(),
+                e.map_or_else(|| "not run".into(), |e| e.fmt(fmt_seconds)),
+                ratio,
+            ]);
+        }
+    }
+    t.note(
+        "Criterion: 10 flat samples per row, run before the side-by-side rounds (not interleaved \
+         with FastMCP: the table above has the ratios measured side by side). The ratio's spread \
+         is conservative: FastMCP's fastest round ÷ criterion's upper bound to its slowest round \
+         ÷ the lower bound. Criterion's toolgate times and the rounds' differ by up to ~30%, in \
+         either direction from run to run on this shared machine (another moment, another heap \
+         state).",
+    );
+    if harness::quick_mode() {
+        t.note(
+            "Quick run: GitHub only, without the export check row (its 10 samples take 10–20 s).",
         );
     }
-    json!({"machine": machine, "documents": docs_json})
+    t
 }
 
 fn main() {
-    let test = test_mode();
+    let whole = Instant::now();
+    let test = harness::test_mode();
     let root = repo_root();
-    let mut c = Criterion::default().configure_from_args();
-    criterion_rows(&mut c, &root);
+    let docs = plan(test);
+    // No plots unless asked for (`--plotting-backend plotters`): with the plotters backend they
+    // cost seconds per row, more than a quick run's measurement.
+    let mut c = Criterion::default().without_plots().configure_from_args();
+    // Test mode runs each criterion row once, on both documents (the YAML path too).
+    let all: Vec<(&Doc, usize)> = DOCS.iter().map(|d| (d, 1)).collect();
+    criterion_rows(&mut c, &root, if test { &all } else { &docs });
     c.final_summary();
-    if test {
-        eprintln!("openapi bench: test mode, FastMCP and the comparison table skipped");
-        return;
-    }
 
-    let python = fastmcp_python(&root);
-    if python.is_none() {
+    let python = if test { None } else { fastmcp_python(&root) };
+    if python.is_none() && !test {
         eprintln!(
             "openapi bench: {} is missing (run scripts/install-peers.sh): FastMCP's side is skipped, toolgate's is measured alone",
             root.join(".peers/venv-fastmcp/bin/python").display()
         );
     }
     let started = Instant::now();
-    let results = measure(&root, python.as_deref());
+    let results = measure(&root, python.as_deref(), &docs);
     eprintln!(
         "openapi bench: side by side in {:.0} s",
         started.elapsed().as_secs_f64()
     );
-    let report = report(&results, &machine(python.as_deref()));
-    let dir = criterion_dir();
-    let file = dir.join("openapi-vs-fastmcp.json");
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| {
-            std::fs::write(
-                &file,
-                serde_json::to_string_pretty(&report).expect("JSON") + "\n",
-            )
-        })
-        .unwrap_or_else(|e| panic!("writing {}: {e}", file.display()));
-    eprintln!("openapi bench: written {}", file.display());
+    let versions = versions(python.as_deref());
+    table(&results, &versions)
+        .write()
+        .expect("write the openapi table");
+    criterion_table(&results)
+        .write()
+        .expect("write the openapi-criterion table");
+    eprintln!(
+        "openapi bench: {:.0} s in all",
+        whole.elapsed().as_secs_f64()
+    );
 }

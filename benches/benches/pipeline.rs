@@ -10,14 +10,44 @@
 //!   bench reaches, so nothing triggers; the cache is off here (a repeated call would hit it);
 //! * the same with the cache on: every call after the first is a hit.
 //!
-//! Run: `cargo bench -p toolgate-benches --bench pipeline`. Results and ratios: BENCHMARKS.md.
+//!
+//! One table, `pipeline` (`toolgate_benches::report`), from criterion's estimates (group
+//! `pipeline/greet`), each row's ratio to the bare static dispatch.
+//!
+//! Run: `cargo bench -p toolgate-benches --bench pipeline` (`TOOLGATE_BENCH_QUICK=1` for shorter
+//! criterion times). Results: BENCHMARKS.md.
 
 use std::hint::black_box;
+use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use serde_json::json;
 use toolgate::{ToolContext, ToolSource};
+use toolgate_benches::harness::{self, fmt_duration, fmt_ratio, fmt_seconds};
+use toolgate_benches::report::{Table, criterion_estimate};
 use toolgate_benches::toolset;
+
+const GROUP: &str = "pipeline/greet";
+
+/// The rows: criterion function name and row label; the first is the base.
+const ROWS: [(&str, &str); 4] = [
+    (
+        "bare static dispatch (ToolSource::call in block_on)",
+        "**bare static dispatch** (`ToolSource::call` in `block_on`)",
+    ),
+    (
+        "Toolset::call, default layers",
+        "`Toolset::call`, default layers (telemetry, validate, timeout)",
+    ),
+    (
+        "Toolset::call_with, every layer on, none triggering",
+        "`Toolset::call_with`, every layer on, none triggering (cache off)",
+    ),
+    (
+        "Toolset::call_with, every layer on, cache hit",
+        "`Toolset::call_with`, every layer on, cache hit",
+    ),
+];
 
 /// Every layer on, none triggering (limits far above what a bench run reaches).
 const EVERY_LAYER: &str = r#"
@@ -108,20 +138,20 @@ fn bench(c: &mut Criterion) {
     // The anonymous caller has no role: the access rule is on, really.
     assert!(rt.block_on(every.call("greet", args.clone())).is_err());
 
-    let mut g = c.benchmark_group("pipeline/greet");
-    g.bench_function("bare static dispatch (ToolSource::call in block_on)", |b| {
+    let mut g = c.benchmark_group(GROUP);
+    g.bench_function(ROWS[0].0, |b| {
         let ctx = ToolContext::default();
         b.iter(|| black_box(rt.block_on(table.call("greet", black_box(args.clone()), &ctx))));
     });
-    g.bench_function("Toolset::call, default layers", |b| {
+    g.bench_function(ROWS[1].0, |b| {
         b.iter(|| black_box(rt.block_on(defaults.call("greet", black_box(args.clone())))));
     });
-    g.bench_function("Toolset::call_with, every layer on, none triggering", |b| {
+    g.bench_function(ROWS[2].0, |b| {
         b.iter(|| {
             black_box(rt.block_on(every.call_with("greet", black_box(args.clone()), caller())))
         });
     });
-    g.bench_function("Toolset::call_with, every layer on, cache hit", |b| {
+    g.bench_function(ROWS[3].0, |b| {
         b.iter(|| {
             black_box(rt.block_on(cached.call_with("greet", black_box(args.clone()), caller())))
         });
@@ -129,5 +159,68 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+fn results(warm_up: Duration, measurement: Duration) -> Table {
+    let mut table = Table::new(
+        "pipeline",
+        "one call of the local tool `greet` (same arguments every call, inside the same \
+         current-thread `block_on`) through the bare static dispatch, `Toolset::call` with the \
+         default layers, and `Toolset::call_with` under a policy that turns on every layer with \
+         none triggering, cache off and cache hit; criterion, group `pipeline/greet`.",
+        "cargo bench -p toolgate-benches --bench pipeline",
+    )
+    .columns([
+        "variant",
+        "time per call: criterion median [95% CI]",
+        "÷ bare static dispatch (lower = cheaper) [conservative CI]",
+    ]);
+    let estimates: Vec<_> = ROWS
+        .iter()
+        .map(|(name, _)| criterion_estimate(&format!("{GROUP}/{name}")))
+        .collect();
+    for (i, ((_, label), e)) in ROWS.iter().zip(&estimates).enumerate() {
+        let ratio = match (e, &estimates[0]) {
+            _ if i == 0 => "1.00× (base)".to_string(),
+            (Some(e), Some(base)) => e.ratio_to(base).fmt(fmt_ratio),
+            _ => "–".into(),
+        };
+        table.row([
+            label.to_string(),
+            e.map_or("–".into(), |e| e.fmt(fmt_seconds)),
+            ratio,
+        ]);
+    }
+    if let (Some(bare), Some(every)) = (estimates[0], estimates[2]) {
+        table.note(format!(
+            "The whole pipeline, every layer on and none triggering, adds {} per call to the \
+             bare dispatch ({} its time): issue #8 asks for this figure, with no target.",
+            fmt_seconds(every.point - bare.point),
+            fmt_ratio(every.point / bare.point),
+        ));
+    }
+    table.note(format!(
+        "Every row's result is checked equal to the bare call's before timing. {} warm-up, {} \
+         of measurement per row.",
+        fmt_duration(warm_up),
+        fmt_duration(measurement)
+    ));
+    table
+}
+
+fn main() {
+    let (warm_up, measurement) = harness::by_mode(
+        (Duration::from_millis(500), Duration::from_secs(2)),
+        (Duration::from_secs(1), Duration::from_secs(5)),
+    );
+    // No plots: the tables are the report, and plotting takes seconds per row here.
+    let mut c = Criterion::default()
+        .warm_up_time(warm_up)
+        .measurement_time(measurement)
+        .nresamples(harness::by_mode(20_000, 100_000))
+        .without_plots()
+        .configure_from_args();
+    bench(&mut c);
+    c.final_summary();
+    results(warm_up, measurement)
+        .write()
+        .expect("write pipeline");
+}

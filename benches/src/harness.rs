@@ -112,6 +112,33 @@ pub fn tree_cpu(root: u32) -> Duration {
     ticks_to_duration(ticks)
 }
 
+/// The CPU time of this process's children that have exited and been waited for
+/// (`getrusage(RUSAGE_CHILDREN)`, µs resolution; it includes their own reaped descendants). A
+/// child's time moves here from `/proc` when it is reaped: [`children_cpu`] counts both.
+pub fn reaped_children_cpu() -> Duration {
+    // SAFETY: rusage is plain integers, for which all zeroes is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills one rusage struct, which `usage` is.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0, "getrusage(RUSAGE_CHILDREN)");
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// The CPU time used so far by this process's children (servers it spawned): the live ones
+/// from `/proc/<pid>/stat` (10 ms resolution per process), the exited and reaped ones from
+/// [`reaped_children_cpu`]. The difference of two readings is the children's CPU time in
+/// between, also across children that exited meanwhile.
+pub fn children_cpu() -> Duration {
+    let me = std::process::id();
+    let live: u64 = process_table()
+        .values()
+        .filter(|&&(ppid, _)| ppid == me)
+        .map(|&(_, ticks)| ticks)
+        .sum();
+    ticks_to_duration(live) + reaped_children_cpu()
+}
+
 /// Samples of one quantity (seconds, calls per second, ratios…): the rounds of one row, in the
 /// order they were taken.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -240,7 +267,7 @@ pub fn fmt_rate(r: f64) -> String {
         let s = n.to_string();
         let mut out = String::new();
         for (i, c) in s.chars().enumerate() {
-            if i > 0 && (s.len() - i) % 3 == 0 {
+            if i > 0 && (s.len() - i).is_multiple_of(3) {
                 out.push(',');
             }
             out.push(c);

@@ -223,7 +223,10 @@ pub fn splice(doc: &str, tables: &[Table]) -> (String, Vec<String>, Vec<String>)
         let end_marker = format!("<!-- /bench:{id} -->");
         let body_start = start + "<!-- bench:".len() + close + " -->".len();
         let Some(end) = rest[body_start..].find(&end_marker) else {
-            break;
+            // An opening marker with no end (one quoted in prose): left as it is.
+            out.push_str(&rest[..body_start]);
+            rest = &rest[body_start..];
+            continue;
         };
         out.push_str(&rest[..body_start]);
         match tables.iter().find(|t| t.id == id) {
@@ -271,6 +274,19 @@ mod tests {
         // Splicing again is stable.
         let (again, _, _) = splice(&out, &[table("x")]);
         assert_eq!(again, out);
+    }
+
+    #[test]
+    fn splice_skips_a_marker_quoted_in_prose() {
+        let doc =
+            "between `<!-- bench:<id> -->` markers\n<!-- bench:x -->\nold\n<!-- /bench:x -->\n";
+        let (out, replaced, _) = splice(doc, &[table("x")]);
+        assert_eq!(replaced, ["x"]);
+        assert!(
+            out.starts_with("between `<!-- bench:<id> -->` markers\n"),
+            "{out}"
+        );
+        assert!(!out.contains("old"), "{out}");
     }
 }
 

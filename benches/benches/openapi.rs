@@ -30,7 +30,7 @@
 //! `openapi/<doc>`, 10 flat samples): table `openapi-criterion`.
 //!
 //! Quick mode (`TOOLGATE_BENCH_QUICK=1`, `scripts/bench.sh --quick`): GitHub only, one round,
-//! criterion without the export check row (about 40 s, against about 4 minutes).
+//! criterion without the export check row (about 25 s, against about 4 minutes).
 //!
 //! Under `cargo test` (criterion's test mode) each criterion benchmark runs once on both
 //! documents, FastMCP and the rounds are skipped and the tables are rendered empty, not written

@@ -30,9 +30,9 @@
 # 2 cores once the dependencies are built). KEEP=1 keeps the temp dir.
 #
 # Not run by scripts/bench.sh: its first, untimed build compiles toolgate's dependencies in the
-# dev profile, which nothing else in the suite builds (on a fresh target dir: ~730 CPU-seconds
-# for the whole script, 16 min of wall time on a shared 2-core machine), and the timed builds
-# take ~3 min more; the suite's budget has no room for that. BENCHMARKS.md's build-cost table is
+# dev profile, which nothing else in the suite builds (on a fresh target dir ~560 CPU-seconds,
+# 16 min of wall time on a shared 2-core machine), and the timed builds take ~170 CPU-seconds,
+# 3-4 min, more; the suite's budget has no room for that. BENCHMARKS.md's build-cost table is
 # this script's output, pasted by hand with its date.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"

@@ -58,7 +58,7 @@ pub fn local_table() -> Table {
     let mut t = Table::new(
         "dispatch-local",
         "one call of `greet` (`{\"name\": \"ada\", \"times\": 2}` → text `hello adaada`) in \
-         toolsets of N tools of the same signature (`benches/build/sized.rs`), through \
+         toolsets of N tools taking the same arguments (`benches/build/sized.rs`), through \
          **toolgate's static table** (the codegen's `StaticTools`, `ToolSource::call`: phf name \
          lookup, one `match`, argument decoding, the call, result conversion, one boxed \
          future), **rmcp 3.11's `ToolRouter`** built once and reused (`#[tool_router]` + \
@@ -69,7 +69,8 @@ pub fn local_table() -> Table {
          `tool_handler.rs`): it rebuilds the whole router (every tool's `Tool` and route) on \
          every call. Against the **floor**: decoding `GreetArgs` with serde + a direct call \
          of `greet` + the same `ToolOutput`, measured decoding the owned `Value` \
-         (`from_value`) and from `&Value`; ratios divide by whichever was faster. Every variant's answer is checked before \
+         (`from_value`) and from `&Value` next to each size's rows; ratios divide by whichever \
+         was faster at that size. Every variant's answer is checked before \
          timing; every iteration clones the arguments (the floor too); rmcp's rows also clone \
          a prepared `RequestContext` (rmcp takes it by value; its service builds one per \
          request). All futures are ready at once (`now_or_never`, no runtime).",
@@ -82,27 +83,6 @@ pub fn local_table() -> Table {
         "÷ floor, the faster floor row (lower is better)",
         "this row ÷ toolgate's table, same N (how many times faster toolgate is)",
     ]);
-    let owned = est(GREET, "floor");
-    let borrowed = est(GREET, "floor_borrowed");
-    let floor = faster(owned, borrowed);
-    for (label, e) in [
-        (
-            "floor: serde decode (`from_value`, owned) + direct call",
-            owned,
-        ),
-        (
-            "floor: serde decode from `&Value` (as toolgate's generated code does) + direct call",
-            borrowed,
-        ),
-    ] {
-        t.row([
-            label.to_string(),
-            "—".into(),
-            time(e),
-            ratio(e, floor),
-            "—".into(),
-        ]);
-    }
     let variants = [
         (
             "toolgate_table",
@@ -116,6 +96,31 @@ pub fn local_table() -> Table {
     ];
     let mut goals = Goals::default();
     for &n in sized::SIZES {
+        let owned = est(GREET, &format!("floor/{n}"));
+        let borrowed = est(GREET, &format!("floor_borrowed/{n}"));
+        let floor = faster(owned, borrowed);
+        for (label, e) in [
+            (
+                "floor: serde decode (`from_value`, owned) + direct call",
+                owned,
+            ),
+            (
+                "floor: serde decode from `&Value` (as toolgate's generated code does) + direct \
+                 call",
+                borrowed,
+            ),
+        ] {
+            t.row([
+                label.to_string(),
+                n.to_string(),
+                time(e),
+                ratio(e, floor),
+                "—".into(),
+            ]);
+        }
+        if let (Some(b), Some(o)) = (borrowed, owned) {
+            goals.borrowed.push((n, b.ratio_to(&o)));
+        }
         let toolgate = est(GREET, &format!("toolgate_table/{n}"));
         for (id, label) in variants {
             let e = est(GREET, &format!("{id}/{n}"));
@@ -131,15 +136,23 @@ pub fn local_table() -> Table {
                 ratio(e, floor),
                 vs,
             ]);
-            match (id, toolgate, e, floor) {
-                ("toolgate_table", Some(tg), _, Some(f)) => goals.floor.push((n, tg.ratio_to(&f))),
-                ("rmcp_router", Some(tg), Some(e), f) => {
+            let Some(e) = e else { continue };
+            if let Some(f) = floor {
+                goals.over_floor.push((id, n, e.ratio_to(&f)));
+            }
+            match (id, toolgate) {
+                ("toolgate_table", _) => {
+                    if let Some(f) = floor {
+                        goals.floor.push((n, e.ratio_to(&f)));
+                    }
+                }
+                ("rmcp_router", Some(tg)) => {
                     goals.router.push((n, e.ratio_to(&tg)));
-                    if let Some(f) = f {
+                    if let Some(f) = floor {
                         goals.router_floor.push((n, e.ratio_to(&f)));
                     }
                 }
-                ("rmcp_handler", Some(tg), Some(e), _) => goals.handler.push((n, e.ratio_to(&tg))),
+                ("rmcp_handler", Some(tg)) => goals.handler.push((n, e.ratio_to(&tg))),
                 _ => {}
             }
         }
@@ -161,16 +174,21 @@ pub fn local_table() -> Table {
     }
     let (small, large) = (sized::SIZES[0], sized::SIZES[sized::SIZES.len() - 1]);
     let growth = |id: &str| {
-        ratio(
-            est(GREET, &format!("{id}/{large}")),
-            est(GREET, &format!("{id}/{small}")),
-        )
+        let at = |n: usize| {
+            goals
+                .over_floor
+                .iter()
+                .find(|(i, m, _)| *i == id && *m == n)
+                .map(|(_, _, r)| *r)
+        };
+        ratio(at(large), at(small))
     };
     t.note(format!(
-        "As the toolset grows from {small} to {large} tools, a call takes {} as long through \
-         toolgate's table (a perfect-hash lookup: one hash, one displacement, one comparison, \
-         whatever the size), {} through rmcp's reused router (a `HashMap`), and {} through \
-         rmcp's default handler (it builds every route on every call).",
+        "As the toolset grows from {small} to {large} tools (each size's time over its own \
+         floor, {large} ÷ {small}), a call costs {} as much through toolgate's table (a \
+         perfect-hash lookup: one hash, one displacement, one comparison, whatever the size), \
+         {} through rmcp's reused router (a `HashMap`), and {} through rmcp's default handler \
+         (it builds every route on every call).",
         growth("toolgate_table"),
         growth("rmcp_router"),
         growth("rmcp_handler"),
@@ -189,6 +207,10 @@ struct Goals {
     router_floor: Vec<(usize, Estimate)>,
     /// rmcp's default handler ÷ toolgate's table.
     handler: Vec<(usize, Estimate)>,
+    /// The `&Value` floor ÷ the owned one.
+    borrowed: Vec<(usize, Estimate)>,
+    /// Every variant ÷ its size's floor.
+    over_floor: Vec<(&'static str, usize, Estimate)>,
 }
 
 /// The sizes whose ratio misses a goal.
@@ -226,18 +248,20 @@ impl Goals {
                 "Goal \"toolgate within 1.5× of the floor\": **{}**, static table ÷ floor = {}. \
                  What toolgate adds to serde and the call: the phf name lookup (a SipHash of the \
                  name), one boxed future (`ToolSource::call` returns a `BoxFuture`: one \
-                 allocation), the generated decoding wrapper, and the result conversion. \
-                 Decoding from `&Value` rather than the owned `Value` is not what costs: the \
-                 two floor rows are within a few percent of each other.",
+                 allocation), decoding from `&Value` (strings copied rather than moved: the \
+                 `&Value` floor ÷ the owned one = {}), the generated decoding wrapper, and the \
+                 result conversion.",
                 verdict(&failed),
-                list(&self.floor)
+                list(&self.floor),
+                list(&self.borrowed),
             );
             if !failed.is_empty() {
                 line.push_str(
                     " What would fix it: a synchronous fast path in the generated table (the \
-                     result returned ready instead of a boxed future: the allocation is a \
-                     sizeable share of ~100 ns), and a cheaper name lookup than SipHash for \
-                     short names (a `match` on the name, or a faster hasher in the phf map).",
+                     result returned ready instead of a boxed future), decoding the owned \
+                     `Value` where that is the faster, and a cheaper name lookup than SipHash \
+                     for short names (a `match` on the name, or a faster hasher in the phf \
+                     map).",
                 );
             }
             notes.push(line);
@@ -321,15 +345,19 @@ pub fn toolset_table() -> Table {
         "÷ its floor (lower is better)",
     ]);
     for (group, tool) in [(GREET, "greet"), (ADD, "add")] {
-        let owned = est(group, "floor");
-        let borrowed = est(group, "floor_borrowed");
+        // `greet`'s floors and static table are the 10-tool toolset's of `dispatch-local`.
+        let at = |id: &str| {
+            if tool == "greet" {
+                est(group, &format!("{id}/{}", sized::SIZES[0]))
+            } else {
+                est(group, id)
+            }
+        };
+        let owned = at("floor");
+        let borrowed = at("floor_borrowed");
         let floor = faster(owned, borrowed);
         let block_on = est(group, "floor_block_on");
-        let table = if tool == "greet" {
-            est(group, "toolgate_table/10")
-        } else {
-            est(group, "toolgate_table")
-        };
+        let table = at("toolgate_table");
         let rows: [(&str, Option<Estimate>, Option<Estimate>); 6] = [
             ("floor: serde decode (owned) + direct call", owned, floor),
             (
@@ -360,8 +388,8 @@ pub fn toolset_table() -> Table {
         }
     }
     t.note(
-        "`greet`'s static-table row is the 10-tool toolset's of `dispatch-local` (the same \
-         generated code as tools.yaml's toolset). `Toolset::call` rows are divided by the floor \
+        "`greet`'s floor and static-table rows are the 10-tool toolset's of `dispatch-local` \
+         (the same generated code as tools.yaml's toolset). `Toolset::call` rows are divided by the floor \
          inside `block_on`, the others by the faster of the two plain floor rows.",
     );
     t

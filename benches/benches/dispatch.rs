@@ -115,10 +115,10 @@ impl SizeVisitor for Sizes<'_> {
         let mut g = self.c.benchmark_group(GREET);
         // The floor is measured again next to each size's rows, so that drift in the machine's
         // load between sizes does not change the ratios to it.
-        g.bench_function(BenchmarkId::new("floor", n), |b| {
+        g.bench_function(BenchmarkId::new("floor_owned", n), |b| {
             b.iter(|| black_box(floor_greet(black_box(call.args.clone()))));
         });
-        g.bench_function(BenchmarkId::new("floor_borrowed", n), |b| {
+        g.bench_function(BenchmarkId::new("floor_ref", n), |b| {
             b.iter(|| black_box(floor_greet_borrowed(black_box(call.args.clone()))));
         });
         g.bench_function(BenchmarkId::new("toolgate_table", n), |b| {

@@ -96,8 +96,8 @@ pub fn local_table() -> Table {
     ];
     let mut goals = Goals::default();
     for &n in sized::SIZES {
-        let owned = est(GREET, &format!("floor/{n}"));
-        let borrowed = est(GREET, &format!("floor_borrowed/{n}"));
+        let owned = est(GREET, &format!("floor_owned/{n}"));
+        let borrowed = est(GREET, &format!("floor_ref/{n}"));
         let floor = faster(owned, borrowed);
         for (label, e) in [
             (
@@ -353,8 +353,11 @@ pub fn toolset_table() -> Table {
                 est(group, id)
             }
         };
-        let owned = at("floor");
-        let borrowed = at("floor_borrowed");
+        let (owned, borrowed) = if tool == "greet" {
+            (at("floor_owned"), at("floor_ref"))
+        } else {
+            (at("floor"), at("floor_borrowed"))
+        };
         let floor = faster(owned, borrowed);
         let block_on = est(group, "floor_block_on");
         let table = at("toolgate_table");

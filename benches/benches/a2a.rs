@@ -44,7 +44,7 @@ use toolgate::{SourceState, Toolset};
 use toolgate_benches::harness::{
     self, Samples, fmt_duration, fmt_rate, fmt_ratio, fmt_seconds, fmt_spread,
 };
-use toolgate_benches::report::{Table, criterion_estimate};
+use toolgate_benches::report::Table;
 
 /// The tool called, its arguments, and what it must answer.
 const TOOL: &str = "echo1.echo";
@@ -503,22 +503,7 @@ fn criterion_table(counts: Counts) -> Table {
         "time per call: criterion median [95% CI]",
         "÷ the Python client's (lower = faster) [conservative CI]",
     ]);
-    let estimates: Vec<_> = CRITERION_ROWS
-        .iter()
-        .map(|row| criterion_estimate(&format!("{GROUP}/{row}")))
-        .collect();
-    for (i, (row, e)) in CRITERION_ROWS.iter().zip(&estimates).enumerate() {
-        let ratio = match (e, &estimates[1]) {
-            _ if i == 1 => BASE.to_string(),
-            (Some(e), Some(base)) => e.ratio_to(base).fmt(fmt_ratio),
-            _ => "–".into(),
-        };
-        table.row([
-            format!("`{row}`"),
-            e.map_or("–".into(), |e| e.fmt(fmt_seconds)),
-            ratio,
-        ]);
-    }
+    table.criterion_rows(GROUP, &CRITERION_ROWS, 1, BASE);
     table.note(format!(
         "30 flat samples per row, {} warm-up, {} of measurement.",
         fmt_duration(counts.warm_up),

@@ -40,7 +40,7 @@ use tokio::runtime::Runtime;
 use toolgate_benches::harness::{
     self, Samples, fmt_duration, fmt_rate, fmt_ratio, fmt_seconds, fmt_spread,
 };
-use toolgate_benches::report::{Table, criterion_estimate};
+use toolgate_benches::report::Table;
 
 const COMMAND: &str = "cargo bench -p toolgate-benches --bench mcp";
 
@@ -508,22 +508,7 @@ fn criterion_table(counts: Counts) -> Table {
         "time per call: criterion median [95% CI]",
         "÷ toolgate's (lower = faster) [conservative CI]",
     ]);
-    let estimates: Vec<_> = CRITERION_ROWS
-        .iter()
-        .map(|row| criterion_estimate(&format!("{GROUP}/{row}")))
-        .collect();
-    for (i, (row, e)) in CRITERION_ROWS.iter().zip(&estimates).enumerate() {
-        let ratio = match (e, &estimates[0]) {
-            _ if i == 0 => BASE.to_string(),
-            (Some(e), Some(base)) => e.ratio_to(base).fmt(fmt_ratio),
-            _ => "–".into(),
-        };
-        table.row([
-            format!("`{row}`"),
-            e.map_or("–".into(), |e| e.fmt(fmt_seconds)),
-            ratio,
-        ]);
-    }
+    table.criterion_rows(GROUP, &CRITERION_ROWS, 0, BASE);
     table.note(format!(
         "Persistent rows: {} warm-up, {} of measurement each; connect-per-call: 10 flat samples \
          of one cycle, {} of measurement.",

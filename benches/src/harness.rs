@@ -263,19 +263,23 @@ pub fn fmt_rate(r: f64) -> String {
         return "–".into();
     }
     if r >= 100.0 {
-        let n = r.round() as u64;
-        let s = n.to_string();
-        let mut out = String::new();
-        for (i, c) in s.chars().enumerate() {
-            if i > 0 && (s.len() - i).is_multiple_of(3) {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
+        fmt_count(r.round() as u64)
     } else {
         format!("{r:.2}")
     }
+}
+
+/// A count for a table, thousands separated: `10,000`.
+pub fn fmt_count(n: impl Into<u64>) -> String {
+    let s = n.into().to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A ratio for a table: `1.32×`, `19×`, `3,042×`, `0.0004×`.

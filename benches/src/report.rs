@@ -54,6 +54,30 @@ impl Table {
             .push(cells.into_iter().map(|c| c.to_string()).collect());
     }
 
+    /// Adds one row per criterion benchmark `group/<row>` of this run: `` `row` ``, its median
+    /// [95% CI] ([`criterion_estimate`]), and its ratio to the row at index `base` (conservative
+    /// spread, [`Estimate::ratio_to`]); the base row's ratio cell is `base_label`, a row that did
+    /// not run shows `–`.
+    pub fn criterion_rows(&mut self, group: &str, rows: &[&str], base: usize, base_label: &str) {
+        let estimates: Vec<_> = rows
+            .iter()
+            .map(|row| criterion_estimate(&format!("{group}/{row}")))
+            .collect();
+        let base_estimate = estimates.get(base).copied().flatten();
+        for (i, (row, e)) in rows.iter().zip(&estimates).enumerate() {
+            let ratio = match (e, base_estimate) {
+                _ if i == base => base_label.to_string(),
+                (Some(e), Some(b)) => e.ratio_to(&b).fmt(harness::fmt_ratio),
+                _ => "–".into(),
+            };
+            self.row([
+                format!("`{row}`"),
+                e.map_or("–".into(), |e| e.fmt(harness::fmt_seconds)),
+                ratio,
+            ]);
+        }
+    }
+
     /// Adds a line under the table.
     pub fn note(&mut self, line: impl Into<String>) {
         self.notes.push(line.into());

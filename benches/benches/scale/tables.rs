@@ -243,15 +243,7 @@ fn rows() -> Vec<Row> {
 }
 
 pub fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    toolgate_benches::harness::fmt_count(n as u64)
 }
 
 /// The `scale` table.

@@ -368,7 +368,7 @@ fn find_estimate(dir: &Path, full_id: &str, depth: usize) -> Option<Estimate> {
                 high: ns(&m["confidence_interval"]["upper_bound"])?,
             });
         }
-        return None;
+        // Another benchmark's folder; a parameterised one (`floor/10`) may sit below it.
     }
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();

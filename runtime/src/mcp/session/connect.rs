@@ -9,6 +9,7 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService,
     serve_client_with_lifecycle,
 };
+use rmcp::transport::Transport;
 
 use super::Client;
 use crate::mcp::handler::{Handler, ProgressInOrder};
@@ -57,6 +58,25 @@ impl Client {
         }
     }
 
+    /// The MCP handshake over `transport`, with progress reported in order
+    /// ([`ProgressInOrder`]); `log` is the stdio server's stderr, kept for error messages.
+    async fn handshake<T>(
+        &self,
+        handler: Handler,
+        transport: T,
+        mode: ClientLifecycleMode,
+        log: Option<Arc<ProcessLog>>,
+    ) -> Result<(RunningService<RoleClient, Handler>, Option<Arc<ProcessLog>>), Failed>
+    where
+        T: Transport<RoleClient> + Send + 'static,
+    {
+        let transport = ProgressInOrder::new(transport, Arc::clone(&self.shared));
+        match serve_client_with_lifecycle(handler, transport, mode).await {
+            Ok(service) => Ok((service, log)),
+            Err(e) => Err(Failed::Handshake(Box::new(e), log)),
+        }
+    }
+
     /// One handshake over a new transport.
     pub(super) async fn serve(
         &self,
@@ -99,14 +119,7 @@ impl Client {
                         format!("cannot start MCP server `{}` (`{program}`): {e}", self.id),
                     )
                 })?;
-                serve_client_with_lifecycle(
-                    handler,
-                    ProgressInOrder::new(transport, Arc::clone(&self.shared)),
-                    mode,
-                )
-                .await
-                .map(|s| (s, Some(Arc::clone(&log))))
-                .map_err(|e| Failed::Handshake(Box::new(e), Some(log)))
+                self.handshake(handler, transport, mode, Some(log)).await
             }
             McpConnection::Http { url, headers } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -137,14 +150,7 @@ impl Client {
                 }
                 let transport =
                     rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
-                serve_client_with_lifecycle(
-                    handler,
-                    ProgressInOrder::new(transport, Arc::clone(&self.shared)),
-                    mode,
-                )
-                .await
-                .map(|s| (s, None))
-                .map_err(|e| Failed::Handshake(Box::new(e), None))
+                self.handshake(handler, transport, mode, None).await
             }
             McpConnection::Sse { url, headers } => {
                 let http = self.http().map_err(Failed::Before)?;
@@ -161,14 +167,7 @@ impl Client {
                     .await
                     .map_err(|e| before(ErrorKind::Network, e.to_string()))?;
                 tracing::debug!(server = %self.id, endpoint = %transport.message_url(), "legacy SSE: messages go to the endpoint the server named");
-                serve_client_with_lifecycle(
-                    handler,
-                    ProgressInOrder::new(transport, Arc::clone(&self.shared)),
-                    mode,
-                )
-                .await
-                .map(|s| (s, None))
-                .map_err(|e| Failed::Handshake(Box::new(e), None))
+                self.handshake(handler, transport, mode, None).await
             }
         }
     }

@@ -42,7 +42,8 @@ use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 use toolgate::{SourceState, Toolset};
 use toolgate_benches::harness::{
-    self, Samples, fmt_duration, fmt_rate, fmt_ratio, fmt_seconds, fmt_spread,
+    self, Round, RoundRow as Row, Samples, fmt_duration, fmt_rate, fmt_ratio, fmt_seconds,
+    fmt_spread,
 };
 use toolgate_benches::report::Table;
 
@@ -234,7 +235,7 @@ impl PythonClient {
         Round {
             wall: secs("wall_s"),
             client_cpu: secs("cpu_s"),
-            agent_cpu: Duration::ZERO,
+            peer_cpu: Duration::ZERO,
             latencies,
         }
     }
@@ -248,44 +249,6 @@ impl PythonClient {
 // ------------------------------------------------------------------------------------------------
 // Measuring
 // ------------------------------------------------------------------------------------------------
-
-/// One round of one client: every call's latency, the wall time, the CPU time the client and
-/// the agent spent meanwhile.
-#[derive(Debug)]
-struct Round {
-    wall: Duration,
-    client_cpu: Duration,
-    agent_cpu: Duration,
-    latencies: Vec<Duration>,
-}
-
-/// The rounds of one row, each summarised (calls/s, p50, CPU per call), and every latency.
-#[derive(Debug, Default)]
-struct Row {
-    calls: usize,
-    rates: Samples,
-    p50s: Samples,
-    client_cpu: Samples,
-    agent_cpu: Samples,
-    latencies: Samples,
-}
-
-impl Row {
-    fn add(&mut self, round: Round) {
-        let n = round.latencies.len();
-        self.calls += n;
-        self.rates.push(n as f64 / round.wall.as_secs_f64());
-        let latencies = Samples::new(round.latencies.iter().map(Duration::as_secs_f64));
-        self.p50s.push(latencies.median());
-        self.client_cpu
-            .push(round.client_cpu.as_secs_f64() / n.max(1) as f64);
-        self.agent_cpu
-            .push(round.agent_cpu.as_secs_f64() / n.max(1) as f64);
-        for &l in latencies.values() {
-            self.latencies.push(l);
-        }
-    }
-}
 
 /// `total` toolgate calls made by `callers` tasks at once (each `total / callers` in a row),
 /// sharing one toolset.
@@ -323,7 +286,7 @@ async fn toolgate_run(tools: &Toolset, callers: usize, total: usize) -> Round {
     Round {
         wall,
         client_cpu: harness::process_cpu().saturating_sub(cpu),
-        agent_cpu: Duration::ZERO,
+        peer_cpu: Duration::ZERO,
         latencies,
     }
 }
@@ -351,7 +314,7 @@ impl Clients<'_> {
             Client::Toolgate => self.rt.block_on(toolgate_run(self.tools, callers, calls)),
             Client::Python => self.python.run(callers, calls),
         };
-        round.agent_cpu = harness::pid_cpu(self.agent_pid).saturating_sub(agent);
+        round.peer_cpu = harness::pid_cpu(self.agent_pid).saturating_sub(agent);
         round
     }
 
@@ -449,7 +412,7 @@ fn table(blocks: &[(usize, Row, Row)], counts: Counts, versions: &str) -> Table 
                 fmt_spread(&row.p50s, fmt_seconds),
                 fmt_seconds(row.latencies.percentile(99.0)),
                 fmt_spread(&row.client_cpu, fmt_seconds),
-                fmt_spread(&row.agent_cpu, fmt_seconds),
+                fmt_spread(&row.peer_cpu, fmt_seconds),
                 ratio(&|r| &r.rates),
                 ratio(&|r| &r.client_cpu),
             ]);

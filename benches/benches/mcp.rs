@@ -38,7 +38,8 @@ use criterion::{Criterion, SamplingMode};
 use serde_json::Value;
 use tokio::runtime::Runtime;
 use toolgate_benches::harness::{
-    self, Samples, fmt_duration, fmt_rate, fmt_ratio, fmt_seconds, fmt_spread,
+    self, Round, RoundRow as Row, Samples, fmt_duration, fmt_rate, fmt_ratio, fmt_seconds,
+    fmt_spread,
 };
 use toolgate_benches::report::Table;
 
@@ -142,39 +143,14 @@ impl Cpu {
             servers: servers.saturating_sub(self.servers),
         }
     }
-}
 
-/// One round of one client: every call's latency, the wall time, the CPU time meanwhile.
-struct Round {
-    wall: Duration,
-    cpu: Cpu,
-    latencies: Vec<Duration>,
-}
-
-/// The rounds of one row, each summarised (calls/s, p50, CPU per call), and every latency.
-#[derive(Debug, Default)]
-struct Row {
-    calls: usize,
-    rates: Samples,
-    p50s: Samples,
-    client_cpu: Samples,
-    server_cpu: Samples,
-    latencies: Samples,
-}
-
-impl Row {
-    fn add(&mut self, round: Round) {
-        let n = round.latencies.len();
-        self.calls += n;
-        self.rates.push(n as f64 / round.wall.as_secs_f64());
-        let latencies = Samples::new(round.latencies.iter().map(Duration::as_secs_f64));
-        self.p50s.push(latencies.median());
-        self.client_cpu
-            .push(round.cpu.client.as_secs_f64() / n.max(1) as f64);
-        self.server_cpu
-            .push(round.cpu.servers.as_secs_f64() / n.max(1) as f64);
-        for &l in latencies.values() {
-            self.latencies.push(l);
+    /// A round of `latencies` over `wall`, with this CPU time (taken by [`since`](Self::since)).
+    fn round(self, wall: Duration, latencies: Vec<Duration>) -> Round {
+        Round {
+            wall,
+            latencies,
+            client_cpu: self.client,
+            peer_cpu: self.servers,
         }
     }
 }
@@ -191,11 +167,7 @@ async fn sequential(client: &Persistent, n: usize) -> Round {
         assert_eq!(text, EXPECTED);
     }
     let wall = started.elapsed();
-    Round {
-        wall,
-        cpu: cpu.since(),
-        latencies,
-    }
+    cpu.since().round(wall, latencies)
 }
 
 /// One connect-per-call cycle as a round of one call; also when the answer arrived.
@@ -205,11 +177,7 @@ async fn connect_round() -> (Round, Duration) {
     let (text, answered) = connect_per_call().await;
     let wall = started.elapsed();
     assert_eq!(text, EXPECTED);
-    let round = Round {
-        wall,
-        cpu: cpu.since(),
-        latencies: vec![wall],
-    };
+    let round = cpu.since().round(wall, vec![wall]);
     (round, answered)
 }
 
@@ -247,11 +215,7 @@ async fn concurrent(client: &Persistent, callers: usize, total: usize) -> Round 
         }
     }
     let wall = started.elapsed();
-    Round {
-        wall,
-        cpu: cpu.since(),
-        latencies,
-    }
+    cpu.since().round(wall, latencies)
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -355,7 +319,7 @@ fn sequential_table(
             fmt_spread(&row.p50s, fmt_seconds),
             fmt_seconds(row.latencies.percentile(99.0)),
             fmt_spread(&row.client_cpu, fmt_seconds),
-            fmt_spread(&row.server_cpu, fmt_seconds),
+            fmt_spread(&row.peer_cpu, fmt_seconds),
             ratio(&|r| &r.rates),
             ratio(&|r| &r.client_cpu),
         ]);
@@ -436,7 +400,7 @@ fn concurrent_table(
                 fmt_spread(&row.p50s, fmt_seconds),
                 fmt_seconds(row.latencies.percentile(99.0)),
                 fmt_spread(&row.client_cpu, fmt_seconds),
-                fmt_spread(&row.server_cpu, fmt_seconds),
+                fmt_spread(&row.peer_cpu, fmt_seconds),
                 ratio,
             ]);
         }

@@ -216,6 +216,55 @@ impl Samples {
     }
 }
 
+/// One round of a load driver: the wall time, every call's latency, and the CPU time the client
+/// and the peer process (an MCP server, an A2A agent) spent meanwhile.
+#[derive(Debug, Clone, Default)]
+pub struct Round {
+    /// From the first call's start to the last call's end.
+    pub wall: Duration,
+    /// Every call's latency.
+    pub latencies: Vec<Duration>,
+    /// CPU time of the client making the calls.
+    pub client_cpu: Duration,
+    /// CPU time of the peer answering them.
+    pub peer_cpu: Duration,
+}
+
+/// The rounds of one row, each summarised (calls/s, p50, CPU per call, one sample per round),
+/// and every call's latency (for p99 over the whole row).
+#[derive(Debug, Default)]
+pub struct RoundRow {
+    /// Calls made, over all rounds.
+    pub calls: usize,
+    /// Calls per second, one per round.
+    pub rates: Samples,
+    /// Median latency in seconds, one per round.
+    pub p50s: Samples,
+    /// Client CPU seconds per call, one per round.
+    pub client_cpu: Samples,
+    /// Peer CPU seconds per call, one per round.
+    pub peer_cpu: Samples,
+    /// Every latency in seconds.
+    pub latencies: Samples,
+}
+
+impl RoundRow {
+    /// Adds one round.
+    pub fn add(&mut self, round: Round) {
+        let n = round.latencies.len();
+        self.calls += n;
+        self.rates.push(n as f64 / round.wall.as_secs_f64());
+        let latencies = Samples::new(round.latencies.iter().map(Duration::as_secs_f64));
+        self.p50s.push(latencies.median());
+        let per_call = |d: Duration| d.as_secs_f64() / n.max(1) as f64;
+        self.client_cpu.push(per_call(round.client_cpu));
+        self.peer_cpu.push(per_call(round.peer_cpu));
+        for &l in latencies.values() {
+            self.latencies.push(l);
+        }
+    }
+}
+
 /// `median [min–max]` of `samples`, each formatted by `fmt`; the median alone for one sample.
 pub fn fmt_spread(samples: &Samples, fmt: impl Fn(f64) -> String) -> String {
     if samples.len() <= 1 {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::policy::arguments::FollowedUrlRules;
 use crate::{ToolError, ToolOutput, Toolset};
 
 /// Who is calling: the caller (a user or API key), the agent acting for it, and its roles.
@@ -85,6 +86,8 @@ pub struct ToolContext {
     toolset: Option<Toolset>,
     /// The W3C `traceparent` the call carries (see [`crate::trace_context`]).
     traceparent: Option<Arc<str>>,
+    /// The `policy.arguments` URL rules that checked this call's arguments.
+    followed_url_rules: Option<FollowedUrlRules>,
 }
 
 /// The identity of anonymous calls, shared so that a default context allocates nothing for it.
@@ -103,6 +106,7 @@ impl Default for ToolContext {
             progress: ProgressReporter::default(),
             toolset: None,
             traceparent: None,
+            followed_url_rules: None,
         }
     }
 }
@@ -199,8 +203,34 @@ impl ToolContext {
             progress: ProgressReporter::default(),
             toolset: None,
             traceparent: self.traceparent.clone(),
+            followed_url_rules: None,
         };
         toolset.call_with(name, args, child).await
+    }
+
+    /// Checks a URL the tool is about to follow on its own (a redirect's target, a link found
+    /// in a page) against the URL rules of `policy.arguments` (`deny_hosts`, `allow_hosts`,
+    /// `deny_paths`) that checked this call's arguments. Those rules saw only the URLs the
+    /// caller gave; a tool that follows redirects calls this on every hop, so a redirect cannot
+    /// lead where the rules would not let the caller go. The built-in `fetch` does.
+    ///
+    /// `Ok` when no URL rule checked the call (no rule applies to the tool, or the arguments
+    /// the rules name were absent).
+    ///
+    /// # Errors
+    /// `policy_denied` naming the URL, the host or path refused and the rule by its 1-based
+    /// index in `policy.arguments`.
+    pub fn check_followed_url(&self, url: &url::Url) -> Result<(), ToolError> {
+        match &self.followed_url_rules {
+            Some(rules) => rules
+                .check(url)
+                .map_err(|why| ToolError::new(crate::ErrorKind::PolicyDenied, why)),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn set_followed_url_rules(&mut self, rules: FollowedUrlRules) {
+        self.followed_url_rules = Some(rules);
     }
 
     pub(crate) fn attach(&mut self, toolset: &Toolset) {
@@ -232,6 +262,7 @@ impl fmt::Debug for ToolContext {
             .field("deadline", &self.deadline)
             .field("cancelled", &self.cancel.is_cancelled())
             .field("progress", &self.progress)
+            .field("followed_url_rules", &self.followed_url_rules)
             .finish_non_exhaustive()
     }
 }
@@ -314,6 +345,7 @@ impl ToolContextBuilder {
             progress: self.progress,
             toolset: None,
             traceparent: self.traceparent,
+            followed_url_rules: None,
         }
     }
 }

@@ -8,6 +8,10 @@
 //!   check happens before any connection and again on every redirect (at most
 //!   [`MAX_REDIRECTS`]); a refused redirect fails the call rather than returning the 3xx.
 //!   (A redirect to another scheme, e.g. `file:`, is not followed: it is refused as `NotAllowed`.)
+//! - every redirect is also checked against the `policy.arguments` URL rules (`deny_hosts`,
+//!   `allow_hosts`, `deny_paths`) that checked the call's `url`
+//!   ([`toolgate::ToolContext::check_followed_url`]): a redirect cannot lead where the caller
+//!   could not have pointed `url` (`PolicyDenied`).
 //! - a host named exactly in the allowlist (`intranet.local`, `127.0.0.1`) may resolve to any
 //!   address: the operator named it. A host matched by a wildcard (`*.example.com`, `*`) must
 //!   resolve only to public addresses (no loopback, private, link-local, CGNAT, ...), unless
@@ -20,14 +24,18 @@
 //! invalid bytes replaced); other types are not downloaded: `text` then holds a one-line
 //! description. A 4xx or 5xx status is an error carrying the status and a body excerpt.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
-use reqwest::{Method, Url, header};
+use reqwest::{Method, StatusCode, Url, header};
 use serde::{Deserialize, Serialize};
 
 mod body;
 
 use body::{decode, essence, excerpt, is_text, read_body};
+use toolgate::ToolContext;
 use toolgate_runtime::net::{Blocked, HostRules};
 
 /// Most redirects followed (the shared guard's limit, [`toolgate_runtime::net::MAX_REDIRECTS`]).
@@ -159,16 +167,26 @@ pub enum FetchError {
         /// The start of the response body, as text.
         excerpt: String,
     },
+    /// A redirect's target is refused by the URL rules of `policy.arguments` that checked the
+    /// call's `url` ([`toolgate::ToolContext::check_followed_url`]).
+    #[error("fetch refused by policy: {reason}")]
+    PolicyDenied {
+        /// Which redirect, which host or path, and which rule.
+        reason: String,
+    },
     /// The server redirected more than [`MAX_REDIRECTS`] times.
     #[error("too many redirects (more than {MAX_REDIRECTS})")]
     TooManyRedirects,
 }
 
-/// A client that enforces `settings`' allowlist in its DNS resolver and redirect policy.
+/// A client that enforces `settings`' allowlist in its DNS resolver; it follows no redirects
+/// ([`fetch`] does, checking each).
 /// Build it once and reuse it (it pools connections); pass the same settings to [`fetch`].
 pub fn client(settings: &FetchSettings) -> Result<reqwest::Client, FetchError> {
     Arc::new(rules(settings))
         .client_builder()
+        // `fetch` follows redirects itself, checking each hop (host guard and argument rules).
+        .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("toolgate-fetch/", env!("CARGO_PKG_VERSION")))
         .timeout(Duration::from_millis(settings.timeout_ms))
         .build()
@@ -178,13 +196,26 @@ pub fn client(settings: &FetchSettings) -> Result<reqwest::Client, FetchError> {
 }
 
 /// Fetch `args.url` with a client made by [`client`] from the same `settings`.
+///
+/// Redirects are followed here, one hop at a time (at most [`MAX_REDIRECTS`]): each target must
+/// be an http(s) URL, pass the host guard, and pass `ctx`'s
+/// [`check_followed_url`](toolgate::ToolContext::check_followed_url), the `policy.arguments` URL
+/// rules that checked the call's `url`. `settings.timeout_ms` bounds the whole call, redirects
+/// and body included.
+///
+/// # Errors
+/// [`FetchError`]: `NotAllowed` (host guard, or a redirect that cannot be followed),
+/// `PolicyDenied` (a redirect the argument rules refuse), `InvalidUrl`, `Timeout`, `Network`,
+/// `Http` (4xx / 5xx), `TooManyRedirects`.
 pub async fn fetch(
     settings: &FetchSettings,
     client: &reqwest::Client,
     args: FetchArgs,
+    ctx: &ToolContext,
 ) -> Result<FetchResult, FetchError> {
-    let url = parse_url(&args.url)?;
-    rules(settings).check_url(&url).map_err(not_allowed)?;
+    let guard = rules(settings);
+    let mut url = parse_url(&args.url)?;
+    guard.check_url(&url).map_err(not_allowed)?;
     let limit = args
         .max_bytes
         .map_or(settings.max_bytes, |m| m.min(settings.max_bytes));
@@ -193,13 +224,34 @@ pub async fn fetch(
         FetchMethod::Head => Method::HEAD,
     };
     let timeout_ms = settings.timeout_ms;
+    let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let err = |e: reqwest::Error| map_error(e, timeout_ms);
-    let mut response = client
-        .request(method, url)
-        .timeout(Duration::from_millis(timeout_ms))
-        .send()
-        .await
-        .map_err(err)?;
+    let mut redirects = 0;
+    let mut response = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(FetchError::Timeout { timeout_ms });
+        }
+        let response = client
+            .request(method.clone(), url.clone())
+            .timeout(left)
+            .send()
+            .await
+            .map_err(err)?;
+        if !response.status().is_redirection() || response.status() == StatusCode::NOT_MODIFIED {
+            break response;
+        }
+        url = redirect_target(&response)?;
+        redirects += 1;
+        if redirects > MAX_REDIRECTS {
+            return Err(FetchError::TooManyRedirects);
+        }
+        guard.check_url(&url).map_err(not_allowed)?;
+        ctx.check_followed_url(&url)
+            .map_err(|e| FetchError::PolicyDenied {
+                reason: e.message().to_owned(),
+            })?;
+    };
 
     let status = response.status();
     let final_url = response.url().to_string();
@@ -208,24 +260,6 @@ pub async fn fetch(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    if status.is_redirection() {
-        // reqwest hands back a redirect it would not follow (to `file:`, `ftp:`...): refuse it
-        // rather than report an empty success.
-        let location = response
-            .headers()
-            .get(header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .chars()
-            .take(200)
-            .collect::<String>();
-        return Err(FetchError::NotAllowed {
-            host: response.url().host_str().unwrap_or_default().to_owned(),
-            reason: format!(
-                "redirect to `{location}` was not followed (only http and https URLs may be fetched)"
-            ),
-        });
-    }
     if status.is_client_error() || status.is_server_error() {
         let (body, _) = read_body(&mut response, EXCERPT_BYTES)
             .await
@@ -263,6 +297,39 @@ pub async fn fetch(
     result.truncated = truncated;
     result.bytes = body.len();
     Ok(result)
+}
+
+/// Where a 3xx `response` sends us: its `Location`, resolved against the response's URL.
+///
+/// # Errors
+/// `NotAllowed` when there is no usable `Location`, or it leads to a scheme other than http(s)
+/// (`file:`, `ftp:`...) or carries credentials: fetch refuses rather than report an empty success.
+fn redirect_target(response: &reqwest::Response) -> Result<Url, FetchError> {
+    let from = response.url();
+    let refused = |reason: String| FetchError::NotAllowed {
+        host: from.host_str().unwrap_or_default().to_owned(),
+        reason,
+    };
+    let Some(location) = response
+        .headers()
+        .get(header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Err(refused(format!(
+            "answered {} without a Location header to follow",
+            response.status()
+        )));
+    };
+    let shown: String = location.chars().take(200).collect();
+    let target = from
+        .join(location)
+        .map_err(|e| refused(format!("redirect to `{shown}` is not a valid URL: {e}")))?;
+    if !matches!(target.scheme(), "http" | "https") {
+        return Err(refused(format!(
+            "redirect to `{shown}` was not followed (only http and https URLs may be fetched)"
+        )));
+    }
+    Ok(target)
 }
 
 fn parse_url(raw: &str) -> Result<Url, FetchError> {

@@ -22,7 +22,7 @@ pub async fn fetch(
 ) -> Result<FetchResult, ToolError> {
     let client = builtins.http_client()?;
     tokio::select! {
-        r = fetch::fetch(&builtins.settings.fetch, client, args) => r.map_err(ToolError::from),
+        r = fetch::fetch(&builtins.settings.fetch, client, args, ctx) => r.map_err(ToolError::from),
         () = ctx.cancellation().cancelled() => Err(ToolError::cancelled("fetch")),
     }
 }
@@ -76,6 +76,7 @@ impl From<FetchError> for ToolError {
     fn from(e: FetchError) -> Self {
         let kind = match &e {
             FetchError::NotAllowed { .. } => ErrorKind::PermissionDenied,
+            FetchError::PolicyDenied { .. } => ErrorKind::PolicyDenied,
             FetchError::InvalidUrl { .. } => ErrorKind::InvalidArguments,
             FetchError::Timeout { .. } => ErrorKind::Timeout,
             FetchError::Network { .. } => ErrorKind::Network,

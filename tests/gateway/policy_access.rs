@@ -2,8 +2,8 @@
 //! role for a dangerous tool neither lists nor calls it, over REST and MCP), argument rules (a
 //! denied host is never contacted), budgets (per caller and per task, from `X-Toolgate-Task`),
 //! and tool pinning (a remote tool whose description changed is withheld until `toolgate
-//! approve`). The remote tools come from runtime/tests/peers/pinned_server.py (its `wipe` tool
-//! is destructive, so dangerous).
+//! approve`, which a running gateway sees without a restart). The remote tools come from
+//! runtime/tests/peers/pinned_server.py (its `wipe` tool is destructive, so dangerous).
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -200,8 +200,8 @@ fn a_caller_without_the_role_for_a_dangerous_tool_neither_lists_nor_calls_it() {
     });
 }
 
-/// A tiny HTTP server on 127.0.0.1 that counts the connections it gets and answers each with
-/// `ok`.
+/// A tiny HTTP server on 127.0.0.1 that counts the connections it gets. `/jump` redirects to
+/// `http://127.0.0.1:{port}/page`, `/to-admin` to `/admin/users`; anything else answers `ok`.
 fn counting_server() -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -212,10 +212,21 @@ fn counting_server() -> (u16, Arc<AtomicUsize>) {
             let Ok(mut stream) = stream else { return };
             count.fetch_add(1, Ordering::SeqCst);
             let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
-            let _ = stream.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
-            );
+            let n = stream.read(&mut buf).unwrap_or(0);
+            let head = String::from_utf8_lossy(&buf[..n]);
+            let path = head.split_whitespace().nth(1).unwrap_or("/");
+            let location = match path {
+                "/jump" => Some(format!("http://127.0.0.1:{port}/page")),
+                "/to-admin" => Some("/admin/users".to_string()),
+                _ => None,
+            };
+            let reply = match location {
+                Some(to) => format!(
+                    "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                ),
+                None => "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".to_string(),
+            };
+            let _ = stream.write_all(reply.as_bytes());
         }
     });
     (port, seen)
@@ -281,6 +292,65 @@ fn a_fetch_of_a_denied_host_is_refused_before_anything_is_sent() {
     assert_eq!(seen.load(Ordering::SeqCst), 1);
 }
 
+/// An allowed URL that redirects to a denied host or path. The argument rules
+/// saw only the first URL; `fetch` checks every hop against them and stops before the next
+/// request.
+#[test]
+fn a_fetch_redirected_to_a_denied_host_or_path_stops_at_the_redirect() {
+    let (port, seen) = counting_server();
+    let served = serve_with_env(
+        &yaml(
+            "",
+            "  arguments:\n    - {tools: [fetch], argument: url, deny_hosts: [\"127.0.0.1\"], deny_paths: [\"/admin/*\"]}\n",
+        ),
+        &[],
+        KEYS,
+    );
+    let fetch = |path: &str| {
+        post(
+            &served,
+            "fetch",
+            READER,
+            json!({"url": format!("http://localhost:{port}{path}")}),
+        )
+    };
+    let (status, body) = fetch("/jump");
+    assert_eq!(
+        (status, body["kind"].as_str()),
+        (403, Some("policy_denied")),
+        "{body}"
+    );
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "redirect to `http://127.0.0.1:{port}/page`: host `127.0.0.1` is refused (rule 1 of policy.arguments: deny_hosts `127.0.0.1`)"
+        )),
+        "{message}"
+    );
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        1,
+        "the denied hop was requested"
+    );
+
+    let (status, body) = fetch("/to-admin");
+    assert_eq!(
+        (status, body["kind"].as_str()),
+        (403, Some("policy_denied")),
+        "{body}"
+    );
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("path `/admin/users` on host `localhost` is refused"),
+        "{message}"
+    );
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        2,
+        "the denied hop was requested"
+    );
+}
+
 #[test]
 fn budgets_refuse_the_call_that_would_overspend_per_caller_and_per_task() {
     let served = serve_with_env(
@@ -302,18 +372,7 @@ fn budgets_refuse_the_call_that_would_overspend_per_caller_and_per_task() {
             Some(r#"{"expression": "1+1"}"#),
         )
     };
-    for i in 0..3 {
-        let (status, body) = calc(READER, None);
-        assert_eq!(status, 200, "call {i}: {body}");
-    }
-    let (status, body) = calc(READER, None);
-    assert_eq!(status, 402, "{body}");
-    assert_eq!(body["kind"], "budget_exceeded");
-    assert_eq!(
-        body["message"],
-        "tool `calc`: budget per_caller of caller `reader` exceeded: limit 0.03 USD, spent 0.03 USD, this call costs 0.01 USD"
-    );
-    // Another caller has its own budget; a task's budget holds across callers' calls in it.
+    // A task's budget holds across the calls in it.
     for _ in 0..2 {
         let (status, body) = calc(ADMIN, Some("t1"));
         assert_eq!(status, 200, "{body}");
@@ -328,11 +387,26 @@ fn budgets_refuse_the_call_that_would_overspend_per_caller_and_per_task() {
         body["message"]
             .as_str()
             .unwrap()
-            .contains("budget per_task of task `t1`"),
+            .contains("budget per_task of task `t1` of caller `admin`"),
         "{body}"
     );
     let (status, body) = calc(ADMIN, Some("t2"));
     assert_eq!(status, 200, "{body}");
+    // Task ids are the caller's own: another caller naming `t1` has a budget of its own.
+    let (status, body) = calc(READER, Some("t1"));
+    assert_eq!(status, 200, "{body}");
+    // Another caller has its own per_caller budget: reader's third call fits, its fourth not.
+    for i in 0..2 {
+        let (status, body) = calc(READER, None);
+        assert_eq!(status, 200, "call {i}: {body}");
+    }
+    let (status, body) = calc(READER, None);
+    assert_eq!(status, 402, "{body}");
+    assert_eq!(body["kind"], "budget_exceeded");
+    assert_eq!(
+        body["message"],
+        "tool `calc`: budget per_caller of caller `reader` exceeded: limit 0.03 USD, spent 0.03 USD, this call costs 0.01 USD"
+    );
 }
 
 /// `toolgate --config <config> <args>`: (exit code, stdout, stderr).
@@ -404,26 +478,39 @@ fn a_remote_tool_whose_description_changed_is_withheld_until_approved() {
             tools.close().await;
         });
         assert!(served.log().contains("withheld"), "{}", served.log());
+
+        // `toolgate list` says so; `toolgate approve` records the new description.
+        let (code, stdout, stderr) = toolgate(&config, &["list"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(!stdout.contains("pin.greet"), "{stdout}");
+        assert!(
+            stderr.contains("withheld: tool `pin.greet` changed since it was approved"),
+            "{stderr}"
+        );
+        let (code, stdout, stderr) = toolgate(&config, &["approve", "pin.greet"]);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert!(stdout.contains("approved pin.greet"), "{stdout}");
+
+        // The running gateway sees the approval without a restart (the file is looked at
+        // again at most once a second).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !listed(&served, ADMIN).contains(&"pin.greet".to_string()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the approval was not seen in 10 s:\n{}",
+                served.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let (status, body) = post(&served, "pin.greet", ADMIN, json!({"name": "ann"}));
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["structuredContent"]["result"], "hello ann", "{body}");
     }
 
-    // `toolgate list` says so; `toolgate approve` records the new description.
-    let (code, stdout, stderr) = toolgate(&config, &["list"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(!stdout.contains("pin.greet"), "{stdout}");
-    assert!(
-        stderr.contains("withheld: tool `pin.greet` changed since it was approved"),
-        "{stderr}"
-    );
-    let (code, stdout, stderr) = toolgate(&config, &["approve", "pin.greet"]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.contains("approved pin.greet"), "{stdout}");
-
+    // And a restart keeps it.
     let served = serve_with_env(&config_text, &[], KEYS);
     let names = listed(&served, ADMIN);
     assert!(names.contains(&"pin.greet".to_string()), "{names:?}");
-    let (status, body) = post(&served, "pin.greet", ADMIN, json!({"name": "ann"}));
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(body["structuredContent"]["result"], "hello ann", "{body}");
 }
 
 #[test]

@@ -113,35 +113,7 @@ impl Rule {
                     shown(value)
                 ));
             };
-            let host = url
-                .host_str()
-                .unwrap_or_default()
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .trim_end_matches('.')
-                .to_ascii_lowercase();
-            if let Some(p) = self.deny_hosts.iter().find(|p| host_matches(p, &host)) {
-                return Err(format!(
-                    "argument `{pointer}`: host `{host}` is refused ({rule}: deny_hosts `{p}`)"
-                ));
-            }
-            if !self.allow_hosts.is_empty()
-                && !self.allow_hosts.iter().any(|p| host_matches(p, &host))
-            {
-                return Err(format!(
-                    "argument `{pointer}`: host `{host}` is not allowed ({rule}: allow_hosts {})",
-                    self.allow_hosts.join(", ")
-                ));
-            }
-            // Matched as the server will read it: percent-decoded, repeated slashes collapsed
-            // (`/%61dmin/x` and `//admin/x` are `/admin/x`).
-            let decoded = percent_decoded(url.path());
-            let path = decoded.as_str();
-            if let Some(p) = self.deny_paths.iter().find(|p| p.matches(path)) {
-                return Err(format!(
-                    "argument `{pointer}`: path `{path}` on host `{host}` is refused ({rule}: deny_paths `{p}`)"
-                ));
-            }
+            self.check_url(&url, &format!("argument `{pointer}`"))?;
         }
         if let Some(p) = self.deny_values.iter().find(|p| p.matches(&text)) {
             return Err(format!(
@@ -161,6 +133,70 @@ impl Rule {
             ));
         }
         Ok(())
+    }
+
+    /// Checks `url` against the URL rules (`deny_hosts`, `allow_hosts`, `deny_paths`);
+    /// `what` starts the message (``argument `/url` ``, ``redirect to `…` ``).
+    fn check_url(&self, url: &url::Url, what: &str) -> Result<(), String> {
+        let rule = format!("rule {} of policy.arguments", self.index);
+        let host = url
+            .host_str()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim_end_matches('.')
+            .to_ascii_lowercase();
+        if let Some(p) = self.deny_hosts.iter().find(|p| host_matches(p, &host)) {
+            return Err(format!(
+                "{what}: host `{host}` is refused ({rule}: deny_hosts `{p}`)"
+            ));
+        }
+        if !self.allow_hosts.is_empty() && !self.allow_hosts.iter().any(|p| host_matches(p, &host))
+        {
+            return Err(format!(
+                "{what}: host `{host}` is not allowed ({rule}: allow_hosts {})",
+                self.allow_hosts.join(", ")
+            ));
+        }
+        // Matched as the server will read it: percent-decoded, repeated slashes collapsed
+        // (`/%61dmin/x` and `//admin/x` are `/admin/x`).
+        let decoded = percent_decoded(url.path());
+        let path = decoded.as_str();
+        if let Some(p) = self.deny_paths.iter().find(|p| p.matches(path)) {
+            return Err(format!(
+                "{what}: path `{path}` on host `{host}` is refused ({rule}: deny_paths `{p}`)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The URL rules of `policy.arguments` that checked one call's arguments, kept on its
+/// [`ToolContext`](crate::ToolContext) so that a tool can check the URLs it follows on its own
+/// (redirects): [`ToolContext::check_followed_url`](crate::ToolContext::check_followed_url).
+#[derive(Clone)]
+pub(crate) struct FollowedUrlRules {
+    rules: Arc<Vec<Rule>>,
+    /// Indices in `rules` of the URL rules whose argument the call had.
+    applied: Vec<usize>,
+}
+
+impl FollowedUrlRules {
+    /// Checks `url`, a URL the tool follows on its own; `Err` says which rule refused it.
+    pub(crate) fn check(&self, url: &url::Url) -> Result<(), String> {
+        let shown: String = url.as_str().chars().take(200).collect();
+        self.applied
+            .iter()
+            .try_for_each(|&i| self.rules[i].check_url(url, &format!("redirect to `{shown}`")))
+    }
+}
+
+impl std::fmt::Debug for FollowedUrlRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let indices: Vec<usize> = self.applied.iter().map(|&i| self.rules[i].index).collect();
+        f.debug_struct("FollowedUrlRules")
+            .field("rules", &indices)
+            .finish()
     }
 }
 
@@ -237,7 +273,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, call: Call) -> CallFuture {
+    fn call(&mut self, mut call: Call) -> CallFuture {
         for rule in self.rules.iter() {
             if let Err(why) = rule.check(&call.args) {
                 let message = format!("tool `{}`: {why}", call.tool.name);
@@ -247,6 +283,19 @@ where
                 );
                 return Box::pin(std::future::ready(Err(e)));
             }
+        }
+        // The URL rules that checked an argument check the URLs the tool follows from it.
+        let applied: Vec<usize> = (0..self.rules.len())
+            .filter(|&i| {
+                let rule = &self.rules[i];
+                rule.checks_urls() && call.args.pointer(&rule.pointer).is_some()
+            })
+            .collect();
+        if !applied.is_empty() {
+            call.ctx.set_followed_url_rules(FollowedUrlRules {
+                rules: Arc::clone(&self.rules),
+                applied,
+            });
         }
         Box::pin(self.inner.call(call))
     }

@@ -4,7 +4,10 @@
 //! Amounts are kept in millionths of the budget's unit (`micros`): `cost_per_call: 0.01` is
 //! 10 000. The caller's budget is keyed by the caller's name (`anonymous` when unauthenticated);
 //! the agent's and the task's apply only when the call names an agent or a task (the gateway
-//! reads them from `X-Toolgate-Agent` / `X-Toolgate-Task`).
+//! reads them from `X-Toolgate-Agent` / `X-Toolgate-Task`). A task is named by its caller, so
+//! task budgets are kept per caller and task: another caller naming the same task id has a
+//! budget of its own and cannot spend this one. An agent's budget is kept per agent name, across
+//! callers (an agent acting for many callers is capped as a whole).
 //!
 //! The cost is reserved before the call under one lock, against every applicable budget at
 //! once, so concurrent calls cannot overspend. It is given back when the call did not reach the
@@ -30,6 +33,9 @@ use crate::{ErrorKind, Identity, ToolError, ToolOutput};
 /// Millionths of a unit per unit.
 const MICROS: f64 = 1_000_000.0;
 
+/// Separates the caller from the task in a task budget's name (tasks are kept per caller).
+const TASK_OF: char = '\0';
+
 /// Who a budget is kept for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Scope {
@@ -51,11 +57,15 @@ impl Scope {
         }
     }
 
-    fn who(self) -> &'static str {
+    /// Whose budget `name` is, for messages: ``caller `ci` ``, ``task `t1` of caller `ci` ``.
+    fn named(self, name: &str) -> String {
         match self {
-            Self::Caller => "caller",
-            Self::Agent => "agent",
-            Self::Task => "task",
+            Self::Caller => format!("caller `{name}`"),
+            Self::Agent => format!("agent `{name}`"),
+            Self::Task => match name.split_once(TASK_OF) {
+                Some((caller, task)) => format!("task `{task}` of caller `{caller}`"),
+                None => format!("task `{name}`"),
+            },
         }
     }
 }
@@ -92,9 +102,9 @@ impl State {
             let so_far = spent.get(&(*scope, name.clone())).copied().unwrap_or(0);
             if so_far.saturating_add(cost) > *limit {
                 return Err(format!(
-                    "budget {} of {} `{name}` exceeded: limit {} {currency}, spent {} {currency}, this call costs {} {currency}",
+                    "budget {} of {} exceeded: limit {} {currency}, spent {} {currency}, this call costs {} {currency}",
                     scope.as_str(),
-                    scope.who(),
+                    scope.named(name),
                     units(*limit),
                     units(so_far),
                     units(cost),
@@ -157,7 +167,9 @@ impl Limits {
             out.push((Scope::Agent, agent.clone(), l));
         }
         if let (Some(l), Some(task)) = (self.per_task, &identity.task) {
-            out.push((Scope::Task, task.clone(), l));
+            // The caller names its tasks: another caller naming the same task has its own.
+            let caller = identity.caller.as_deref().unwrap_or("anonymous");
+            out.push((Scope::Task, format!("{caller}{TASK_OF}{task}"), l));
         }
         out
     }
@@ -326,7 +338,7 @@ mod tests {
         state.reserve(&t1, l.cost, "USD").unwrap();
         let err = state.reserve(&t1, l.cost, "USD").unwrap_err();
         assert!(
-            err.starts_with("budget per_task of task `t1` exceeded"),
+            err.starts_with("budget per_task of task `t1` of caller `ci` exceeded"),
             "{err}"
         );
         // The caller was charged once, not twice.
@@ -337,6 +349,9 @@ mod tests {
         );
         // A call without a task is not charged to any task budget.
         assert_eq!(l.applicable(&who("ci", None)).len(), 1);
+        // Another caller naming the same task has a task budget of its own.
+        let other = l.applicable(&who("other", Some("t1")));
+        state.reserve(&other, l.cost, "USD").unwrap();
     }
 
     #[test]

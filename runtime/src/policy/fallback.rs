@@ -12,6 +12,9 @@
 //! * At most one hop per call: a fallback's own failure never triggers its fallback (no
 //!   `a → b → a` cycle, no chains).
 //! * A caller that cancelled gets no fallback.
+//! * A tool of a source that could not list its tools (down since start-up) has no descriptor
+//!   and no stack; its call still falls back, through this layer alone, when the source's error
+//!   is one of the `on` kinds (`Toolset` builds it with `Pipeline::fallback_only`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -325,6 +328,80 @@ mod tests {
         let e = tools.call("down", json!({})).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::NotFound);
         assert!(e.message().contains("`nowhere`"), "{}", e.message());
+    }
+
+    /// A remote source that cannot list its tools (its server is down).
+    struct Down;
+
+    impl crate::ToolSource for Down {
+        fn id(&self) -> &str {
+            "weather"
+        }
+        fn tools(&self) -> Vec<Arc<crate::ToolDescriptor>> {
+            Vec::new()
+        }
+        fn call<'a>(
+            &'a self,
+            name: &'a str,
+            _: Value,
+            _: &'a ToolContext,
+        ) -> crate::BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            Box::pin(async move { Err(ToolError::not_found(name)) })
+        }
+        fn discover(&self) -> crate::BoxFuture<'_, Result<(), ToolError>> {
+            Box::pin(async {
+                Err(ToolError::new(
+                    ErrorKind::Network,
+                    "MCP server `weather`: connection refused",
+                ))
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tool_of_a_source_that_could_not_list_its_tools_still_falls_back() {
+        let s = stubs();
+        let policy = |on: &[&str]| PolicyConfig {
+            tools: [(
+                "weather.forecast".to_string(),
+                fallback("backup", on, &[("city", "place")]),
+            )]
+            .into(),
+            ..Default::default()
+        };
+        let tools = Toolset::builder()
+            .source(s.clone())
+            .source(Down)
+            .policy(&policy(&["network"]))
+            .build()
+            .unwrap();
+        let out = tools
+            .call("weather.forecast", json!({"place": "Oslo"}))
+            .await
+            .unwrap();
+        assert_eq!(out.text_joined(), r#"backup got {"city":"Oslo"}"#);
+        assert_eq!(
+            out.meta.unwrap()[FALLBACK_META_KEY],
+            json!({"from": "weather.forecast", "error": "network"})
+        );
+        // By its exported name too.
+        assert!(tools.call("weather__forecast", json!({})).await.is_ok());
+        // A tool without a fallback, or a fallback for other kinds: the source's error.
+        let e = tools.call("weather.other", json!({})).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Network);
+        let tools = Toolset::builder()
+            .source(s.clone())
+            .source(Down)
+            .policy(&policy(&["timeout"]))
+            .build()
+            .unwrap();
+        let e = tools.call("weather.forecast", json!({})).await.unwrap_err();
+        assert!(
+            e.message().contains("connection refused"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(s.calls_to("backup").len(), 2);
     }
 
     #[test]

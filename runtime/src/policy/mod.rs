@@ -21,7 +21,7 @@
 //! any inner service). A tool's stack is built once, on its first call, with only the layers its
 //! effective policy turns on ([`Pipeline::service`]), then reused.
 
-mod arguments;
+pub(crate) mod arguments;
 pub(crate) mod authorize;
 mod backend;
 mod breaker;
@@ -218,6 +218,32 @@ impl Pipeline {
             .or(tool.timeout)
             .or_else(|| entry(self.config.sources.get(&tool.source)))
             .or(self.default_timeout)
+    }
+
+    /// For a tool whose source could not list it: its fallback layer over a backend that fails
+    /// with `error`; `Err(error)` when its policy has no fallback.
+    pub(crate) fn fallback_only(
+        &self,
+        tool: &Arc<ToolDescriptor>,
+        error: ToolError,
+    ) -> Result<CallService, ToolError> {
+        let policy = self.config.effective(&tool.name, &tool.source);
+        let source_policy = self.config.source_policy(&tool.source);
+        let inputs = LayerInputs {
+            pipeline: self,
+            tool,
+            policy: &policy,
+            source_policy: &source_policy,
+        };
+        let Some(fallback) = fallback::layer(&inputs) else {
+            return Err(error);
+        };
+        let fails = tower::service_fn(move |_: Call| {
+            Box::pin(std::future::ready(Err(error.clone()))) as CallFuture
+        });
+        Ok(BoxCloneSyncService::new(tower::Layer::layer(
+            &fallback, fails,
+        )))
     }
 
     /// Builds the stack in the fixed order (see the module docs), with only the layers the

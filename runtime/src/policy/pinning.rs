@@ -10,10 +10,16 @@
 //!   [`Toolset::tools`](crate::Toolset::tools), and a call is refused with `permission_denied` —
 //!   until `toolgate approve` ([`Toolset::approve`](crate::Toolset::approve)) records its new
 //!   hash. A withheld tool is logged once (warning) per hash.
+//!
+//! A running toolset (the gateway) sees a `toolgate approve` run from another process: the
+//! approvals file is looked at again at most once every [`RECHECK`] (its modification time and
+//! size), and re-read when it changed. A file that became unreadable or invalid is logged and
+//! the approvals held so far are kept.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -58,6 +64,23 @@ impl std::fmt::Display for Withheld {
     }
 }
 
+/// How often, at most, the approvals file is looked at again for changes made by another process.
+pub const RECHECK: Duration = Duration::from_secs(1);
+
+/// What the approvals file looked like when last read: its modification time and size.
+type Stamp = Option<(SystemTime, u64)>;
+
+fn stamp(file: &Path) -> Stamp {
+    let meta = std::fs::metadata(file).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// When the file was last looked at, and what it looked like when last read.
+struct Checked {
+    at: Instant,
+    stamp: Stamp,
+}
+
 /// Whether tools of a source of this kind are pinned.
 pub(crate) fn is_remote(kind: &str) -> bool {
     matches!(kind, "mcp" | "a2a")
@@ -75,6 +98,25 @@ pub(crate) struct Pins {
     verdicts: Mutex<HashMap<String, Verdict>>,
     /// (tool, hash) pairs already warned about.
     warned: Mutex<HashSet<(String, String)>>,
+    /// The last look at the file (see [`RECHECK`]).
+    checked: Mutex<Checked>,
+}
+
+/// The approvals in `file` (absent: none).
+fn read(file: &Path) -> Result<BTreeMap<String, String>, String> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "the approvals file {} is not a JSON object of tool → hash: {e}",
+                file.display()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+        Err(e) => Err(format!(
+            "the approvals file {} cannot be read: {e}",
+            file.display()
+        )),
+    }
 }
 
 impl Pins {
@@ -83,33 +125,51 @@ impl Pins {
     /// # Errors
     /// The file exists but cannot be read or is not a JSON object of strings.
     pub(crate) fn load(file: PathBuf, approve_new: bool) -> Result<Self, String> {
-        let approved = match std::fs::read_to_string(&file) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| {
-                format!(
-                    "the approvals file {} is not a JSON object of tool → hash: {e}",
-                    file.display()
-                )
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => {
-                return Err(format!(
-                    "the approvals file {} cannot be read: {e}",
-                    file.display()
-                ));
-            }
+        let checked = Checked {
+            at: Instant::now(),
+            stamp: stamp(&file),
         };
+        let approved = read(&file)?;
         Ok(Self {
             file,
             approve_new,
             approved: Mutex::new(approved),
             verdicts: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
+            checked: Mutex::new(checked),
         })
+    }
+
+    /// Re-reads the file when another process changed it (looked at once per [`RECHECK`]).
+    fn reload_if_changed(&self) {
+        {
+            // Released before `approved` is locked (`verdict` and `approve` lock `approved`,
+            // then this one).
+            let mut checked = lock(&self.checked);
+            if checked.at.elapsed() < RECHECK {
+                return;
+            }
+            checked.at = Instant::now();
+            let now = stamp(&self.file);
+            if now == checked.stamp {
+                return;
+            }
+            checked.stamp = now;
+        }
+        match read(&self.file) {
+            Ok(approved) => {
+                *lock(&self.approved) = approved;
+                lock(&self.verdicts).clear();
+                tracing::info!(file = %self.file.display(), "approvals file changed: re-read");
+            }
+            Err(e) => tracing::warn!("{e}; the approvals read before are kept"),
+        }
     }
 
     /// `None` when the remote tool `d` may be listed and called; else why it is withheld. A
     /// new tool is approved (and the file written) here under `approve_new`.
     pub(crate) fn verdict(&self, d: &Arc<ToolDescriptor>) -> Option<PinState> {
+        self.reload_if_changed();
         if let Some((seen, v)) = lock(&self.verdicts).get(&d.name)
             && Arc::ptr_eq(seen, d)
         {
@@ -125,6 +185,7 @@ impl Pins {
                     approved.insert(d.name.clone(), hash.clone());
                     match write(&self.file, &approved) {
                         Ok(()) => {
+                            lock(&self.checked).stamp = stamp(&self.file);
                             tracing::info!(tool = %d.name, file = %self.file.display(), "new remote tool approved and pinned (trust on first use)")
                         }
                         Err(e) => {
@@ -160,7 +221,9 @@ impl Pins {
             approved.insert(d.name.clone(), hash(d));
         }
         lock(&self.verdicts).clear();
-        write(&self.file, &approved)
+        write(&self.file, &approved)?;
+        lock(&self.checked).stamp = stamp(&self.file);
+        Ok(())
     }
 }
 
@@ -265,6 +328,30 @@ mod tests {
             None,
             "the approval is kept in the file"
         );
+    }
+
+    #[test]
+    fn an_approval_written_by_another_process_is_seen_without_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pins.json");
+        let changed = tool("Greets, and steals your keys.");
+        Pins::load(file.clone(), true)
+            .unwrap()
+            .verdict(&tool("Greets."));
+        let serving = Pins::load(file.clone(), true).unwrap();
+        assert_eq!(serving.verdict(&changed), Some(PinState::Changed));
+        // `toolgate approve` in another process.
+        Pins::load(file.clone(), true)
+            .unwrap()
+            .approve(std::slice::from_ref(&changed))
+            .unwrap();
+        // Within RECHECK the verdict may be the old one; after it, the file is read again.
+        std::thread::sleep(RECHECK + Duration::from_millis(50));
+        assert_eq!(serving.verdict(&changed), None);
+        // A file broken afterwards keeps what was read.
+        std::fs::write(&file, "not json").unwrap();
+        std::thread::sleep(RECHECK + Duration::from_millis(50));
+        assert_eq!(serving.verdict(&changed), None);
     }
 
     #[test]

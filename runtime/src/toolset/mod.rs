@@ -549,13 +549,17 @@ impl Toolset {
         // deadline is reported as 2000 ms, not 1999, and a remote source's discovery and the
         // argument check count against it).
         let caller_left = ctx.remaining();
-        let (source, descriptor) = match (self.resolve(name), caller_left) {
-            (Some(found), _) => found,
+        let found = match (self.resolve(name), caller_left) {
+            (Some(found), _) => Ok(found),
             // A lazy source's first listing counts against the caller's deadline too.
             (None, Some(left)) => tokio::time::timeout(left, self.resolve_remote(name))
                 .await
-                .unwrap_or_else(|_| Err(ToolError::timeout(name, left)))?,
-            (None, None) => self.resolve_remote(name).await?,
+                .unwrap_or_else(|_| Err(ToolError::timeout(name, left))),
+            (None, None) => self.resolve_remote(name).await,
+        };
+        let (source, descriptor) = match found {
+            Ok(found) => found,
+            Err(e) => return self.fallback_unlisted(name, args, ctx, e).await,
         };
         if let Some(state) = self.pin_state(source, &descriptor) {
             let withheld = crate::policy::pinning::Withheld {
@@ -590,6 +594,48 @@ impl Toolset {
             report: Arc::default(),
             caller_left,
             watch_cancel,
+        };
+        service.oneshot(call).await
+    }
+
+    /// A tool of a source that could not list its tools (down since start-up) has no descriptor,
+    /// so no pipeline: its call fails with the source's `error`. When the tool's policy has a
+    /// `fallback` for that error's kind, the fallback runs all the same (as the fallback layer
+    /// would run it). `not_found` (the source listed, the tool does not exist) never falls back.
+    async fn fallback_unlisted(
+        &self,
+        name: &str,
+        args: Value,
+        mut ctx: ToolContext,
+        error: ToolError,
+    ) -> Result<ToolOutput, ToolError> {
+        if error.kind() == crate::ErrorKind::NotFound {
+            return Err(error);
+        }
+        let internal = toolgate_spec::names::internal_name(name);
+        let Some(source) = internal.split_once('.').and_then(|(prefix, _)| {
+            self.inner
+                .sources
+                .iter()
+                .find(|s| s.id() == prefix && s.prefixed())
+        }) else {
+            return Err(error);
+        };
+        let tool = Arc::new(ToolDescriptor {
+            name: internal.to_string(),
+            source: source.id().to_string(),
+            ..ToolDescriptor::default()
+        });
+        let service = self.inner.pipeline.fallback_only(&tool, error)?;
+        ctx.attach(self);
+        let call = crate::policy::Call {
+            tool,
+            source: Arc::clone(source),
+            args,
+            ctx,
+            report: Arc::default(),
+            caller_left: None,
+            watch_cancel: false,
         };
         service.oneshot(call).await
     }

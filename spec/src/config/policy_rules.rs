@@ -102,10 +102,11 @@ pub struct Budgets {
     /// The most one caller (an API key's name, the CLI's `cli`) may spend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_caller: Option<f64>,
-    /// The most one agent may spend.
+    /// The most one agent may spend, across the callers it acts for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_agent: Option<f64>,
-    /// The most one task (a conversation, as the caller names it) may spend.
+    /// The most one task (a conversation, as the caller names it) may spend. Kept per caller
+    /// and task id: another caller naming the same task has a budget of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_task: Option<f64>,
 }

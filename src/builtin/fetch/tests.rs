@@ -76,6 +76,7 @@ fn route(path: &str, port: u16) -> Vec<u8> {
         "/to-evil" => redirect("http://evil.invalid/steal"),
         "/to-ip" => redirect(&format!("http://127.0.0.1:{port}/hello")),
         "/to-file" => redirect("file:///etc/passwd"),
+        "/no-location" => response("302 Found", &[], b""),
         p if p.starts_with("/chain/") => {
             let n: usize = p["/chain/".len()..].parse().unwrap();
             if n == 0 {
@@ -155,7 +156,7 @@ async fn get(settings: &FetchSettings, url: &str) -> Result<FetchResult, FetchEr
         method: FetchMethod::Get,
         max_bytes: None,
     };
-    fetch(settings, &client, args).await
+    fetch(settings, &client, args, &ToolContext::default()).await
 }
 
 #[tokio::test]
@@ -186,7 +187,9 @@ async fn head_reads_no_body() {
         method: FetchMethod::Head,
         max_bytes: None,
     };
-    let r = fetch(&s, &client(&s).unwrap(), args).await.unwrap();
+    let r = fetch(&s, &client(&s).unwrap(), args, &ToolContext::default())
+        .await
+        .unwrap();
     assert_eq!((r.status, r.text.as_str(), r.bytes), (200, "", 0));
 }
 
@@ -229,10 +232,16 @@ async fn redirects_are_rechecked() {
     );
     let err = get(&s, &srv.url("/to-evil")).await.unwrap_err();
     assert!(matches!(&err, FetchError::NotAllowed { host, .. } if host == "evil.invalid"));
-    // reqwest does not follow redirects to other schemes; the unfollowed 3xx is refused.
+    // Redirects to other schemes are not followed; the unfollowed 3xx is refused.
     let err = get(&s, &srv.url("/to-file")).await.unwrap_err();
     assert!(
         matches!(&err, FetchError::NotAllowed { reason, .. } if reason.contains("file:///etc/passwd")),
+        "{err:?}"
+    );
+    // A redirect without a Location cannot be followed: refused, not an empty success.
+    let err = get(&s, &srv.url("/no-location")).await.unwrap_err();
+    assert!(
+        matches!(&err, FetchError::NotAllowed { reason, .. } if reason.contains("without a Location")),
         "{err:?}"
     );
     // Allowed by exact name, redirected to an IP literal that is not listed.
@@ -267,9 +276,13 @@ async fn bodies_are_cut_at_max_bytes() {
         method: FetchMethod::Get,
         max_bytes: Some(max),
     };
-    let r = fetch(&s, &c, args("/utf8", 5)).await.unwrap();
+    let r = fetch(&s, &c, args("/utf8", 5), &ToolContext::default())
+        .await
+        .unwrap();
     assert_eq!((r.text.as_str(), r.truncated), ("éé", true));
-    let r = fetch(&s, &c, args("/big", 1 << 30)).await.unwrap();
+    let r = fetch(&s, &c, args("/big", 1 << 30), &ToolContext::default())
+        .await
+        .unwrap();
     assert_eq!(r.bytes, 100);
 }
 

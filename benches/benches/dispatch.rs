@@ -271,8 +271,11 @@ fn main() {
     let mut c = Criterion::default()
         .without_plots()
         .nresamples(by_mode(20_000, 100_000))
-        .warm_up_time(by_mode(Duration::from_millis(200), Duration::from_secs(1)))
-        .measurement_time(by_mode(Duration::from_millis(800), Duration::from_secs(4)))
+        .warm_up_time(by_mode(
+            Duration::from_millis(200),
+            Duration::from_millis(500),
+        ))
+        .measurement_time(by_mode(Duration::from_millis(800), Duration::from_secs(3)))
         .configure_from_args();
     bench(&mut c, &rt);
     c.final_summary();

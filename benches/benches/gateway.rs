@@ -95,10 +95,10 @@ impl Plan {
     const FULL: Self = Self {
         clients: &[1, 16, 64],
         warmup: Duration::from_millis(1000),
-        rounds: 6,
-        round: Duration::from_millis(1500),
+        rounds: 5,
+        round: Duration::from_millis(1200),
         min_calls: 1,
-        criterion: (40, Duration::from_secs(2), Duration::from_secs(5)),
+        criterion: (30, Duration::from_secs(1), Duration::from_secs(3)),
     };
     /// `scripts/bench.sh --quick`: 64 clients skipped, fewer and shorter rounds.
     const QUICK: Self = Self {
@@ -458,7 +458,7 @@ fn table(servers: &[Server], plan: Plan, rounds: &[Vec<Vec<Round>>], versions: &
     t.note(format!("Versions: {versions}."));
     t.note(if harness::quick_mode() {
         "Quick run: 1 and 16 clients only (64 skipped), 3 rounds of 0.8 s after 0.3 s of \
-         warm-up; the full run has 1, 16 and 64 clients, 6 rounds of 1.5 s."
+         warm-up; the full run has 1, 16 and 64 clients, 5 rounds of 1.2 s."
     } else {
         "`--quick` runs 1 and 16 clients only, 3 rounds of 0.8 s."
     });

@@ -370,7 +370,7 @@ fn main() {
     let plain = plain_rounds(&built, rounds, min);
     drop(built);
 
-    let memory_rounds = by_mode(1, 3);
+    let memory_rounds = by_mode(1, 2);
     eprintln!("scale: memory ({memory_rounds} rounds)…");
     let mem = tables::MemoryRuns::measure(&sizes, memory_rounds);
 
@@ -381,7 +381,7 @@ fn main() {
                 let repeats = if size.tools >= 10_000 {
                     1
                 } else {
-                    by_mode(1, 3)
+                    by_mode(1, 2)
                 };
                 eprintln!("scale: FastMCP, {} tools…", size.tools);
                 match peers::run(&python, size, repeats) {
@@ -398,9 +398,9 @@ fn main() {
     let rustc = if quick {
         Err("not measured in quick mode".to_string())
     } else {
-        eprintln!("scale: rustc on the generated code (3 rounds)…");
+        eprintln!("scale: rustc on the generated code (2 rounds)…");
         rustc::Rustc::find().and_then(|r| {
-            let times = r.measure(&sizes, 3)?;
+            let times = r.measure(&sizes, 2)?;
             Ok((r.version.clone(), times))
         })
     };

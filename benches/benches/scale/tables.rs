@@ -395,9 +395,9 @@ pub fn scale(ctx: &Context<'_>) -> Table {
          lookups also run under criterion (group `scale/n{{N}}`, {} warm-up, {} measurement, \
          for `--save-baseline`; the two `describe` rows only in quick mode). FastMCP (`benches/peers/scale_fastmcp.py`, a fresh interpreter \
          per size, after toolgate's rows; its CPU time too, `time.process_time()`): median \
-         [min–max] of its repetitions (3 warm listings \
-         and bodies below 10 000 tools in full mode, 1 at 10 000 and in quick mode; `get_tool` averaged over 2 000 calls, 3 \
-         times; startup once), its ratios to toolgate's median. \"Per tool\" and the growth of \
+         [min–max] of its repetitions (2 warm listings \
+         and bodies below 10 000 tools in full mode, 1 at 10 000 and in quick mode; `get_tool` averaged over 2 000 calls, as \
+         many times; startup once), its ratios to toolgate's median. \"Per tool\" and the growth of \
          listing, export, body and startup rows divide by the tool count: flat = linear in the \
          toolset.",
         ctx.plain_timing.0,

@@ -214,8 +214,10 @@ impl ToolContext {
     /// caller gave; a tool that follows redirects calls this on every hop, so a redirect cannot
     /// lead where the rules would not let the caller go. The built-in `fetch` does.
     ///
-    /// `Ok` when no URL rule checked the call (no rule applies to the tool, or the arguments
-    /// the rules name were absent).
+    /// Every URL rule whose argument the call had applies to every followed URL (a tool with
+    /// two URL arguments under different rules gets both rules on each). `Ok` when no URL rule
+    /// checked the call (no rule applies to the tool, or the arguments the rules name were
+    /// absent).
     ///
     /// # Errors
     /// `policy_denied` naming the URL, the host or path refused and the rule by its 1-based

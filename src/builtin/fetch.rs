@@ -157,7 +157,7 @@ pub enum FetchError {
         /// What failed.
         message: String,
     },
-    /// The server answered with a 4xx or 5xx status.
+    /// The server answered with a 4xx or 5xx status, or with a redirect without a `Location`.
     #[error("HTTP {status} from {url}: {excerpt}")]
     Http {
         /// The status code, e.g. 404.
@@ -302,8 +302,9 @@ pub async fn fetch(
 /// Where a 3xx `response` sends us: its `Location`, resolved against the response's URL.
 ///
 /// # Errors
-/// `NotAllowed` when there is no usable `Location`, or it leads to a scheme other than http(s)
-/// (`file:`, `ftp:`...) or carries credentials: fetch refuses rather than report an empty success.
+/// `Http` (an upstream error) when there is no `Location` to follow; `NotAllowed` when it is not
+/// a valid URL or leads to a scheme other than http(s) (`file:`, `ftp:`...): fetch refuses
+/// rather than report an empty success. (The host guard checks the target afterwards.)
 fn redirect_target(response: &reqwest::Response) -> Result<Url, FetchError> {
     let from = response.url();
     let refused = |reason: String| FetchError::NotAllowed {
@@ -315,10 +316,11 @@ fn redirect_target(response: &reqwest::Response) -> Result<Url, FetchError> {
         .get(header::LOCATION)
         .and_then(|v| v.to_str().ok())
     else {
-        return Err(refused(format!(
-            "answered {} without a Location header to follow",
-            response.status()
-        )));
+        return Err(FetchError::Http {
+            status: response.status().as_u16(),
+            url: from.to_string(),
+            excerpt: "a redirect without a Location header to follow".to_owned(),
+        });
     };
     let shown: String = location.chars().take(200).collect();
     let target = from

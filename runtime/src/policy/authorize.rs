@@ -40,6 +40,15 @@ pub(crate) struct Requirements {
 impl Requirements {
     /// The requirements of `tool` under `config`.
     pub(crate) fn of(config: &PolicyConfig, tool: &ToolDescriptor) -> Self {
+        Self::matching(config, tool, matches)
+    }
+
+    /// The requirements of `tool` under `config`, for the rules `applies` picks.
+    fn matching(
+        config: &PolicyConfig,
+        tool: &ToolDescriptor,
+        applies: fn(&AccessRule, &ToolDescriptor) -> bool,
+    ) -> Self {
         let mut req = Self {
             tool: tool.name.clone(),
             authenticated: tool.requires_auth,
@@ -51,7 +60,7 @@ impl Requirements {
                 .push((policy.roles, "its policy's `roles`".to_string()));
         }
         for (i, rule) in config.rules.iter().enumerate() {
-            if !matches(rule, tool) {
+            if !applies(rule, tool) {
                 continue;
             }
             let origin = format!("rule {} of policy.rules: {}", i + 1, describe(rule));
@@ -109,8 +118,27 @@ pub(crate) fn allowed(
     Requirements::of(config, tool).check(identity)
 }
 
-/// Whether every selector `rule` gives matches `tool` (no selector: every tool).
-fn matches(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
+/// Whether `identity` may call `tool`, a remote tool known only by its name and source (its
+/// source could not list it, so its category, tags and `dangerous` mark are unknown): every rule
+/// whose `tools` and `sources` selectors match applies, whatever its other selectors say (a
+/// `{dangerous: true, roles: [admin]}` rule too). Remote tools are never `requires_auth`.
+pub(crate) fn allowed_unlisted(
+    config: &PolicyConfig,
+    tool: &ToolDescriptor,
+    identity: &Identity,
+) -> Result<(), String> {
+    Requirements::matching(config, tool, matches_unlisted).check(identity)
+}
+
+/// [`matches`] for a tool whose descriptor is unknown: the name and source selectors decide,
+/// the others are taken as matching.
+fn matches_unlisted(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
+    matches_name_and_source(rule, tool) && rule.requires_auth != Some(true)
+}
+
+/// Whether `rule`'s `tools` globs (either name form) and `sources` select `tool` (none: every
+/// tool).
+fn matches_name_and_source(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
     let exported = toolgate_spec::names::exported_name(&tool.name);
     (rule.tools.is_empty()
         || rule.tools.iter().any(|g| {
@@ -119,6 +147,11 @@ fn matches(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
                 .unwrap_or(g == &tool.name)
         }))
         && (rule.sources.is_empty() || rule.sources.contains(&tool.source))
+}
+
+/// Whether every selector `rule` gives matches `tool` (no selector: every tool).
+fn matches(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
+    matches_name_and_source(rule, tool)
         && (rule.categories.is_empty()
             || tool
                 .category

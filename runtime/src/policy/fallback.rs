@@ -402,6 +402,30 @@ mod tests {
             e.message()
         );
         assert_eq!(s.calls_to("backup").len(), 2);
+
+        // The tool's rules still apply, whatever its unknown `dangerous` mark: a caller without
+        // the role gets the source's error, not the fallback.
+        let mut guarded = policy(&["network"]);
+        guarded.rules = vec![toolgate_spec::config::AccessRule {
+            dangerous: Some(true),
+            roles: vec!["admin".into()],
+            ..Default::default()
+        }];
+        let tools = Toolset::builder()
+            .source(s.clone())
+            .source(Down)
+            .policy(&guarded)
+            .build()
+            .unwrap();
+        let e = tools.call("weather.forecast", json!({})).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Network);
+        assert_eq!(s.calls_to("backup").len(), 2);
+        let admin = ToolContext::builder().roles(["admin"]).build();
+        tools
+            .call_with("weather.forecast", json!({}), admin)
+            .await
+            .unwrap();
+        assert_eq!(s.calls_to("backup").len(), 3);
     }
 
     #[test]

@@ -221,12 +221,19 @@ impl Pipeline {
     }
 
     /// For a tool whose source could not list it: its fallback layer over a backend that fails
-    /// with `error`; `Err(error)` when its policy has no fallback.
+    /// with `error`. `Err(error)` when its policy has no fallback, or when `identity` may not
+    /// call it ([`authorize::allowed_unlisted`]: every rule naming it applies, whatever its
+    /// category, tags or `dangerous` mark would have been).
     pub(crate) fn fallback_only(
         &self,
         tool: &Arc<ToolDescriptor>,
+        identity: &crate::Identity,
         error: ToolError,
     ) -> Result<CallService, ToolError> {
+        if let Err(why) = authorize::allowed_unlisted(&self.config, tool, identity) {
+            tracing::debug!(tool = %tool.name, "no fallback for an unlisted tool: {why}");
+            return Err(error);
+        }
         let policy = self.config.effective(&tool.name, &tool.source);
         let source_policy = self.config.source_policy(&tool.source);
         let inputs = LayerInputs {

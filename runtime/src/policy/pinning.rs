@@ -67,12 +67,18 @@ impl std::fmt::Display for Withheld {
 /// How often, at most, the approvals file is looked at again for changes made by another process.
 pub const RECHECK: Duration = Duration::from_secs(1);
 
-/// What the approvals file looked like when last read: its modification time and size.
-type Stamp = Option<(SystemTime, u64)>;
+/// What the approvals file looked like when last read: its modification time, size and inode
+/// (every write renames a new file into place, so the inode changes even when a hash is replaced
+/// by another of the same length within the file system's timestamp granularity).
+type Stamp = Option<(SystemTime, u64, u64)>;
 
 fn stamp(file: &Path) -> Stamp {
     let meta = std::fs::metadata(file).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((meta.modified().ok()?, meta.len(), inode))
 }
 
 /// When the file was last looked at, and what it looked like when last read.
@@ -157,8 +163,11 @@ impl Pins {
             checked.stamp = now;
         }
         match read(&self.file) {
-            Ok(approved) => {
-                *lock(&self.approved) = approved;
+            Ok(on_disk) => {
+                let mut approved = lock(&self.approved);
+                *approved = on_disk;
+                // Cleared under `approved`: a verdict made from the old approvals cannot be
+                // cached after this.
                 lock(&self.verdicts).clear();
                 tracing::info!(file = %self.file.display(), "approvals file changed: re-read");
             }
@@ -178,24 +187,31 @@ impl Pins {
         let hash = hash(d);
         let verdict = {
             let mut approved = lock(&self.approved);
-            match approved.get(&d.name) {
+            let verdict = match approved.get(&d.name) {
                 Some(h) if *h == hash => None,
                 Some(_) => Some(PinState::Changed),
                 None if self.approve_new => {
-                    approved.insert(d.name.clone(), hash.clone());
-                    match write(&self.file, &approved) {
+                    let pin = [(d.name.clone(), hash.clone())];
+                    match self.write_merged(&mut approved, &pin, true) {
                         Ok(()) => {
-                            lock(&self.checked).stamp = stamp(&self.file);
                             tracing::info!(tool = %d.name, file = %self.file.display(), "new remote tool approved and pinned (trust on first use)")
                         }
                         Err(e) => {
                             tracing::warn!(tool = %d.name, "new remote tool approved, but {e}")
                         }
                     }
-                    None
+                    // Another process may have pinned it another way meanwhile.
+                    match approved.get(&d.name) {
+                        Some(h) if *h != hash => Some(PinState::Changed),
+                        _ => None,
+                    }
                 }
                 None => Some(PinState::New),
-            }
+            };
+            // Cached under `approved`, so that a reload cannot clear the cache before a verdict
+            // made from the approvals it replaced is put in.
+            lock(&self.verdicts).insert(d.name.clone(), (Arc::clone(d), verdict));
+            verdict
         };
         if let Some(state) = verdict
             && lock(&self.warned).insert((d.name.clone(), hash))
@@ -207,7 +223,6 @@ impl Pins {
             };
             tracing::warn!(tool = %d.name, state = ?state, "remote tool withheld: {w}");
         }
-        lock(&self.verdicts).insert(d.name.clone(), (Arc::clone(d), verdict));
         verdict
     }
 
@@ -216,12 +231,38 @@ impl Pins {
     /// # Errors
     /// The file cannot be written.
     pub(crate) fn approve(&self, tools: &[Arc<ToolDescriptor>]) -> Result<(), String> {
+        let pins: Vec<(String, String)> = tools.iter().map(|d| (d.name.clone(), hash(d))).collect();
         let mut approved = lock(&self.approved);
-        for d in tools {
-            approved.insert(d.name.clone(), hash(d));
-        }
+        let written = self.write_merged(&mut approved, &pins, false);
         lock(&self.verdicts).clear();
-        write(&self.file, &approved)?;
+        written
+    }
+
+    /// Records `pins` (tool → hash) over what the file holds now (another process — a running
+    /// gateway's trust on first use, a `toolgate approve` — may have written it since it was
+    /// read), writes the result, and makes it `approved`. With `first_use`, a tool the file
+    /// already pins keeps its pin. A file that cannot be read is replaced by `approved` with the
+    /// pins.
+    ///
+    /// # Errors
+    /// The file cannot be written (`approved` holds the pins all the same).
+    fn write_merged(
+        &self,
+        approved: &mut BTreeMap<String, String>,
+        pins: &[(String, String)],
+        first_use: bool,
+    ) -> Result<(), String> {
+        if let Ok(on_disk) = read(&self.file) {
+            *approved = on_disk;
+        }
+        for (name, hash) in pins {
+            if first_use {
+                approved.entry(name.clone()).or_insert_with(|| hash.clone());
+            } else {
+                approved.insert(name.clone(), hash.clone());
+            }
+        }
+        write(&self.file, approved)?;
         lock(&self.checked).stamp = stamp(&self.file);
         Ok(())
     }
@@ -352,6 +393,32 @@ mod tests {
         std::fs::write(&file, "not json").unwrap();
         std::thread::sleep(RECHECK + Duration::from_millis(50));
         assert_eq!(serving.verdict(&changed), None);
+    }
+
+    #[test]
+    fn a_first_use_pin_keeps_what_another_process_wrote_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pins.json");
+        let changed = tool("Greets, and steals your keys.");
+        Pins::load(file.clone(), true)
+            .unwrap()
+            .verdict(&tool("Greets."));
+        let serving = Pins::load(file.clone(), true).unwrap();
+        // `toolgate approve` in another process, then at once (within RECHECK) a new tool is
+        // trusted on first use by the serving process: the approval survives, on disk and in
+        // memory.
+        Pins::load(file.clone(), true)
+            .unwrap()
+            .approve(std::slice::from_ref(&changed))
+            .unwrap();
+        let mut new_tool = ToolDescriptor::clone(&tool("Waves."));
+        new_tool.name = "srv.wave".into();
+        assert_eq!(serving.verdict(&Arc::new(new_tool)), None);
+        assert_eq!(serving.verdict(&changed), None);
+        let written: BTreeMap<String, String> =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(written["srv.greet"], hash(&changed));
+        assert!(written.contains_key("srv.wave"), "{written:?}");
     }
 
     #[test]

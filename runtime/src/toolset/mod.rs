@@ -601,7 +601,9 @@ impl Toolset {
     /// A tool of a source that could not list its tools (down since start-up) has no descriptor,
     /// so no pipeline: its call fails with the source's `error`. When the tool's policy has a
     /// `fallback` for that error's kind, the fallback runs all the same (as the fallback layer
-    /// would run it). `not_found` (the source listed, the tool does not exist) never falls back.
+    /// would run it), if the caller may call the tool: every `policy.rules` entry naming it
+    /// applies, whatever the tool's unknown category, tags or `dangerous` mark. `not_found` (the
+    /// source listed, the tool does not exist) never falls back.
     async fn fallback_unlisted(
         &self,
         name: &str,
@@ -626,7 +628,10 @@ impl Toolset {
             source: source.id().to_string(),
             ..ToolDescriptor::default()
         });
-        let service = self.inner.pipeline.fallback_only(&tool, error)?;
+        let service = self
+            .inner
+            .pipeline
+            .fallback_only(&tool, ctx.identity(), error)?;
         ctx.attach(self);
         let call = crate::policy::Call {
             tool,

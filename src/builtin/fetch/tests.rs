@@ -238,10 +238,11 @@ async fn redirects_are_rechecked() {
         matches!(&err, FetchError::NotAllowed { reason, .. } if reason.contains("file:///etc/passwd")),
         "{err:?}"
     );
-    // A redirect without a Location cannot be followed: refused, not an empty success.
+    // A redirect without a Location cannot be followed: an upstream error, not an empty
+    // success.
     let err = get(&s, &srv.url("/no-location")).await.unwrap_err();
     assert!(
-        matches!(&err, FetchError::NotAllowed { reason, .. } if reason.contains("without a Location")),
+        matches!(&err, FetchError::Http { status: 302, excerpt, .. } if excerpt.contains("without a Location")),
         "{err:?}"
     );
     // Allowed by exact name, redirected to an IP literal that is not listed.

@@ -32,12 +32,50 @@ fn results(dir: &Path) -> BTreeMap<String, (usize, usize)> {
         // `server-<scenario>-2026-11-29T23-51-16-855Z`
         let name = entry.file_name().to_string_lossy().into_owned();
         let name = name.strip_prefix("server-").unwrap_or(&name);
-        let scenario = name.rfind("-20").map_or(name, |i| &name[..i]).to_string();
+        let scenario = scenario_of(name).to_string();
         let passed = checks.iter().filter(|c| c["status"] == "SUCCESS").count();
         let failed = checks.iter().filter(|c| c["status"] == "FAILURE").count();
         out.insert(scenario, (passed, failed));
     }
     out
+}
+
+/// `<scenario>-2026-11-29T23-51-16-855Z` → `<scenario>`: cut at the first `-YYYY-MM-DDT`
+/// (a search for `-20` would also stop at a time or milliseconds part such as `-20-` or `-204Z`,
+/// and the direct and gateway runs would then name the scenario differently).
+fn scenario_of(name: &str) -> &str {
+    let bytes = name.as_bytes();
+    let is_stamp = |i: usize| {
+        let s = &bytes[i + 1..];
+        s.len() >= 11
+            && s[..4].iter().all(u8::is_ascii_digit)
+            && s[4] == b'-'
+            && s[5..7].iter().all(u8::is_ascii_digit)
+            && s[7] == b'-'
+            && s[8..10].iter().all(u8::is_ascii_digit)
+            && s[10] == b'T'
+    };
+    (0..bytes.len())
+        .find(|&i| bytes[i] == b'-' && is_stamp(i))
+        .map_or(name, |i| &name[..i])
+}
+
+#[test]
+fn scenario_names_lose_their_timestamp_whatever_its_digits() {
+    for (folder, scenario) in [
+        (
+            "logging-set-level-2026-11-30T14-36-48-204Z",
+            "logging-set-level",
+        ),
+        ("tools-list-2026-11-30T14-20-20-020Z", "tools-list"),
+        (
+            "server-sse-multiple-streams-2026-01-02T03-04-05-678Z",
+            "server-sse-multiple-streams",
+        ),
+        ("no-stamp", "no-stamp"),
+    ] {
+        assert_eq!(scenario_of(folder), scenario, "{folder}");
+    }
 }
 
 fn total(results: &BTreeMap<String, (usize, usize)>) -> (usize, usize) {

@@ -45,7 +45,7 @@ pub mod builtin;
 pub use schemars;
 pub use serde;
 pub use serde_json;
-pub use toolgate_spec as spec;
+pub use toolgate_model as model;
 
 pub use toolgate_runtime::{
     ArgumentError, ArgumentPolicy, ArgumentValidator, BoxFuture, BuildError, COERCIONS_META_KEY,

@@ -25,9 +25,9 @@
 //!   Schema object with `type: "object"`), optional `type: "custom"` and `cache_control`.
 //!
 //! These rules (and the stricter ones of OpenAI strict mode and Gemini's schema subset) live in
-//! one public checker, `toolgate_spec::dialect::check::check`, shared with the unit tests and the
+//! one public checker, `toolgate_model::dialect::check::check`, shared with the unit tests and the
 //! BFCL corpus test; this file adds the JSON Schema 2020-12 meta-schema check (`jsonschema` is
-//! not a dependency of toolgate-spec). [`the_checks_reject_broken_definitions`] proves every
+//! not a dependency of toolgate-model). [`the_checks_reject_broken_definitions`] proves every
 //! check can fail.
 
 use std::collections::BTreeSet;
@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolgate::{Dialect, ErrorKind, ToolDescriptor, Toolset};
-use toolgate_spec::dialect::check::check;
+use toolgate_model::dialect::check::check;
 
 const BUILTINS: [&str; 6] = [
     "fetch",

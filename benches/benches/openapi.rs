@@ -1,4 +1,4 @@
-//! OpenAPI conversion: toolgate's `toolgate_spec::openapi` side by side with FastMCP's
+//! OpenAPI conversion: toolgate's `toolgate_model::openapi` side by side with FastMCP's
 //! `FastMCP.from_openapi` (PyPI `fastmcp` 4.x), in one run, on the two big vendored documents
 //! (GitHub, JSON, 13 MB; Stripe, YAML, 4 MB).
 //!
@@ -48,9 +48,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
 use serde_json::Value;
-use toolgate::spec::dialect::{Dialect, ToolSchema, check::check, export};
-use toolgate::spec::names::exported_name;
-use toolgate::spec::openapi::{Conversion, ConvertOptions, Document, convert};
+use toolgate::model::dialect::{Dialect, ToolSchema, check::check, export};
+use toolgate::model::names::exported_name;
+use toolgate::model::openapi::{Conversion, ConvertOptions, Document, convert};
 use toolgate_benches::harness::{self, Samples, by_mode, fmt_ratio, fmt_seconds, fmt_spread};
 use toolgate_benches::report::{Estimate, Table, criterion_estimate};
 
@@ -382,7 +382,7 @@ fn measure(root: &Path, python: Option<&Path>, docs: &[(&'static Doc, usize)]) -
 
 const COMPARED: &str = "Turning an OpenAPI document into tools, on the two big vendored \
 documents (GitHub `api.github.com` 23.0.2, JSON, 13 MB; Stripe 2023-09-12, YAML, 4 MB): \
-**toolgate**'s `toolgate_spec::openapi` in the benchmark's process (release) against \
+**toolgate**'s `toolgate_model::openapi` in the benchmark's process (release) against \
 **FastMCP**'s `FastMCP.from_openapi` (`benches/peers/fastmcp_openapi.py`, a fresh interpreter per \
 run, its import not timed). The \"convert + export check\" row does more on toolgate's side \
 (three dialects exported and checked per tool, what the build does) than on FastMCP's (MCP \

@@ -75,12 +75,12 @@ policy:
   budgets: {per_caller: 1000000000000}
 "#;
 
-fn policy(extra: &str) -> toolgate::spec::config::PolicyConfig {
+fn policy(extra: &str) -> toolgate::model::config::PolicyConfig {
     let yaml = EVERY_LAYER.replace(
         "      idempotent: true\n",
         &format!("      idempotent: true\n{extra}"),
     );
-    toolgate::spec::config::ToolsConfig::from_yaml_str(&yaml, std::path::Path::new("bench.yaml"))
+    toolgate::model::config::ToolsConfig::from_yaml_str(&yaml, std::path::Path::new("bench.yaml"))
         .expect("the bench policy loads")
         .config
         .policy

@@ -46,7 +46,7 @@ use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolResponse, CallToolResult, Tool};
 use serde_json::Value;
-use toolgate::spec::dialect::Dialect;
+use toolgate::model::dialect::Dialect;
 use toolgate::{ToolSource, Toolset};
 use toolgate_benches::harness::{self, Samples, by_mode};
 use toolgate_benches::scale::{self, PROBE, PROBE_EXPORTED, Size};
@@ -123,7 +123,7 @@ fn build(size: Size) -> Built {
     let names = shuffled(tools.iter().map(|d| d.name.clone()).collect::<Vec<_>>());
     let exported: Vec<String> = names
         .iter()
-        .map(|n| toolgate::spec::names::exported_name(n).into_owned())
+        .map(|n| toolgate::model::names::exported_name(n).into_owned())
         .collect();
     // Every row must find what it looks for, or the comparison means nothing.
     assert!(toolset.describe(PROBE).is_some());

@@ -14,7 +14,7 @@
 #             its one `hook:` line dropped, the hook being that crate's code)
 #
 # Dev profile (`cargo build`), with the workspace's Cargo.lock and [profile.*] sections copied
-# (toolgate-spec, serde_json and serde-saphyr are optimised in dev builds, as in the workspace).
+# (toolgate-model, serde_json and serde-saphyr are optimised in dev builds, as in the workspace).
 # All crates share one CARGO_TARGET_DIR (default: this workspace's target/, so that toolgate's
 # dependencies are not rebuilt); one untimed build of the baseline first compiles whatever is
 # missing. Then, for each variant: touch build.rs, `cargo build`, timed. Reported per variant:

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use toolgate_spec::config::{Discover, LocalEntry, LocalFunction};
-use toolgate_spec::names::LOCAL_SOURCE_ID;
-use toolgate_spec::{Diagnostic, LoadedConfig, Location, validate_tool_name};
+use toolgate_model::config::{Discover, LocalEntry, LocalFunction};
+use toolgate_model::names::LOCAL_SOURCE_ID;
+use toolgate_model::{Diagnostic, LoadedConfig, Location, validate_tool_name};
 
 use crate::diagnostics::{closest, short_path};
 

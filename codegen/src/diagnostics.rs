@@ -3,8 +3,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use toolgate_spec::config::DisplayAll;
-use toolgate_spec::{ConfigError, Diagnostic};
+use toolgate_model::config::DisplayAll;
+use toolgate_model::{ConfigError, Diagnostic};
 
 /// Why code generation (or `check`) failed.
 #[derive(Debug, thiserror::Error)]

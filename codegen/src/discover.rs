@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::spanned::Spanned;
-use toolgate_spec::{Diagnostic, Location};
+use toolgate_model::{Diagnostic, Location};
 
 /// A `State<T>` parameter of a tool function.
 #[derive(Debug, Clone, PartialEq, Eq)]

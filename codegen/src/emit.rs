@@ -12,7 +12,7 @@ pub(crate) struct Input<'a> {
     pub tools: &'a [ToolInfo],
     pub states: &'a [StateInfo],
     pub json_sources: &'a [crate::JsonSource],
-    pub policy: &'a toolgate_spec::config::PolicyConfig,
+    pub policy: &'a toolgate_model::config::PolicyConfig,
     pub config_name: &'a str,
     pub config_text: &'a str,
     /// The folder of tools.yaml relative to the crate, when it names MCP servers (their
@@ -193,8 +193,8 @@ fn json_sources(sources: &[crate::JsonSource]) -> Result<Vec<TokenStream>, Strin
 }
 
 /// tools.yaml's `validation` and `extra_arguments` policies as builder calls, level by level.
-fn argument_policy(policy: &toolgate_spec::config::PolicyConfig) -> Vec<TokenStream> {
-    use toolgate_spec::config::{ExtraArguments, ToolPolicy, ValidationMode};
+fn argument_policy(policy: &toolgate_model::config::PolicyConfig) -> Vec<TokenStream> {
+    use toolgate_model::config::{ExtraArguments, ToolPolicy, ValidationMode};
     let mode = |m: ValidationMode| match m {
         ValidationMode::Strict => quote!(::toolgate::ValidationMode::Strict),
         ValidationMode::Lenient => quote!(::toolgate::ValidationMode::Lenient),

@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use toolgate_spec::Diagnostic;
-use toolgate_spec::LoadedConfig;
-use toolgate_spec::config::JsonSchemaSource as Entry;
-use toolgate_spec::import::{ImportedTool, import_document};
-use toolgate_spec::names::{exported_name, validate_tool_name};
+use toolgate_model::Diagnostic;
+use toolgate_model::LoadedConfig;
+use toolgate_model::config::JsonSchemaSource as Entry;
+use toolgate_model::import::{ImportedTool, import_document};
+use toolgate_model::names::{exported_name, validate_tool_name};
 
 /// One `json_schema` entry, imported and checked.
 #[derive(Debug, Clone)]

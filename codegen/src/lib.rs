@@ -36,9 +36,9 @@ use std::path::{Path, PathBuf};
 
 use std::collections::HashMap;
 
-use toolgate_spec::config::{LoadMode, ToolsConfig};
-use toolgate_spec::names::exported_name;
-use toolgate_spec::{Diagnostic, LoadedConfig};
+use toolgate_model::config::{LoadMode, ToolsConfig};
+use toolgate_model::names::exported_name;
+use toolgate_model::{Diagnostic, LoadedConfig};
 
 pub use check::{StateInfo, ToolInfo};
 pub use diagnostics::{CodegenError, closest};

@@ -1,5 +1,5 @@
 //! `tools.openapi` entries compiled in (`load: build`, the default): each document read and
-//! converted at build time by `toolgate_spec::openapi` (the same conversion the runtime runs for
+//! converted at build time by `toolgate_model::openapi` (the same conversion the runtime runs for
 //! `load: runtime` entries), checked like the `json_schema` sources (names valid and unique
 //! across every source, schemas exportable), and embedded in the generated code as JSON next to
 //! the generated file. The conversion's warnings and skipped operations become build warnings,
@@ -9,12 +9,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use toolgate_spec::LoadedConfig;
-use toolgate_spec::config::{LoadMode, OpenApiSource as Entry};
-use toolgate_spec::dialect::{Dialect, ToolSchema, check::check, export};
-use toolgate_spec::names::{exported_name, validate_tool_name};
-use toolgate_spec::openapi::{Conversion, ConvertOptions, Document, Operation, convert};
-use toolgate_spec::{Diagnostic, validate_source_id};
+use toolgate_model::LoadedConfig;
+use toolgate_model::config::{LoadMode, OpenApiSource as Entry};
+use toolgate_model::dialect::{Dialect, ToolSchema, check::check, export};
+use toolgate_model::names::{exported_name, validate_tool_name};
+use toolgate_model::openapi::{Conversion, ConvertOptions, Document, Operation, convert};
+use toolgate_model::{Diagnostic, validate_source_id};
 
 pub(crate) mod emit;
 
@@ -199,7 +199,7 @@ fn check_server_variables(
                 format!(
                     "/tools/openapi/{}/server_variables/{}",
                     source.index,
-                    toolgate_spec::config::location::escape(&e.name)
+                    toolgate_model::config::location::escape(&e.name)
                 )
             } else {
                 format!("/tools/openapi/{}/spec", source.index)
@@ -227,7 +227,7 @@ fn check_server_variables(
             let pointer = format!(
                 "/tools/openapi/{}/server_variables/{}",
                 source.index,
-                toolgate_spec::config::location::escape(name)
+                toolgate_model::config::location::escape(name)
             );
             let mut listed: Vec<&str> = known.iter().map(|s| s.as_str()).collect();
             listed.sort_unstable();

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use toolgate_codegen::Builder;
-use toolgate_spec::openapi::Conversion;
+use toolgate_model::openapi::Conversion;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -40,7 +40,7 @@ fn check(name: &str, yaml: &str) -> Result<Vec<String>, Vec<String>> {
     fs::write(dir.join("api.yaml"), DOC).unwrap();
     fs::write(dir.join("src/lib.rs"), "").unwrap();
     let prefix = format!("{}/", dir.display());
-    let shown = |d: &[toolgate_spec::Diagnostic]| {
+    let shown = |d: &[toolgate_model::Diagnostic]| {
         d.iter()
             .map(|d| d.to_string().replace(&prefix, ""))
             .collect()

@@ -66,7 +66,7 @@ pub fn decode_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, To
             // serde reports a missing field at its parent; point at the field itself.
             if let Some(field) = missing_field(&e.inner().to_string()) {
                 pointer.push('/');
-                pointer.push_str(&toolgate_spec::config::location::escape(field));
+                pointer.push_str(&toolgate_model::config::location::escape(field));
             }
             let message = e.inner().to_string();
             ToolError::invalid_arguments(tool, vec![ArgumentError { pointer, message }])
@@ -160,7 +160,7 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
             }
             Segment::Map { key } | Segment::Enum { variant: key } => {
                 out.push('/');
-                out.push_str(&toolgate_spec::config::location::escape(key));
+                out.push_str(&toolgate_model::config::location::escape(key));
             }
             Segment::Unknown => {}
         }
@@ -528,7 +528,7 @@ impl<E: std::fmt::Display> ErrViaDisplay<E> for ErrTag<E> {
 pub fn embedded_tools(
     source_id: &str,
     text: &str,
-) -> Result<Vec<toolgate_spec::import::ImportedTool>, crate::BuildError> {
+) -> Result<Vec<toolgate_model::import::ImportedTool>, crate::BuildError> {
     #[derive(serde::Deserialize)]
     struct Embedded {
         name: String,
@@ -547,7 +547,7 @@ pub fn embedded_tools(
         })?;
     Ok(list
         .into_iter()
-        .map(|e| toolgate_spec::import::ImportedTool {
+        .map(|e| toolgate_model::import::ImportedTool {
             name: e.name,
             original_name: e.original_name,
             description: e.description,
@@ -561,7 +561,7 @@ pub fn embedded_tools(
 }
 
 /// The conversion of a compiled OpenAPI source as codegen embeds it: the
-/// [`Conversion`](toolgate_spec::openapi::Conversion) serialized as JSON.
+/// [`Conversion`](toolgate_model::openapi::Conversion) serialized as JSON.
 ///
 /// # Errors
 /// `Source` naming `id` if the embedded text is not a conversion (a codegen bug, or a version
@@ -569,7 +569,7 @@ pub fn embedded_tools(
 pub fn embedded_openapi(
     id: &str,
     json: &str,
-) -> Result<toolgate_spec::openapi::Conversion, crate::BuildError> {
+) -> Result<toolgate_model::openapi::Conversion, crate::BuildError> {
     serde_json::from_str(json).map_err(|e| crate::BuildError::Source {
         source_id: id.to_string(),
         message: format!("embedded OpenAPI conversion does not parse: {e}"),

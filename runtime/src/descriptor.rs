@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolgate_spec::config::ExtraArguments;
-use toolgate_spec::dialect::{self, Dialect, ExportError, ToolSchema};
+use toolgate_model::config::ExtraArguments;
+use toolgate_model::dialect::{self, Dialect, ExportError, ToolSchema};
 
 /// MCP tool annotations (MCP 2025-06-18, `ToolAnnotations`): hints for clients, never trusted for
 /// security decisions.

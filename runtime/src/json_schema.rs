@@ -3,13 +3,13 @@
 //!
 //! The common real-world shape of a tool outside Rust: an OpenAI / Anthropic / MCP definition
 //! list, or a benchmark's function documents (BFCL). The definitions are imported with
-//! [`toolgate_spec::import`] (at build time by `tools.yaml`'s `json_schema:` section, or at run
+//! [`toolgate_model::import`] (at build time by `tools.yaml`'s `json_schema:` section, or at run
 //! time), and every call goes through the same toolset pipeline as any other tool: the
 //! arguments are validated against the imported schema before the handler sees them.
 //!
 //! ```
 //! use toolgate_runtime::{JsonSchemaSource, JsonToolCall, ToolOutput, Toolset};
-//! use toolgate_spec::import::{DefinitionFormat, import_document};
+//! use toolgate_model::import::{DefinitionFormat, import_document};
 //!
 //! let defs = r#"[{"name": "get_weather", "description": "Weather for a city.",
 //!                 "parameters": {"type": "object",
@@ -31,8 +31,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolgate_spec::import::ImportedTool;
-use toolgate_spec::names::{NameError, exported_name, validate_source_id, validate_tool_name};
+use toolgate_model::import::ImportedTool;
+use toolgate_model::names::{NameError, exported_name, validate_source_id, validate_tool_name};
 
 use crate::{
     ArgumentValidator, BoxFuture, ToolAnnotations, ToolContext, ToolDescriptor, ToolError,
@@ -140,7 +140,7 @@ struct Entry {
 /// A [`ToolSource`] of tools defined by JSON Schema documents, all answered by one handler.
 ///
 /// Tool names inside the toolset are `{id}.{name}` (exported as `{id}__{name}`, see
-/// [`toolgate_spec::names`]), or the bare names with [`prefix(false)`](JsonSchemaSourceBuilder::prefix).
+/// [`toolgate_model::names`]), or the bare names with [`prefix(false)`](JsonSchemaSourceBuilder::prefix).
 pub struct JsonSchemaSource {
     id: String,
     order: Vec<Arc<ToolDescriptor>>,

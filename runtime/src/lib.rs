@@ -50,7 +50,7 @@ pub use output::{Content, ResourceContents, ToolOutput};
 pub use source::{BoxFuture, SourceState, SourceStatus, ToolSource};
 pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;
-pub use toolgate_spec::dialect::Dialect;
+pub use toolgate_model::dialect::Dialect;
 pub use toolset::{COERCIONS_META_KEY, NameConflict, ToolsWatch, Toolset, ToolsetBuilder};
 pub use validate::{
     ArgumentPolicy, ArgumentValidator, Coercion, CoercionKind, ExtraArguments, Validated,

@@ -38,11 +38,11 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use toolgate_spec::config::location::escape;
+use toolgate_model::config::location::escape;
 
 use crate::{ArgumentError, ToolDescriptor, ToolError};
 
-pub use toolgate_spec::config::{ExtraArguments, ValidationMode};
+pub use toolgate_model::config::{ExtraArguments, ValidationMode};
 
 /// How one tool's arguments are checked: the [`ValidationMode`] and what happens to
 /// [`ExtraArguments`]. `From<ValidationMode>` gives the default for extra keys (reject).

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use support::peers::{self, PeerProcess};
+use toolgate_model::config::A2aAgent;
 use toolgate_runtime::a2a::{self, A2aBackend, call::META_KEY};
 use toolgate_runtime::remote::{PeerInfo, RemoteSource, ToolFilter};
 use toolgate_runtime::{
     Content, ErrorKind, SourceState, ToolContext, ToolError, ToolOutput, Toolset,
 };
-use toolgate_spec::config::A2aAgent;
 
 /// The 1x1 PNG the agents answer `files` with.
 const DOT_PNG_HEX: &str = "89504e470d0a1a0a0000000d4948445200000001000000010806000000\

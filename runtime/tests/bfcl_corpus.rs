@@ -11,7 +11,7 @@
 //!    `import_document`, which de-duplicates.
 //! 2. **Export**: every distinct imported tool is exported in every dialect through its
 //!    `ToolDescriptor` (`ToolDescriptor::export_with_notes`: `export`'s value and the notes)
-//!    and checked with `toolgate_spec::dialect::check::check`: no export may fail or break a rule.
+//!    and checked with `toolgate_model::dialect::check::check`: no export may fail or break a rule.
 //!    Exports that carry notes, and OpenAI strict fallbacks to `"strict": false`, are counted.
 //! 3. **Ground truth**: every ground-truth call is validated with the tool's `ArgumentValidator`
 //!    (compiled once per tool) against the imported schema. A BFCL answer gives, per parameter, a
@@ -29,9 +29,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
+use toolgate_model::dialect::check::check;
+use toolgate_model::import::{DefinitionFormat, ImportedTool, import_definition, import_document};
 use toolgate_runtime::{ArgumentValidator, Dialect, ToolDescriptor};
-use toolgate_spec::dialect::check::check;
-use toolgate_spec::import::{DefinitionFormat, ImportedTool, import_definition, import_document};
 
 #[path = "bfcl_corpus/ground_truth.rs"]
 mod ground_truth;

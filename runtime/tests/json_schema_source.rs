@@ -2,11 +2,11 @@
 //! calls; what `build()` refuses; names as exported to a model.
 
 use serde_json::{Value, json};
+use toolgate_model::import::{DefinitionFormat, import_document};
 use toolgate_runtime::testing::StubSource;
 use toolgate_runtime::{
     BuildError, ErrorKind, JsonSchemaSource, JsonSourceError, JsonToolCall, ToolOutput, Toolset,
 };
-use toolgate_spec::import::{DefinitionFormat, import_document};
 
 const DEFS: &str = r#"[
   {"name": "get_alerts", "description": "Alerts for a region.",

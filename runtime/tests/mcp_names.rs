@@ -7,10 +7,10 @@ mod support;
 
 use serde_json::{Value, json};
 use support::peers;
+use toolgate_model::names::{exported_name, fnv1a32, validate_tool_name};
 use toolgate_runtime::mcp::{McpBackend, McpConnection, McpOptions};
 use toolgate_runtime::remote::RemoteSource;
 use toolgate_runtime::{Dialect, SourceState, Toolset};
-use toolgate_spec::names::{exported_name, fnv1a32, validate_tool_name};
 
 /// The server's 70-character tool name (as in `odd_names_server.py`).
 const LONG: &str = "analytics.generate_quarterly_revenue_breakdown_by_regions_and_products";
@@ -76,7 +76,7 @@ async fn remote_tools_with_illegal_names_are_offered_under_provider_safe_names()
         ("files__Report_builder", "Report builder"),
         (long.as_str(), LONG),
     ] {
-        let internal = toolgate_spec::names::internal_name(exported).into_owned();
+        let internal = toolgate_model::names::internal_name(exported).into_owned();
         assert_eq!(exported_name(&internal), exported);
         for called in [exported, internal.as_str()] {
             let out = tools

@@ -242,7 +242,7 @@ async fn a_tools_own_strip_declaration_is_honoured_and_overridable() {
 
 #[tokio::test]
 async fn tools_yaml_policy_sets_modes_by_tool_and_source() {
-    let config = toolgate_spec::ToolsConfig::from_yaml_str(
+    let config = toolgate_model::ToolsConfig::from_yaml_str(
         "version: 1\n\
          policy:\n\
          \x20 defaults: {timeout_ms: 1500}\n\

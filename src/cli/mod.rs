@@ -17,7 +17,7 @@ use std::time::Duration;
 use clap::Parser;
 use serde_json::Value;
 use toolgate::builtin::BuiltinSettings;
-use toolgate::spec::config::{LoadedConfig, ToolsConfig};
+use toolgate::model::config::{LoadedConfig, ToolsConfig};
 use toolgate::{ErrorKind, ToolContext, Toolset};
 
 use args::{Cli, Command, OpenapiCommand, exit};
@@ -337,12 +337,12 @@ fn import_mcp(file: &Path) -> CmdResult {
             format!("error: cannot read `{}`: {e}", file.display()),
         )
     })?;
-    let parsed = toolgate::spec::config::parse_mcp_json(&text, file)
+    let parsed = toolgate::model::config::parse_mcp_json(&text, file)
         .map_err(|e| Failure::new(exit::CONFIG, e.to_string()))?;
     for w in &parsed.warnings {
         output::write_err(&w.to_string());
     }
-    output::print_text(&toolgate::spec::config::to_tools_yaml(
+    output::print_text(&toolgate::model::config::to_tools_yaml(
         &parsed.servers,
         file,
     ));
@@ -360,7 +360,7 @@ fn not_found(name: &str) -> Failure {
 /// Relative paths in its settings are relative to the file's folder.
 fn load_config(path: Option<&Path>) -> Result<(LoadedConfig, PathBuf), Failure> {
     let config_error =
-        |e: toolgate::spec::config::ConfigError| Failure::new(exit::CONFIG, e.to_string());
+        |e: toolgate::model::config::ConfigError| Failure::new(exit::CONFIG, e.to_string());
     let local = Path::new("tools.yaml");
     let path = match path {
         Some(p) => Some(p.to_path_buf()),
@@ -436,7 +436,7 @@ fn compiled_openapi_ids() -> std::collections::BTreeSet<String> {
             .tools
             .openapi
             .iter()
-            .filter(|e| e.load == toolgate::spec::config::LoadMode::Build)
+            .filter(|e| e.load == toolgate::model::config::LoadMode::Build)
             .map(|e| e.id.clone())
             .collect()
     })
@@ -449,7 +449,7 @@ fn warn_unknown_policy_tools(loaded: &LoadedConfig, tools: &Toolset) {
     let names: Vec<String> = tools.tools().iter().map(|d| d.name.clone()).collect();
     // A remote source's tools are known only after discovery: `{id}.` names are not checked.
     let remote = |name: &str| {
-        let internal = toolgate::spec::names::internal_name(name);
+        let internal = toolgate::model::names::internal_name(name);
         internal.split_once('.').is_some_and(|(prefix, _)| {
             tools
                 .sources()
@@ -463,13 +463,13 @@ fn warn_unknown_policy_tools(loaded: &LoadedConfig, tools: &Toolset) {
         }
         let pointer = format!(
             "/policy/tools/{}",
-            toolgate::spec::config::location::escape(name)
+            toolgate::model::config::location::escape(name)
         );
         let mut warning = loaded.warning_at(
             &pointer,
             format!("policy for `{name}`, which is not a tool of this toolset"),
         );
-        let internal = toolgate::spec::names::internal_name(name);
+        let internal = toolgate::model::names::internal_name(name);
         if names.iter().any(|n| *n == internal) {
             warning = warning.with_hint(format!(
                 "policies name tools as toolgate does: `{internal}`"

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolgate::spec::dialect::{Dialect, ToolSchema, export};
-use toolgate::spec::openapi::{
+use toolgate::model::dialect::{Dialect, ToolSchema, export};
+use toolgate::model::openapi::{
     BodyLayout, Conversion, ConvertOptions, Document, OpenApiError, Operation, Skipped, Warning,
     convert,
 };
@@ -97,10 +97,10 @@ fn arguments(op: &Operation) -> Vec<Argument> {
         .map(|(name, schema)| {
             let (location, wire) = if let Some(p) = op.parameters.iter().find(|p| &p.arg == name) {
                 let loc = match p.location {
-                    toolgate::spec::openapi::ParamLocation::Path => "path",
-                    toolgate::spec::openapi::ParamLocation::Query => "query",
-                    toolgate::spec::openapi::ParamLocation::Header => "header",
-                    toolgate::spec::openapi::ParamLocation::Cookie => "cookie",
+                    toolgate::model::openapi::ParamLocation::Path => "path",
+                    toolgate::model::openapi::ParamLocation::Query => "query",
+                    toolgate::model::openapi::ParamLocation::Header => "header",
+                    toolgate::model::openapi::ParamLocation::Cookie => "cookie",
                 };
                 (loc, (p.name != *name).then(|| p.name.clone()))
             } else {
@@ -322,7 +322,7 @@ pub(crate) fn print_source_report(id: &str, spec: &str, load: &str, c: &Conversi
 /// The conversion of a `load: runtime` entry whose `spec` is a file, for `toolgate check`
 /// (relative to the folder of tools.yaml); URLs are not fetched by `check`.
 pub(crate) fn convert_runtime_entry(
-    entry: &toolgate::spec::config::OpenApiSource,
+    entry: &toolgate::model::config::OpenApiSource,
     base: &Path,
 ) -> Option<Result<Conversion, OpenApiError>> {
     if entry.spec_is_url() {

@@ -24,7 +24,7 @@ pub(super) struct Writer;
 impl Write for Writer {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        let secrets = toolgate::spec::config::resolved_values();
+        let secrets = toolgate::model::config::resolved_values();
         let clean = toolgate_runtime::redact::scrub(&text, &secrets);
         std::io::stderr().lock().write_all(clean.as_bytes())?;
         Ok(buf.len())

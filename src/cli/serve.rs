@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use toolgate::Toolset;
 use toolgate::gateway::{DEFAULT_LISTEN, Gateway, GatewayError, mcp};
-use toolgate::spec::config::GatewayConfig;
+use toolgate::model::config::GatewayConfig;
 
 use super::args::exit;
 use super::{CmdResult, Failure, interrupted, output};

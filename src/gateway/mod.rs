@@ -30,8 +30,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use toolgate_model::config::GatewayConfig;
 use toolgate_runtime::{ProgressReporter, ToolContext, ToolError, ToolOutput, Toolset};
-use toolgate_spec::config::GatewayConfig;
 
 pub use security::Caller;
 
@@ -73,7 +73,7 @@ struct Inner {
 pub(crate) struct Settings {
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
-    pub(crate) api_keys: Vec<(toolgate_spec::config::Secret, Caller)>,
+    pub(crate) api_keys: Vec<(toolgate_model::config::Secret, Caller)>,
     pub(crate) max_body_bytes: usize,
     pub(crate) shutdown_grace: Duration,
     pub(crate) page_size: usize,
@@ -137,7 +137,7 @@ impl GatewayBuilder {
         roles: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
         self.settings.api_keys.push((
-            toolgate_spec::config::Secret::new(key),
+            toolgate_model::config::Secret::new(key),
             Caller {
                 name: Some(name.into()),
                 roles: roles.into_iter().map(Into::into).collect(),

@@ -212,7 +212,7 @@ fn schema_of_one_tool_in_each_dialect() {
 }
 
 /// `toolgate schema --all` in every dialect: every built-in is there, and every definition obeys
-/// the dialect's published rules (`toolgate::spec::dialect::check`, each rule with its source).
+/// the dialect's published rules (`toolgate::model::dialect::check`, each rule with its source).
 #[test]
 fn schema_all_in_each_dialect() {
     for (dialect, schema_key) in [
@@ -233,7 +233,7 @@ fn schema_all_in_each_dialect() {
         let parsed: toolgate::Dialect = dialect.parse().unwrap();
         for t in all {
             assert_eq!(t[schema_key]["type"], "object", "{dialect}: {t}");
-            let violations = toolgate::spec::dialect::check::check(parsed, t);
+            let violations = toolgate::model::dialect::check::check(parsed, t);
             assert!(violations.is_empty(), "{dialect}: {violations:?}\n{t:#}");
         }
     }

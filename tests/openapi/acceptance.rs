@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use toolgate_model::openapi::{Conversion, ConvertOptions, Document, SecurityScheme, convert};
 use toolgate_runtime::{OpenApiSource, ToolContext, ToolSource};
-use toolgate_spec::openapi::{Conversion, ConvertOptions, Document, SecurityScheme, convert};
 
 use crate::args;
 use crate::prism::{self, Prism};
@@ -260,7 +260,7 @@ pub async fn run(case: &Case) -> Option<Report> {
     if !creds.is_empty() {
         config["auth"] = json!({ "schemes": creds });
     }
-    let config: toolgate_spec::config::OpenApiSource =
+    let config: toolgate_model::config::OpenApiSource =
         serde_json::from_value(config).expect("an OpenAPI source config");
     let conversion = convert(&doc, &ConvertOptions::for_source(&config))
         .unwrap_or_else(|e| panic!("{}: convert: {e}", case.path));

@@ -1,5 +1,5 @@
 //! OpenAPI operations called for real: each document's operations converted into tools
-//! (`toolgate_spec::openapi::convert`), called through a `toolgate_runtime::OpenApiSource`
+//! (`toolgate_model::openapi::convert`), called through a `toolgate_runtime::OpenApiSource`
 //! with schema-valid generated arguments, against prism (npm `@stoplight/prism-cli`, installed
 //! by `scripts/install-peers.sh`) mocking the same document. Prism rejects any request that
 //! breaks the document (path, query, headers, body, content type), so a clean run means every

@@ -228,7 +228,7 @@ pub fn build(ctx: &Context<'_>) -> Table {
         "Codegen: one measurement per build, by the build script of the `{CODEGEN_PROFILE}` \
          build that produced this benchmark (cargo builds build scripts and their dependencies \
          unoptimized in release builds by default; this workspace's dev profile optimizes \
-         `toolgate-spec`, `serde_json` and `serde-saphyr`, so a debug build's codegen is \
+         `toolgate-model`, `serde_json` and `serde-saphyr`, so a debug build's codegen is \
          faster). `typed: false`: the generated Rust is the same few lines at every size; what \
          grows is the conversion embedded with `include_str!` (the typed face, one struct and \
          one `async fn` per operation, costs rustc about 17 ms per operation in a dev build: \

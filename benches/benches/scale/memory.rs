@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
 
 use serde_json::{Value, json};
-use toolgate::spec::dialect::Dialect;
+use toolgate::model::dialect::Dialect;
 use toolgate_benches::scale::Size;
 
 /// The system allocator, counting live bytes and allocations while [`ON`] is set.

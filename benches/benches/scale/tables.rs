@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use toolgate::spec::dialect::Dialect;
+use toolgate::model::dialect::Dialect;
 use toolgate_benches::harness::{
     Samples, fmt_bytes, fmt_duration, fmt_ratio, fmt_seconds, fmt_spread,
 };

@@ -1,6 +1,6 @@
 //! Problems worth a warning that do not fail the build.
 
-use toolgate_spec::Diagnostic;
+use toolgate_model::Diagnostic;
 
 use super::{Crate, Resolved};
 
@@ -53,7 +53,7 @@ pub(super) fn warn(c: &Crate<'_>, r: &mut Resolved) {
         if !name.contains('.') && !r.tools.iter().any(|t| &t.name == name) {
             let pointer = format!(
                 "/policy/tools/{}",
-                toolgate_spec::config::location::escape(name)
+                toolgate_model::config::location::escape(name)
             );
             let loc = c
                 .config

@@ -69,12 +69,12 @@ pub(crate) fn shared_items(config_name: &str, typed: bool) -> TokenStream {
         #[doc(hidden)]
         fn __toolgate_openapi_entry(
             id: &str,
-        ) -> ::core::result::Result<::toolgate::spec::config::OpenApiSource, ::toolgate::BuildError> {
+        ) -> ::core::result::Result<::toolgate::model::config::OpenApiSource, ::toolgate::BuildError> {
             static CONFIG: ::std::sync::OnceLock<
-                ::core::result::Result<::toolgate::spec::config::ToolsConfig, ::std::string::String>,
+                ::core::result::Result<::toolgate::model::config::ToolsConfig, ::std::string::String>,
             > = ::std::sync::OnceLock::new();
             let config = CONFIG.get_or_init(|| {
-                ::toolgate::spec::config::ToolsConfig::from_yaml_str(TOOLS_YAML, ::std::path::Path::new(#config_name))
+                ::toolgate::model::config::ToolsConfig::from_yaml_str(TOOLS_YAML, ::std::path::Path::new(#config_name))
                     .map(|loaded| loaded.config)
                     .map_err(|e| e.to_string())
             });

@@ -21,7 +21,7 @@ fn exported_mcp_definitions() {
 }
 
 /// Every tool of the example, in every dialect, obeys the rules of that dialect as the
-/// providers publish them (`toolgate::spec::dialect::check`, each rule with its source), and
+/// providers publish them (`toolgate::model::dialect::check`, each rule with its source), and
 /// every change a dialect made is an export note (`strict: false` never comes without one).
 #[test]
 fn every_dialect_obeys_its_published_rules() {
@@ -29,7 +29,7 @@ fn every_dialect_obeys_its_published_rules() {
     for dialect in Dialect::ALL {
         for d in tools.tools() {
             let (def, notes) = d.export_with_notes(dialect).unwrap();
-            let violations = toolgate::spec::dialect::check::check(dialect, &def);
+            let violations = toolgate::model::dialect::check::check(dialect, &def);
             assert!(
                 violations.is_empty(),
                 "{dialect} {}: {violations:?}\n{def:#}",

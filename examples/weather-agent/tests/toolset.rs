@@ -628,7 +628,7 @@ fn export_lists_every_tool_in_every_dialect() {
         let defs = t.export(dialect).unwrap();
         assert_eq!(defs.len(), TOOLS.len(), "{dialect:?}");
         for (def, name) in defs.iter().zip(TOOLS) {
-            let exported = toolgate::spec::names::exported_name(name);
+            let exported = toolgate::model::names::exported_name(name);
             assert_eq!(def["name"], exported.as_ref(), "{dialect:?}: {def}");
             let schema = match dialect {
                 Dialect::Mcp => &def["inputSchema"],

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderName, HeaderValue};
-use toolgate_spec::config::{ApiKeyLocation, AuthConfig, Interpolated, SchemeCredentials, Secret};
+use toolgate_model::config::{ApiKeyLocation, AuthConfig, Interpolated, SchemeCredentials, Secret};
 
 use super::card::SecurityScheme;
 

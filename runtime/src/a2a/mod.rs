@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::watch;
-use toolgate_spec::config::A2aAgent;
+use toolgate_model::config::A2aAgent;
 
 use crate::remote::{PeerInfo, RemoteBackend, RemoteSource, ToolFilter};
 use crate::{BoxFuture, BuildError, ErrorKind, ToolContext, ToolDescriptor, ToolError, ToolOutput};
@@ -122,7 +122,7 @@ impl A2aBackend {
         id: impl Into<String>,
         url: Option<&str>,
         card_url: Option<&str>,
-        auth: Option<&toolgate_spec::config::AuthConfig>,
+        auth: Option<&toolgate_model::config::AuthConfig>,
         options: A2aOptions,
     ) -> Result<Self, BuildError> {
         let id = id.into();
@@ -473,7 +473,7 @@ impl crate::ToolsetBuilder {
     /// # Errors
     /// At [`build`](crate::ToolsetBuilder::build): [`BuildError::Source`] for an unset
     /// environment variable, a bad URL or an invalid glob.
-    pub fn a2a_agents(mut self, tools: &toolgate_spec::config::ToolsSection) -> Self {
+    pub fn a2a_agents(mut self, tools: &toolgate_model::config::ToolsSection) -> Self {
         let global = ToolFilter::new("tools", &tools.allow, &tools.deny);
         for agent in &tools.a2a {
             let agent = agent.clone();
@@ -493,7 +493,7 @@ impl crate::ToolsetBuilder {
     /// At [`build`](crate::ToolsetBuilder::build): [`BuildError::Source`] when the text does
     /// not load, and as [`a2a_agents`](Self::a2a_agents).
     pub fn a2a_agents_from_yaml(self, yaml: &str) -> Self {
-        match toolgate_spec::config::ToolsConfig::from_yaml_str(yaml, Path::new("tools.yaml")) {
+        match toolgate_model::config::ToolsConfig::from_yaml_str(yaml, Path::new("tools.yaml")) {
             Ok(loaded) => self.a2a_agents(&loaded.config.tools),
             Err(e) => {
                 let message = e.to_string();

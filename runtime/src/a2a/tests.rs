@@ -553,8 +553,8 @@ async fn credentials_go_only_to_the_cards_host_or_allowed_hosts() {
     // The card is on 127.0.0.1; the endpoint it names is `localhost` (another host).
     let endpoint = elsewhere.base.replace("127.0.0.1", "localhost");
     let card = c31_card(&format!("{endpoint}/a2a"));
-    let auth = toolgate_spec::config::AuthConfig::Bearer(
-        toolgate_spec::config::Interpolated::new("s3cret-token").unwrap(),
+    let auth = toolgate_model::config::AuthConfig::Bearer(
+        toolgate_model::config::Interpolated::new("s3cret-token").unwrap(),
     );
     let card_server = TestServer::start(vec![ok_json(&card)]).await;
     let with_token = A2aBackend::new(

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::watch;
-use toolgate_spec::config::{McpServer, McpTransport};
+use toolgate_model::config::{McpServer, McpTransport};
 
 use crate::remote::{PeerInfo, RemoteBackend, RemoteSource, ToolFilter};
 use crate::{BoxFuture, BuildError, ToolContext, ToolDescriptor, ToolError, ToolOutput};
@@ -194,7 +194,7 @@ impl crate::ToolsetBuilder {
     /// environment variable or an invalid glob.
     pub fn mcp_servers(
         mut self,
-        tools: &toolgate_spec::config::ToolsSection,
+        tools: &toolgate_model::config::ToolsSection,
         base_dir: impl AsRef<Path>,
     ) -> Self {
         let base = base_dir.as_ref().to_path_buf();
@@ -218,7 +218,7 @@ impl crate::ToolsetBuilder {
     /// At [`build`](crate::ToolsetBuilder::build): [`BuildError::Source`] when the text does
     /// not load, and as [`mcp_servers`](Self::mcp_servers).
     pub fn mcp_servers_from_yaml(self, yaml: &str, base_dir: impl AsRef<Path>) -> Self {
-        match toolgate_spec::config::ToolsConfig::from_yaml_str(yaml, Path::new("tools.yaml")) {
+        match toolgate_model::config::ToolsConfig::from_yaml_str(yaml, Path::new("tools.yaml")) {
             Ok(loaded) => self.mcp_servers(&loaded.config.tools, base_dir),
             Err(e) => {
                 let message = e.to_string();
@@ -235,16 +235,16 @@ impl crate::ToolsetBuilder {
 
 fn connection(server: &McpServer, base_dir: &Path) -> Result<McpConnection, BuildError> {
     let id = &server.id;
-    let resolve = |what: &str, v: &toolgate_spec::config::Interpolated| {
+    let resolve = |what: &str, v: &toolgate_model::config::Interpolated| {
         v.resolve()
-            .map(toolgate_spec::config::Secret::into_inner)
+            .map(toolgate_model::config::Secret::into_inner)
             .map_err(|e| BuildError::Source {
                 source_id: id.clone(),
                 message: format!("{what}: {e}"),
             })
     };
-    let headers = |headers: &BTreeMap<String, toolgate_spec::config::Interpolated>,
-                   bearer: &Option<toolgate_spec::config::Interpolated>| {
+    let headers = |headers: &BTreeMap<String, toolgate_model::config::Interpolated>,
+                   bearer: &Option<toolgate_model::config::Interpolated>| {
         let mut out = BTreeMap::new();
         for (k, v) in headers {
             out.insert(k.clone(), resolve(&format!("header `{k}`"), v)?);

@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use toolgate_spec::config::{
+use toolgate_model::config::{
     ApiKeyLocation, AuthConfig, Interpolated, OAuth2ClientCredentials, SchemeCredentials, Secret,
 };
-use toolgate_spec::openapi::{Conversion, Operation, ParamLocation, SecurityScheme};
+use toolgate_model::openapi::{Conversion, Operation, ParamLocation, SecurityScheme};
 
 use super::style;
 use crate::ToolError;
@@ -129,7 +129,7 @@ fn resolve(
 
 fn basic(
     id: &str,
-    b: &toolgate_spec::config::BasicAuth,
+    b: &toolgate_model::config::BasicAuth,
     secrets: &mut Vec<String>,
 ) -> Result<Secret, String> {
     let user = resolve(id, "basic username", &b.username, secrets)?;

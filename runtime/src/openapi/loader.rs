@@ -9,8 +9,8 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use toolgate_spec::config::{LoadMode, OpenApiSource as OpenApiConfig, ToolsSection};
-use toolgate_spec::openapi::{ConvertOptions, Document, convert};
+use toolgate_model::config::{LoadMode, OpenApiSource as OpenApiConfig, ToolsSection};
+use toolgate_model::openapi::{ConvertOptions, Document, convert};
 
 use super::OpenApiSource;
 use crate::source::BoxFuture;
@@ -328,7 +328,7 @@ impl crate::ToolsetBuilder {
     /// At [`build`](crate::ToolsetBuilder::build): [`BuildError::Source`] when the text does not
     /// load.
     pub fn openapi_sources_from_yaml(self, yaml: &str, base_dir: impl AsRef<Path>) -> Self {
-        match toolgate_spec::config::ToolsConfig::from_yaml_str(yaml, Path::new("tools.yaml")) {
+        match toolgate_model::config::ToolsConfig::from_yaml_str(yaml, Path::new("tools.yaml")) {
             Ok(loaded) => self.openapi_sources(&loaded.config.tools, base_dir, LoadFilter::Runtime),
             Err(e) => {
                 let message = e.to_string();

@@ -1,7 +1,7 @@
 //! OpenAPI operations as tools: the run-time HTTP binding.
 //!
 //! An [`OpenApiSource`] serves the tools of one converted OpenAPI document
-//! ([`toolgate_spec::openapi::Conversion`]): each call is turned into the HTTP request the
+//! ([`toolgate_model::openapi::Conversion`]): each call is turned into the HTTP request the
 //! operation describes (OAS 3.1 §4.8.10 "Operation Object"), sent through one pooled,
 //! host-guarded `reqwest::Client`, and the response mapped to a [`ToolOutput`] or a
 //! [`ToolError`]. The rules, each in its own module:
@@ -41,15 +41,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use toolgate_spec::config::{Interpolated, Secret};
-use toolgate_spec::openapi::FillFrom;
+use toolgate_model::config::{Interpolated, Secret};
+use toolgate_model::openapi::FillFrom;
 
 pub use loader::LoadFilter;
 /// The HTTP client an [`OpenApiHook`] sees requests of (`reqwest::Request`).
 pub use reqwest;
 pub use response::EXCERPT_BYTES;
 /// The conversion model: an [`OpenApiHook`] is handed the [`Operation`] being called.
-pub use toolgate_spec::openapi::{Conversion, Operation};
+pub use toolgate_model::openapi::{Conversion, Operation};
 
 use crate::net::HostRules;
 use crate::source::BoxFuture;
@@ -63,7 +63,7 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
 ///
 /// ```
 /// use toolgate_runtime::{OpenApiHook, ToolContext, ToolError};
-/// use toolgate_spec::openapi::Operation;
+/// use toolgate_model::openapi::Operation;
 ///
 /// struct Tenant;
 /// impl OpenApiHook for Tenant {
@@ -206,7 +206,7 @@ impl std::fmt::Debug for OpenApiSource {
 pub struct OpenApiSourceBuilder {
     id: String,
     conversion: Conversion,
-    config: Option<toolgate_spec::config::OpenApiSource>,
+    config: Option<toolgate_model::config::OpenApiSource>,
     spec_url: Option<reqwest::Url>,
     hook: Option<Arc<dyn OpenApiHook>>,
     client: Option<reqwest::Client>,
@@ -333,7 +333,7 @@ fn descriptor(
     id: &str,
     prefix: bool,
     op: &Operation,
-    config: Option<&toolgate_spec::config::OpenApiSource>,
+    config: Option<&toolgate_model::config::OpenApiSource>,
 ) -> ToolDescriptor {
     let method = op.method.to_ascii_uppercase();
     let read_only = matches!(method.as_str(), "GET" | "HEAD" | "OPTIONS");
@@ -378,7 +378,7 @@ impl OpenApiSourceBuilder {
     /// The tools.yaml entry: base URL, server variables, auth, allowed hosts, private
     /// addresses, timeout, response limit, prefix, category.
     #[must_use]
-    pub fn config(mut self, config: &toolgate_spec::config::OpenApiSource) -> Self {
+    pub fn config(mut self, config: &toolgate_model::config::OpenApiSource) -> Self {
         self.config = Some(config.clone());
         self
     }
@@ -494,7 +494,7 @@ impl OpenApiSourceBuilder {
                     if !value.1 {
                         secret_header_fill |= op.parameters.iter().any(|p| {
                             p.arg == fill.arg
-                                && p.location == toolgate_spec::openapi::ParamLocation::Header
+                                && p.location == toolgate_model::openapi::ParamLocation::Header
                         });
                     }
                     fills.insert(fill.arg.clone(), value.0);

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
-use toolgate_spec::config::{ContextField, Secret};
-use toolgate_spec::openapi::{
+use toolgate_model::config::{ContextField, Secret};
+use toolgate_model::openapi::{
     BodyEncoding, BodyLayout, FillFrom, Operation, ParamLocation, RequestBody, Server,
 };
 

@@ -30,7 +30,7 @@
 
 use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
-use toolgate_spec::openapi::{FieldEncoding, ParamStyle, Parameter};
+use toolgate_model::openapi::{FieldEncoding, ParamStyle, Parameter};
 
 /// Everything but RFC 3986 unreserved characters.
 const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
@@ -274,7 +274,7 @@ pub(crate) fn form_field(name: &str, v: &Value, enc: Option<&FieldEncoding>) -> 
     let p = Parameter {
         name: name.to_string(),
         arg: name.to_string(),
-        location: toolgate_spec::openapi::ParamLocation::Query,
+        location: toolgate_model::openapi::ParamLocation::Query,
         style,
         explode: enc
             .and_then(|e| e.explode)
@@ -330,7 +330,7 @@ pub(crate) fn is_absent(v: Option<&Value>) -> bool {
 #[cfg(test)]
 pub(crate) fn param(
     name: &str,
-    location: toolgate_spec::openapi::ParamLocation,
+    location: toolgate_model::openapi::ParamLocation,
     style: ParamStyle,
     explode: bool,
 ) -> Parameter {

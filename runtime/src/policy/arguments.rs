@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 
 use glob::Pattern;
 use serde_json::Value;
-use toolgate_spec::config::ArgumentRule;
+use toolgate_model::config::ArgumentRule;
 use tower::{Layer, Service};
 
 use super::{Call, CallFuture, LayerInputs};
@@ -211,7 +211,7 @@ fn shown(value: &Value) -> String {
 
 /// Whether `rule` applies to tool `name` (its globs, on either name form; none: every tool).
 fn applies(rule: &ArgumentRule, name: &str) -> bool {
-    let exported = toolgate_spec::names::exported_name(name);
+    let exported = toolgate_model::names::exported_name(name);
     rule.tools.is_empty()
         || rule.tools.iter().any(|g| {
             Pattern::new(g)

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use toolgate_spec::config::{AccessRule, PolicyConfig};
+use toolgate_model::config::{AccessRule, PolicyConfig};
 use tower::{Layer, Service};
 
 use super::{Call, CallFuture, LayerInputs};
@@ -139,7 +139,7 @@ fn matches_unlisted(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
 /// Whether `rule`'s `tools` globs (either name form) and `sources` select `tool` (none: every
 /// tool).
 fn matches_name_and_source(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
-    let exported = toolgate_spec::names::exported_name(&tool.name);
+    let exported = toolgate_model::names::exported_name(&tool.name);
     (rule.tools.is_empty()
         || rule.tools.iter().any(|g| {
             glob::Pattern::new(g)
@@ -252,7 +252,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolgate_spec::config::ToolPolicy;
+    use toolgate_model::config::ToolPolicy;
 
     fn tool(name: &str, dangerous: bool) -> ToolDescriptor {
         ToolDescriptor {

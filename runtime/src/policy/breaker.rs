@@ -26,7 +26,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tower::{Layer, Service};
 
-use toolgate_spec::config::CircuitBreakerConfig;
+use toolgate_model::config::CircuitBreakerConfig;
 
 use super::{Call, CallFuture, LayerInputs};
 use crate::{ErrorKind, ToolError, ToolOutput};

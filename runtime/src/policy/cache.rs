@@ -296,7 +296,7 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use serde_json::json;
-    use toolgate_spec::config::PolicyConfig;
+    use toolgate_model::config::PolicyConfig;
 
     use super::*;
     use crate::policy::{CallReport, Pipeline};

@@ -202,7 +202,7 @@ mod tests {
 
     use serde_json::Value;
     use tokio_util::sync::CancellationToken;
-    use toolgate_spec::config::PolicyConfig;
+    use toolgate_model::config::PolicyConfig;
 
     use super::*;
     use crate::policy::{CallReport, Pipeline};

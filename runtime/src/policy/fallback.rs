@@ -1,7 +1,7 @@
 //! The fallback layer: another tool for given error kinds.
 //!
 //! The outermost layer. When a tool's effective policy has a `fallback` (see
-//! [`Fallback`](toolgate_spec::config::Fallback)) and a call fails with one of its `on` kinds
+//! [`Fallback`](toolgate_model::config::Fallback)) and a call fails with one of its `on` kinds
 //! (the structured [`ErrorKind`], never the message), the fallback tool is called through the
 //! same toolset, under the same identity and deadline (with its own pipeline: its policy, its
 //! limits), with the arguments mapped by JSON pointers (no mapping: the same arguments).
@@ -188,7 +188,7 @@ mod tests {
     use super::*;
     use crate::testing::StubSource;
     use crate::{ToolContext, Toolset};
-    use toolgate_spec::config::{Fallback, PolicyConfig, ToolPolicy};
+    use toolgate_model::config::{Fallback, PolicyConfig, ToolPolicy};
 
     fn fallback(tool: &str, on: &[&str], arguments: &[(&str, &str)]) -> ToolPolicy {
         ToolPolicy {
@@ -406,7 +406,7 @@ mod tests {
         // The tool's rules still apply, whatever its unknown `dangerous` mark: a caller without
         // the role gets the source's error, not the fallback.
         let mut guarded = policy(&["network"]);
-        guarded.rules = vec![toolgate_spec::config::AccessRule {
+        guarded.rules = vec![toolgate_model::config::AccessRule {
             dangerous: Some(true),
             roles: vec!["admin".into()],
             ..Default::default()
@@ -431,6 +431,6 @@ mod tests {
     #[test]
     fn spec_kind_names_match_error_kinds() {
         let ours: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
-        assert_eq!(ours, toolgate_spec::config::ERROR_KINDS);
+        assert_eq!(ours, toolgate_model::config::ERROR_KINDS);
     }
 }

@@ -45,7 +45,7 @@ use serde_json::Value;
 use tower::ServiceBuilder;
 use tower::util::BoxCloneSyncService;
 
-use toolgate_spec::config::{PolicyConfig, ToolPolicy};
+use toolgate_model::config::{PolicyConfig, ToolPolicy};
 
 use crate::{BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource};
 

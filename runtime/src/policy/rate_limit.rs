@@ -44,7 +44,7 @@ use governor::{NotUntil, Quota, RateLimiter};
 use serde_json::json;
 use tower::{Layer, Service};
 
-use toolgate_spec::config::{RateLimit, parse_rate_limit};
+use toolgate_model::config::{RateLimit, parse_rate_limit};
 
 use super::{Call, CallFuture, LayerInputs};
 use crate::{ErrorKind, ToolError, ToolOutput};
@@ -349,7 +349,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use serde_json::Value;
-    use toolgate_spec::config::{PolicyConfig, ToolPolicy};
+    use toolgate_model::config::{PolicyConfig, ToolPolicy};
     use tower::ServiceExt;
 
     use super::*;

@@ -264,7 +264,7 @@ mod tests {
     use super::*;
     use crate::policy::Pipeline;
     use crate::{ErrorKind, ToolContext};
-    use toolgate_spec::config::{PolicyConfig, ToolPolicy};
+    use toolgate_model::config::{PolicyConfig, ToolPolicy};
 
     fn unavailable() -> ToolError {
         ToolError::upstream("HTTP 503").with_retryable(true)

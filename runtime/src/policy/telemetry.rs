@@ -343,7 +343,7 @@ mod tests {
     use std::sync::Mutex;
 
     use serde_json::json;
-    use toolgate_spec::config::PolicyConfig;
+    use toolgate_model::config::PolicyConfig;
     use tower::ServiceExt;
     use tracing_subscriber::layer::{Context as LayerContext, SubscriberExt};
     use tracing_subscriber::registry::LookupSpan;

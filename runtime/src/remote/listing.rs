@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use toolgate_spec::names;
+use toolgate_model::names;
 
 use super::{Catalog, RemoteSource};
 use crate::ToolDescriptor;

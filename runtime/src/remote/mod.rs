@@ -12,7 +12,7 @@
 //! A remote end may name a tool anything its protocol allows (`admin.tools.list`,
 //! `Report builder`, 70 characters); a model provider only takes `^[a-zA-Z0-9_-]{1,64}$`, and
 //! one bad name fails the whole request. So each tool is offered under a provider-safe name,
-//! [`toolgate_spec::names::provider_safe`] (the rule of the OpenAPI conversion): every illegal
+//! [`toolgate_model::names::provider_safe`] (the rule of the OpenAPI conversion): every illegal
 //! character becomes `_`, and a name too long for the 64 characters left after the exported
 //! `{id}__` prefix keeps its head, then `_` and 8 hex digits of the FNV-1a 32 hash of the remote
 //! name. `files` offering `admin.tools.list` gives `files.admin_tools_list` in the toolset,

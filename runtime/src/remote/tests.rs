@@ -248,7 +248,7 @@ fn names_of(tools: &Toolset) -> Vec<String> {
 }
 
 fn hash(remote: &str) -> String {
-    format!("{:08x}", toolgate_spec::names::fnv1a32(remote))
+    format!("{:08x}", toolgate_model::names::fnv1a32(remote))
 }
 
 /// cases.md C10: names MCP allows but providers do not are offered under provider-safe names,
@@ -301,7 +301,7 @@ async fn illegal_remote_names_are_offered_under_provider_safe_names() {
         ]
     );
     for name in &exported {
-        assert!(toolgate_spec::validate_tool_name(name).is_ok(), "{name}");
+        assert!(toolgate_model::validate_tool_name(name).is_ok(), "{name}");
     }
     assert_eq!(exported[2].len(), 64, "the prefix counts toward 64");
     for (called, remote) in [
@@ -362,7 +362,7 @@ async fn sanitised_names_that_clash_get_hash_suffixes() {
     assert!(status.rejected.is_empty(), "{:?}", status.rejected);
     assert_eq!(names_of(&tools), expected);
     for (name, remote) in expected.iter().zip(listing) {
-        let exported = toolgate_spec::names::exported_name(name).into_owned();
+        let exported = toolgate_model::names::exported_name(name).into_owned();
         let out = tools.call(&exported, json!({})).await.unwrap();
         assert!(
             out.text_joined().contains(&format!(" as {remote}: ")),

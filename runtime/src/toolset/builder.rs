@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use toolgate_spec::config::PolicyConfig;
+use toolgate_model::config::PolicyConfig;
 
 use super::{Inner, StaticFactory, Toolset};
 use crate::policy::validate::{Overrides, Settings as Validation};
@@ -199,11 +199,11 @@ impl ToolsetBuilder {
         if let Some(t) = policy.defaults.timeout() {
             self.default_timeout = Some(t);
         }
-        let apply = |o: &mut Overrides, p: &toolgate_spec::config::ToolPolicy| {
+        let apply = |o: &mut Overrides, p: &toolgate_model::config::ToolPolicy| {
             o.mode = p.validation.or(o.mode);
             o.extra = p.extra_arguments.or(o.extra);
         };
-        let any = |p: &toolgate_spec::config::ToolPolicy| {
+        let any = |p: &toolgate_model::config::ToolPolicy| {
             p.validation.is_some() || p.extra_arguments.is_some()
         };
         if any(&policy.defaults) {
@@ -276,7 +276,7 @@ impl ToolsetBuilder {
             for d in s.tools() {
                 // Unique as named inside toolgate and as exported (`a.b` and `a__b` would be
                 // one name to a model).
-                let exported = toolgate_spec::names::exported_name(&d.name).into_owned();
+                let exported = toolgate_model::names::exported_name(&d.name).into_owned();
                 let first = names.get(&d.name).or_else(|| names.get(&exported)).cloned();
                 if let Some(first) = first {
                     return Err(BuildError::DuplicateTool {

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
-use toolgate_spec::dialect::{Dialect, ExportError};
+use toolgate_model::dialect::{Dialect, ExportError};
 
 use tower::ServiceExt;
 
@@ -252,7 +252,7 @@ impl Toolset {
     }
 
     /// The source and descriptor of tool `name`: its name inside toolgate, or the name a model
-    /// sees (`{source}__{tool}` for `{source}.{tool}`, see `toolgate_spec::names`), so that a
+    /// sees (`{source}__{tool}` for `{source}.{tool}`, see `toolgate_model::names`), so that a
     /// model's tool call can be passed on as it is.
     fn resolve(&self, name: &str) -> Option<(&Arc<dyn ToolSource>, Arc<ToolDescriptor>)> {
         let find = |name: &str| {
@@ -262,7 +262,7 @@ impl Toolset {
                 .find_map(|s| s.descriptor(name).map(|d| (s, d)))
         };
         find(name).or_else(|| {
-            let internal = toolgate_spec::names::internal_name(name);
+            let internal = toolgate_model::names::internal_name(name);
             match internal {
                 std::borrow::Cow::Owned(internal) => find(&internal),
                 std::borrow::Cow::Borrowed(_) => None,
@@ -278,7 +278,7 @@ impl Toolset {
         &self,
         name: &str,
     ) -> Result<(&Arc<dyn ToolSource>, Arc<ToolDescriptor>), ToolError> {
-        let internal = toolgate_spec::names::internal_name(name);
+        let internal = toolgate_model::names::internal_name(name);
         let prefixed = internal.split_once('.').and_then(|(prefix, _)| {
             self.inner
                 .sources
@@ -310,7 +310,7 @@ impl Toolset {
         let mut conflicts = Vec::new();
         for source in &self.inner.sources {
             for d in source.tools() {
-                let exported = toolgate_spec::names::exported_name(&d.name).into_owned();
+                let exported = toolgate_model::names::exported_name(&d.name).into_owned();
                 match owner.get(&exported) {
                     Some(first) if *first != source.id() => conflicts.push(NameConflict {
                         name: d.name.clone(),
@@ -614,7 +614,7 @@ impl Toolset {
         if error.kind() == crate::ErrorKind::NotFound {
             return Err(error);
         }
-        let internal = toolgate_spec::names::internal_name(name);
+        let internal = toolgate_model::names::internal_name(name);
         let Some(source) = internal.split_once('.').and_then(|(prefix, _)| {
             self.inner
                 .sources

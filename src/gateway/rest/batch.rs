@@ -14,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 use toolgate_runtime::{ErrorKind, ToolContext, ToolError, ToolOutput};
 use utoipa::ToSchema;
 
+use super::api_doc::{CallArguments, ToolErrorBody, ToolOutputSchema};
 use super::call::{body_rejection, check_content_type};
 use super::error::RestError;
-use super::openapi::{CallArguments, ToolErrorBody, ToolOutputSchema};
 use crate::gateway::{Caller, Gateway, InFlight};
 
 /// How many calls of a batch run at once when the request does not say.

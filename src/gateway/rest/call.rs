@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use toolgate_runtime::{ArgumentError, ErrorKind, ProgressReporter, ToolError, ToolOutput};
 use utoipa::IntoParams;
 
+use super::api_doc::{CallArguments, ToolErrorBody, ToolOutputSchema};
 use super::error::RestError;
-use super::openapi::{CallArguments, ToolErrorBody, ToolOutputSchema};
 use super::{ApiQuery, ToolName};
 use crate::gateway::{Caller, Gateway};
 

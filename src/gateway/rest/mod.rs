@@ -23,10 +23,10 @@
 //! The REST router owns the gateway's fallback (unknown routes anywhere answer the ToolError
 //! JSON 404): routers merged with it must not set one of their own (axum refuses two).
 
+pub mod api_doc;
 pub mod batch;
 pub mod error;
 pub mod health;
-pub mod openapi;
 pub mod sources;
 pub mod tools;
 
@@ -58,7 +58,7 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
         .route("/tools/{name}/call", post(call::call_tool))
         .route("/calls", post(batch::call_batch))
         .route("/sources", get(sources::list_sources))
-        .route("/openapi.json", get(openapi::get_openapi))
+        .route("/openapi.json", get(api_doc::get_openapi))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         .with_state(gateway.clone())

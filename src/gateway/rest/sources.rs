@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use toolgate_runtime::SourceStatus;
 use utoipa::ToSchema;
 
-use super::openapi::SourceStatusSchema;
+use super::api_doc::SourceStatusSchema;
 use crate::gateway::Gateway;
 
 /// The body of `GET /sources`.

@@ -14,7 +14,7 @@ use toolgate_runtime::{
     ToolOutput, ToolSource, Toolset,
 };
 
-use super::openapi::{assemble, document_for};
+use super::api_doc::{assemble, document_for};
 use crate::gateway::Gateway;
 
 /// Sets its flag when dropped: tells whether a tool's future was dropped (the call stopped).

@@ -8,16 +8,16 @@ use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toolgate_model::names::exported_name;
 use toolgate_runtime::{
     Dialect, ErrorKind, SourceStatus, ToolAnnotations, ToolDescriptor, ToolError,
 };
-use toolgate_spec::names::exported_name;
 use utoipa::{IntoParams, ToSchema};
 
-use super::error::RestError;
-use super::openapi::{
+use super::api_doc::{
     DialectName, SourceStatusSchema, ToolAnnotationsSchema, ToolDescriptorSchema, ToolErrorBody,
 };
+use super::error::RestError;
 use super::{ApiQuery, ToolName};
 use crate::gateway::{Caller, Gateway};
 

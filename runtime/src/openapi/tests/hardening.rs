@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use toolgate_spec::openapi::{Fill, FillFrom, ParamLocation, ParamStyle, SecurityScheme};
+use toolgate_model::openapi::{Fill, FillFrom, ParamLocation, ParamStyle, SecurityScheme};
 
 use super::server::TestServer;
 use super::{config, conversion, op};

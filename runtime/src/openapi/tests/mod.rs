@@ -9,10 +9,10 @@ mod style;
 mod wire;
 
 use serde_json::json;
-use toolgate_spec::openapi::{Conversion, Operation, Server};
+use toolgate_model::openapi::{Conversion, Operation, Server};
 
 /// A tools.yaml entry `{"id": "api", "spec": "api.yaml", "allow_private": true}` plus `extra`.
-pub(super) fn config(extra: serde_json::Value) -> toolgate_spec::config::OpenApiSource {
+pub(super) fn config(extra: serde_json::Value) -> toolgate_model::config::OpenApiSource {
     let mut base = json!({"id": "api", "spec": "api.yaml", "allow_private": true});
     base.as_object_mut()
         .unwrap()

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use toolgate_spec::openapi::{
+use toolgate_model::openapi::{
     BodyEncoding, BodyField, BodyLayout, FieldEncoding, ParamLocation, ParamStyle, RequestBody,
     SecurityScheme,
 };
@@ -126,7 +126,7 @@ fn c11_label_and_array_values_making_a_dot_segment() {
 }
 
 /// A source whose `search` sends `X-API-Key` and whose `token` sends a bearer token.
-fn keyed(base: &str) -> toolgate_spec::openapi::Conversion {
+fn keyed(base: &str) -> toolgate_model::openapi::Conversion {
     let mut search = op("search", "GET", "/search");
     search
         .parameters

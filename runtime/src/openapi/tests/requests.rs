@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
-use toolgate_spec::config::{ContextField, Secret};
-use toolgate_spec::openapi::{
+use toolgate_model::config::{ContextField, Secret};
+use toolgate_model::openapi::{
     BodyEncoding, BodyField, BodyLayout, Fill, FillFrom, ParamLocation, ParamStyle, RequestBody,
     Server, ServerVariable,
 };

@@ -2,8 +2,8 @@
 //! (`color`: `""`, `"blue"`, `["blue","black","brown"]`, `{"R":100,"G":200,"B":150}`).
 
 use serde_json::{Value, json};
-use toolgate_spec::openapi::ParamLocation::{Cookie, Header, Path, Query};
-use toolgate_spec::openapi::ParamStyle::{
+use toolgate_model::openapi::ParamLocation::{Cookie, Header, Path, Query};
+use toolgate_model::openapi::ParamStyle::{
     DeepObject, Form, Label, Matrix, PipeDelimited, Simple, SpaceDelimited,
 };
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::json;
-use toolgate_spec::openapi::{
+use toolgate_model::openapi::{
     BodyEncoding, BodyField, BodyLayout, ParamLocation, ParamStyle, RequestBody, SecurityScheme,
 };
 
@@ -112,7 +112,7 @@ async fn c15_form_body_and_cookie() {
     assert_eq!(r.header("cookie"), Some("session=abc"));
 }
 
-fn c18_conversion(base: &str) -> toolgate_spec::openapi::Conversion {
+fn c18_conversion(base: &str) -> toolgate_model::openapi::Conversion {
     let q = || param("q", ParamLocation::Query, ParamStyle::Form, true);
     let mut search = op("search", "GET", "/search");
     search.parameters.push(q());
@@ -363,7 +363,7 @@ async fn redirect_to_another_host_is_refused() {
 #[tokio::test]
 async fn private_address_needs_allow_private() {
     let server = TestServer::start(vec![("200 OK", Vec::new())]).await;
-    let cfg: toolgate_spec::config::OpenApiSource =
+    let cfg: toolgate_model::config::OpenApiSource =
         serde_json::from_value(json!({"id": "api", "spec": "api.yaml"})).unwrap();
     let source =
         OpenApiSource::builder("api", conversion(&server.base, vec![op("p", "GET", "/p")]))

@@ -46,10 +46,10 @@ use rmcp::model::{
     UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use toolgate_model::names::EXPORTED_SEPARATOR;
 use toolgate_runtime::ToolError;
 use toolgate_runtime::mcp::{McpBackend, McpServerHandle};
 use toolgate_runtime::remote::{RESULT_URI_PREFIX, RemoteSource};
-use toolgate_spec::names::EXPORTED_SEPARATOR;
 
 use crate::gateway::Gateway;
 

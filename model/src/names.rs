@@ -70,7 +70,7 @@ pub enum NameError {
 /// character and its position).
 ///
 /// ```
-/// use toolgate_spec::validate_tool_name;
+/// use toolgate_model::validate_tool_name;
 /// assert!(validate_tool_name("read_file").is_ok());
 /// let err = validate_tool_name("read file").unwrap_err();
 /// assert!(err.to_string().contains("' ' at position 4"));
@@ -128,7 +128,7 @@ pub const EXPORTED_SEPARATOR: &str = "__";
 /// without `.` is returned as is.
 ///
 /// ```
-/// use toolgate_spec::names::{exported_name, internal_name};
+/// use toolgate_model::names::{exported_name, internal_name};
 /// assert_eq!(exported_name("github.list_issues"), "github__list_issues");
 /// assert_eq!(exported_name("read_file"), "read_file");
 /// assert_eq!(internal_name("github__list_issues"), "github.list_issues");
@@ -196,7 +196,7 @@ pub fn with_hash(name: &str, original: &str, max: usize) -> String {
 /// both use this rule; a remote tool gets `max` = 64 minus its `{source_id}__` prefix.
 ///
 /// ```
-/// use toolgate_spec::names::provider_safe;
+/// use toolgate_model::names::provider_safe;
 /// assert_eq!(provider_safe("admin.tools.list", 57), "admin_tools_list");
 /// assert_eq!(provider_safe("Report builder", 57), "Report_builder");
 /// let long = provider_safe(&"x".repeat(70), 57);

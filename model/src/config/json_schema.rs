@@ -19,7 +19,7 @@ use crate::import::DefinitionFormat;
 /// ```
 ///
 /// The file is a JSON array of definitions, an object with a `tools` or `functions` array, one
-/// definition, or JSON Lines (BFCL's files); see `toolgate_spec::import`.
+/// definition, or JSON Lines (BFCL's files); see `toolgate_model::import`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JsonSchemaSource {

@@ -17,7 +17,7 @@
 //! sources marked `load: runtime`, so both give the same [`Conversion`].
 //!
 //! ```
-//! use toolgate_spec::openapi::{ConvertOptions, Document, convert};
+//! use toolgate_model::openapi::{ConvertOptions, Document, convert};
 //!
 //! let doc = Document::from_text(r#"
 //! openapi: 3.0.3

@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use toolgate::__private::StaticTool;
 use toolgate::testing::StubSource;
 use toolgate::{
-    BoxFuture, COERCIONS_META_KEY, Dialect, ErrorKind, ToolContext, ToolDescriptor, ToolError,
-    ToolOutput, ToolSource, Toolset, ValidationMode, tool,
+    COERCIONS_META_KEY, Dialect, ErrorKind, SourceTool, ToolContext, ToolDescriptor, ToolError,
+    ToolFuture, ToolOutput, ToolSource, Toolset, ValidationMode, tool,
 };
 
 // ---- C01 -------------------------------------------------------------------------------------
@@ -274,7 +274,7 @@ async fn c37_unknown_keys_are_refused_before_the_tool_runs() {
 
 // ---- C03, C06, C07, C01 (Option with a default), C37 (nested): through the generated `invoke` --
 
-type Invoke = for<'a> fn(Value, &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+type Invoke = fn(Value, ToolContext) -> ToolFuture<'static>;
 
 /// Runs the generated `invoke` (state `()`), so decoding is the macro's own.
 struct InvokeSource(Vec<(Arc<ToolDescriptor>, Invoke)>);
@@ -283,18 +283,22 @@ impl ToolSource for InvokeSource {
     fn id(&self) -> &str {
         "local"
     }
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
-        self.0.iter().map(|(d, _)| Arc::clone(d)).collect()
+    fn tools(&self) -> Vec<SourceTool> {
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(i, (d, _))| SourceTool::indexed(Arc::clone(d), i))
+            .collect()
     }
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
         args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        match self.0.iter().find(|(d, _)| d.name == name) {
+        ctx: ToolContext,
+    ) -> ToolFuture<'static> {
+        match tool.key.index().and_then(|i| self.0.get(i)) {
             Some((_, invoke)) => invoke(args, ctx),
-            None => Box::pin(async move { Err(ToolError::not_found(name)) }),
+            None => ToolFuture::err(ToolError::not_found(tool.name())),
         }
     }
 }
@@ -302,11 +306,8 @@ impl ToolSource for InvokeSource {
 macro_rules! invoked {
     ($($t:ident),* $(,)?) => {
         InvokeSource(vec![$({
-            fn call<'a>(
-                args: Value,
-                ctx: &'a ToolContext,
-            ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-                Box::pin($t::invoke(&(), args, ctx))
+            fn call(args: Value, ctx: ToolContext) -> ToolFuture<'static> {
+                $t::invoke(&(), args, ctx)
             }
             (Arc::new(<$t as StaticTool>::descriptor()), call as Invoke)
         }),*])

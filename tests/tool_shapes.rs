@@ -549,15 +549,15 @@ async fn lone_args_that_is_not_an_object_is_wrapped() {
     }
     let st = state();
     let ctx = call_ctx();
-    let out = __tool_set_order::invoke(&st, json!({ "args": "descending" }), &ctx)
+    let out = __tool_set_order::invoke(&st, json!({ "args": "descending" }), ctx.clone())
         .await
         .unwrap();
     assert_eq!(out.text_joined(), "Descending");
-    let e = __tool_set_order::invoke(&st, json!("descending"), &ctx)
+    let e = __tool_set_order::invoke(&st, json!("descending"), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArguments);
-    let e = __tool_set_order::invoke(&st, json!({"args": "nope"}), &ctx)
+    let e = __tool_set_order::invoke(&st, json!({"args": "nope"}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.argument_errors()[0].pointer, "/args", "{e}");
@@ -687,7 +687,7 @@ async fn calls_run_and_convert_their_results() {
     let s = state();
     let ctx = call_ctx();
 
-    let out = __tool_add::invoke(&s, json!({"a": 2, "b": 40}), &ctx)
+    let out = __tool_add::invoke(&s, json!({"a": 2, "b": 40}), ctx.clone())
         .await
         .unwrap();
     assert_eq!(out.structured, Some(json!({"result": 42})));
@@ -696,12 +696,12 @@ async fn calls_run_and_convert_their_results() {
     let out = __tool_greet::invoke(
         &s,
         json!({"name": "Ada", "title": "Dr.", "type": "en", "shout": true}),
-        &ctx,
+        ctx.clone(),
     )
     .await
     .unwrap();
     assert_eq!(out, ToolOutput::text("HELLO DR. ADA! (EN)"));
-    let out = __tool_greet::invoke(&s, json!({"name": "Bob", "excitement": 3}), &ctx)
+    let out = __tool_greet::invoke(&s, json!({"name": "Bob", "excitement": 3}), ctx.clone())
         .await
         .unwrap();
     assert_eq!(out.text_joined(), "hello Bob!!!");
@@ -714,7 +714,7 @@ async fn calls_run_and_convert_their_results() {
     let out = __tool_sort::invoke(
         &s,
         json!({"values": [3, 1, 2], "order": "descending"}),
-        &ctx,
+        ctx.clone(),
     )
     .await
     .unwrap();
@@ -723,7 +723,7 @@ async fn calls_run_and_convert_their_results() {
     let out = __tool_areas::invoke(
         &s,
         json!({"shapes": {"door": {"kind": "rect", "w": 1.0, "h": 2.0}}}),
-        &ctx,
+        ctx.clone(),
     )
     .await
     .unwrap();
@@ -731,10 +731,12 @@ async fn calls_run_and_convert_their_results() {
 
     let route =
         json!({"route": {"start": {"lat": 0.0, "lon": 0.0}, "stops": [{"lat": 1.0, "lon": 1.0}]}});
-    let out = __tool_route_len::invoke(&s, route, &ctx).await.unwrap();
+    let out = __tool_route_len::invoke(&s, route, ctx.clone())
+        .await
+        .unwrap();
     assert_eq!(out.structured, Some(json!({"result": 2})));
 
-    let out = __tool_search::invoke(&s, json!({"query": "rust", "limit": 1}), &ctx)
+    let out = __tool_search::invoke(&s, json!({"query": "rust", "limit": 1}), ctx.clone())
         .await
         .unwrap();
     assert_eq!(
@@ -742,30 +744,34 @@ async fn calls_run_and_convert_their_results() {
         Some(json!({"result": [{"text": "rust #0", "score": 1.0}]}))
     );
 
-    let out = __tool_parse_int::invoke(&s, json!({"text": "12"}), &ctx)
+    let out = __tool_parse_int::invoke(&s, json!({"text": "12"}), ctx.clone())
         .await
         .unwrap();
     assert_eq!(out.structured, Some(json!({"result": 12})));
 
-    let out = __tool_fail_with_string::invoke(&s, json!({"fail": false}), &ctx)
+    let out = __tool_fail_with_string::invoke(&s, json!({"fail": false}), ctx.clone())
         .await
         .unwrap();
     assert_eq!(out.structured, Some(json!({"value": 7})));
 
-    let out = __tool_rich::invoke(&s, Value::Null, &ctx).await.unwrap();
+    let out = __tool_rich::invoke(&s, Value::Null, ctx.clone())
+        .await
+        .unwrap();
     assert_eq!(out.text_joined(), "first\ntester");
     assert_eq!(out.content.len(), 2);
 
-    let out = __tool_forget::invoke(&s, json!({}), &ctx).await.unwrap();
+    let out = __tool_forget::invoke(&s, json!({}), ctx.clone())
+        .await
+        .unwrap();
     assert_eq!(out, ToolOutput::default());
     assert!(s.db.log.lock().unwrap().is_empty());
 
-    let out = __tool_to_fahrenheit::invoke(&s, json!({"temperature": "100 °C"}), &ctx)
+    let out = __tool_to_fahrenheit::invoke(&s, json!({"temperature": "100 °C"}), ctx.clone())
         .await
         .unwrap();
     assert_eq!(out.structured, Some(json!({"result": 212.0})));
 
-    let out = __tool_echo_type::invoke(&s, json!({"type": "u8"}), &ctx)
+    let out = __tool_echo_type::invoke(&s, json!({"type": "u8"}), ctx.clone())
         .await
         .unwrap();
     assert_eq!(out.text_joined(), "u8");
@@ -773,7 +779,7 @@ async fn calls_run_and_convert_their_results() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("note.txt");
     std::fs::write(&file, "on the blocking pool").unwrap();
-    let out = __tool_read::invoke(&s, json!({"path": file}), &ctx)
+    let out = __tool_read::invoke(&s, json!({"path": file}), ctx.clone())
         .await
         .unwrap();
     assert_eq!(out.text_joined(), "on the blocking pool");
@@ -785,65 +791,65 @@ async fn errors_become_tool_errors() {
     let ctx = call_ctx();
 
     // Unknown keys, wrong types and missing arguments name the pointer.
-    let e = __tool_add::invoke(&s, json!({"a": 1, "b": 2, "c": 3}), &ctx)
+    let e = __tool_add::invoke(&s, json!({"a": 1, "b": 2, "c": 3}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArguments);
     assert!(e.message().contains("unknown field `c`"), "{e}");
-    let e = __tool_add::invoke(&s, json!({"a": 1, "b": "2"}), &ctx)
+    let e = __tool_add::invoke(&s, json!({"a": 1, "b": "2"}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.argument_errors()[0].pointer, "/b");
-    let e = __tool_add::invoke(&s, json!({"a": 1}), &ctx)
+    let e = __tool_add::invoke(&s, json!({"a": 1}), ctx.clone())
         .await
         .unwrap_err();
     assert!(e.message().contains("missing field `b`"), "{e}");
     let e = __tool_route_len::invoke(
         &s,
         json!({"route": {"start": {"lat": 0.0, "lon": 0.0}, "stops": [{"lat": 1.0}]}}),
-        &ctx,
+        ctx.clone(),
     )
     .await
     .unwrap_err();
     assert!(e.message().contains("/route/stops/0"), "{e}");
-    let e = __tool_search::invoke(&s, json!({"query": "x", "extra": 1}), &ctx)
+    let e = __tool_search::invoke(&s, json!({"query": "x", "extra": 1}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArguments);
     assert!(e.message().contains("unknown field `extra`"), "{e}");
-    let e = __tool_to_fahrenheit::invoke(&s, json!({"temperature": "hot"}), &ctx)
+    let e = __tool_to_fahrenheit::invoke(&s, json!({"temperature": "hot"}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.argument_errors()[0].pointer, "/temperature");
 
     // ToolError as is.
-    let e = __tool_search::invoke(&s, json!({"query": ""}), &ctx)
+    let e = __tool_search::invoke(&s, json!({"query": ""}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArguments);
     assert_eq!(e.message(), "query must not be empty");
 
     // A std error: upstream, with its source kept for logs.
-    let e = __tool_read::invoke(&s, json!({"path": "/definitely/not/here"}), &ctx)
+    let e = __tool_read::invoke(&s, json!({"path": "/definitely/not/here"}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Upstream);
     assert!(std::error::Error::source(&e).is_some(), "{e:?}");
-    let e = __tool_parse_int::invoke(&s, json!({"text": "x"}), &ctx)
+    let e = __tool_parse_int::invoke(&s, json!({"text": "x"}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Upstream);
     assert!(e.message().contains("invalid digit"), "{e}");
 
     // A String error: upstream with that message.
-    let e = __tool_fail_with_string::invoke(&s, json!({"fail": true}), &ctx)
+    let e = __tool_fail_with_string::invoke(&s, json!({"fail": true}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Upstream);
     assert_eq!(e.message(), "it failed as asked");
 
     // A panic on the blocking pool: internal.
-    let e = __tool_explode::invoke(&s, json!({}), &ctx)
+    let e = __tool_explode::invoke(&s, json!({}), ctx.clone())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Internal);

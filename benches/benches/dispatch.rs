@@ -90,15 +90,16 @@ impl SizeVisitor for Sizes<'_> {
     fn visit<S: SizedToolset>(&mut self) {
         let n = S::TOOLS;
         let call = self.call;
-        let table = S::table();
+        let table = std::sync::Arc::new(S::table());
+        let greet = listed(&*table, "greet");
         let server = S::server();
         let router = S::router();
         assert_eq!(router.list_all().len(), n);
         assert_eq!(table.tools().len(), n);
 
         // Every variant must produce the same result, or the comparison means nothing.
-        let via_table = table
-            .call("greet", call.args.clone(), &call.ctx)
+        let via_table = std::sync::Arc::clone(&table)
+            .call(&greet, call.args.clone(), call.ctx.clone())
             .now_or_never()
             .expect("ready")
             .expect("ok");
@@ -124,8 +125,12 @@ impl SizeVisitor for Sizes<'_> {
         g.bench_function(BenchmarkId::new("toolgate_table", n), |b| {
             b.iter(|| {
                 black_box(
-                    table
-                        .call(black_box("greet"), black_box(call.args.clone()), &call.ctx)
+                    std::sync::Arc::clone(&table)
+                        .call(
+                            black_box(&greet),
+                            black_box(call.args.clone()),
+                            call.ctx.clone(),
+                        )
                         .now_or_never()
                         .expect("ready"),
                 )
@@ -188,7 +193,9 @@ fn bench(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         .validate_arguments(false)
         .build()
         .expect("toolset builds");
-    let table = toolset::StaticTools::new(&toolgate::StateMap::new()).expect("table builds");
+    let table = std::sync::Arc::new(
+        toolset::StaticTools::new(&toolgate::StateMap::new()).expect("table builds"),
+    );
     let ctx = ToolContext::default();
 
     type Floor = fn(Value) -> ToolOutput;
@@ -210,8 +217,9 @@ fn bench(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     ];
     for (group, tool, args, floor, floor_borrowed) in cases {
         let expected = floor(args.clone());
-        let via_table = table
-            .call(tool, args.clone(), &ctx)
+        let listed_tool = listed(&*table, tool);
+        let via_table = std::sync::Arc::clone(&table)
+            .call(&listed_tool, args.clone(), ctx.clone())
             .now_or_never()
             .expect("ready")
             .expect("ok");
@@ -234,8 +242,12 @@ fn bench(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
             g.bench_function("toolgate_table", |b| {
                 b.iter(|| {
                     black_box(
-                        table
-                            .call(black_box(tool), black_box(args.clone()), &ctx)
+                        std::sync::Arc::clone(&table)
+                            .call(
+                                black_box(&listed_tool),
+                                black_box(args.clone()),
+                                ctx.clone(),
+                            )
                             .now_or_never()
                             .expect("ready"),
                     )
@@ -282,4 +294,13 @@ fn main() {
     for table in [tables::local_table(), tables::toolset_table()] {
         table.write().expect("write the results table");
     }
+}
+
+/// Tool `name` as `table` lists it (what the catalog hands the table on a call).
+fn listed(table: &impl ToolSource, name: &str) -> toolgate::SourceTool {
+    table
+        .tools()
+        .into_iter()
+        .find(|t| t.name() == name)
+        .unwrap_or_else(|| panic!("`{name}` is listed"))
 }

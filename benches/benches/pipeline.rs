@@ -91,7 +91,14 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
-    let table = toolset::StaticTools::new(&toolgate::StateMap::new()).expect("table builds");
+    let table = std::sync::Arc::new(
+        toolset::StaticTools::new(&toolgate::StateMap::new()).expect("table builds"),
+    );
+    let greet = table
+        .tools()
+        .into_iter()
+        .find(|t| t.name() == "greet")
+        .expect("greet is listed");
     let defaults = toolset::toolset().build().expect("toolset builds");
     let every = toolset::toolset()
         .policy(&policy(""))
@@ -111,7 +118,7 @@ fn bench(c: &mut Criterion) {
 
     // Every variant must give the same result, or the comparison means nothing.
     let bare = rt
-        .block_on(table.call("greet", args.clone(), &ToolContext::default()))
+        .block_on(std::sync::Arc::clone(&table).call(&greet, args.clone(), ToolContext::default()))
         .expect("ok");
     for (what, out) in [
         (
@@ -141,7 +148,13 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group(GROUP);
     g.bench_function(ROWS[0].0, |b| {
         let ctx = ToolContext::default();
-        b.iter(|| black_box(rt.block_on(table.call("greet", black_box(args.clone()), &ctx))));
+        b.iter(|| {
+            black_box(rt.block_on(std::sync::Arc::clone(&table).call(
+                &greet,
+                black_box(args.clone()),
+                ctx.clone(),
+            )))
+        });
     });
     g.bench_function(ROWS[1].0, |b| {
         b.iter(|| black_box(rt.block_on(defaults.call("greet", black_box(args.clone())))));

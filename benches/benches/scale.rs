@@ -3,8 +3,8 @@
 //! `typed: false`; `benches/build/scale.rs`), measured as they grow:
 //!
 //! - **lookup** of one name (criterion, group `scale/n{N}`): `Toolset::describe` (the same name
-//!   every time; every name in turn; every exported `api__…` name in turn), the OpenAPI
-//!   source's own index (`ToolSource::descriptor`), and, on the same MCP definitions, rmcp's
+//!   every time; every name in turn; every exported `api__…` name in turn), the catalog's
+//!   name index alone (`Catalog::contains`), and, on the same MCP definitions, rmcp's
 //!   `ToolRouter::get`;
 //! - **listing, export, startup** (plain clock, every size's rows interleaved round by round):
 //!   `Toolset::tools()` vs rmcp's `ToolRouter::list_all()`; every definition exported in each
@@ -46,8 +46,8 @@ use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolResponse, CallToolResult, Tool};
 use serde_json::Value;
+use toolgate::Toolset;
 use toolgate::model::dialect::Dialect;
-use toolgate::{ToolSource, Toolset};
 use toolgate_benches::harness::{self, Samples, by_mode};
 use toolgate_benches::scale::{self, PROBE, PROBE_EXPORTED, Size};
 
@@ -102,7 +102,7 @@ fn shuffled<T>(mut v: Vec<T>) -> Vec<T> {
 struct Built {
     size: Size,
     toolset: Toolset,
-    source: Arc<dyn ToolSource>,
+    catalog: Arc<toolgate::catalog::Catalog>,
     names: Vec<String>,
     exported: Vec<String>,
     router: ToolRouter<()>,
@@ -112,12 +112,7 @@ fn build(size: Size) -> Built {
     let toolset = (size.builder)().build().expect("the toolset builds");
     let tools = toolset.tools();
     assert_eq!(tools.len(), size.tools, "every operation is a tool");
-    let source = toolset
-        .sources()
-        .iter()
-        .find(|s| s.id() == "api")
-        .expect("the OpenAPI source")
-        .clone();
+    let catalog = toolset.catalog();
     let definitions = toolset.export(Dialect::Mcp).expect("MCP export");
     let router = rmcp_router(&definitions);
     let names = shuffled(tools.iter().map(|d| d.name.clone()).collect::<Vec<_>>());
@@ -132,14 +127,14 @@ fn build(size: Size) -> Built {
         Some(PROBE.to_string())
     );
     for (n, e) in names.iter().zip(&exported) {
-        assert!(source.descriptor(n).is_some(), "{n}");
+        assert!(catalog.contains(n), "{n}");
         assert!(router.get(e).is_some(), "{e}");
     }
     assert_eq!(router.list_all().len(), size.tools);
     Built {
         size,
         toolset,
-        source,
+        catalog,
         names,
         exported,
         router,
@@ -214,8 +209,8 @@ fn ops(b: &Built) -> Vec<(String, Op<'_>)> {
             lookups(&b.exported, |n| ts.describe(n).is_some()),
         ),
         (
-            "source index: names in turn".into(),
-            lookups(&b.names, |n| b.source.descriptor(n).is_some()),
+            "catalog index: names in turn".into(),
+            lookups(&b.names, |n| b.catalog.contains(n)),
         ),
         (
             "rmcp get: names in turn".into(),
@@ -305,8 +300,8 @@ fn bench_size(c: &mut Criterion, b: &Built) {
         g.bench_function("describe: exported names in turn", |bn| {
             bn.iter(in_turn(&b.exported, |n| ts.describe(n).is_some()));
         });
-        g.bench_function("source index: names in turn", |bn| {
-            bn.iter(in_turn(&b.names, |n| b.source.descriptor(n).is_some()));
+        g.bench_function("catalog index: names in turn", |bn| {
+            bn.iter(in_turn(&b.names, |n| b.catalog.contains(n)));
         });
         g.bench_function("rmcp get: names in turn", |bn| {
             bn.iter(in_turn(&b.exported, |n| b.router.get(n).is_some()));

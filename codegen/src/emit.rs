@@ -391,32 +391,27 @@ fn static_tools(tools: &[ToolInfo]) -> Result<TokenStream, String> {
             let v = variant(t);
             let marker = marker(t)?;
             Ok(quote! {
-                ::core::option::Option::Some(Tool::#v) => ::std::boxed::Box::pin(#marker::invoke(&self.state, args, ctx)),
+                ::core::option::Option::Some(Tool::#v) => #marker::invoke(&self.state, args, ctx),
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let (descriptor_lookup, call_body) = if tools.is_empty() {
-        (
-            quote!(Tool::from_name(name).map(|t| match t {})),
-            quote! {
-                let _ = (&self.state, args, ctx);
-                ::std::boxed::Box::pin(::core::future::ready(::core::result::Result::Err(::toolgate::ToolError::not_found(name))))
-            },
-        )
+    let call_body = if tools.is_empty() {
+        quote! {
+            let _ = (&self.state, args, ctx);
+            ::toolgate::ToolFuture::err(::toolgate::ToolError::not_found(tool.name()))
+        }
     } else {
-        (
-            quote!(Tool::from_name(name).map(|t| self.descriptors[t as usize].clone())),
-            quote! {
-                match Tool::from_name(name) {
-                    #(#arms)*
-                    ::core::option::Option::None => ::std::boxed::Box::pin(::core::future::ready(::core::result::Result::Err(::toolgate::ToolError::not_found(name)))),
-                }
-            },
-        )
+        quote! {
+            match tool.key.index().and_then(|i| Tool::ALL.get(i).copied()) {
+                #(#arms)*
+                ::core::option::Option::None => ::toolgate::ToolFuture::err(::toolgate::ToolError::not_found(tool.name())),
+            }
+        }
     };
     Ok(quote! {
-        /// The compiled tools as a `ToolSource` (id `local`): one `match`
-        /// dispatches a call to its function, with one boxed future per call.
+        /// The compiled tools as a `ToolSource` (id `local`): one `match` on the
+        /// tool's position dispatches a call to its function (a plain `fn` answers
+        /// inline, with no allocation; an `async` one in one boxed future).
         pub struct StaticTools {
             state: ToolsetState,
             descriptors: ::std::vec::Vec<::std::sync::Arc<::toolgate::ToolDescriptor>>,
@@ -435,18 +430,19 @@ fn static_tools(tools: &[ToolInfo]) -> Result<TokenStream, String> {
         }
         impl ::toolgate::ToolSource for StaticTools {
             fn id(&self) -> &str { "local" }
-            fn tools(&self) -> ::std::vec::Vec<::std::sync::Arc<::toolgate::ToolDescriptor>> {
-                self.descriptors.clone()
+            fn tools(&self) -> ::std::vec::Vec<::toolgate::SourceTool> {
+                self.descriptors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| ::toolgate::SourceTool::indexed(::std::sync::Arc::clone(d), i))
+                    .collect()
             }
-            fn descriptor(&self, name: &str) -> ::core::option::Option<::std::sync::Arc<::toolgate::ToolDescriptor>> {
-                #descriptor_lookup
-            }
-            fn call<'a>(
-                &'a self,
-                name: &'a str,
+            fn call(
+                self: ::std::sync::Arc<Self>,
+                tool: &::toolgate::SourceTool,
                 args: ::toolgate::__private::serde_json::Value,
-                ctx: &'a ::toolgate::ToolContext,
-            ) -> ::toolgate::BoxFuture<'a, ::core::result::Result<::toolgate::ToolOutput, ::toolgate::ToolError>> {
+                ctx: ::toolgate::ToolContext,
+            ) -> ::toolgate::ToolFuture<'static> {
                 #call_body
             }
         }

@@ -1,7 +1,7 @@
 //! [`ToolContext`]: what a tool knows about the call it is serving.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -77,17 +77,34 @@ impl fmt::Debug for ProgressReporter {
 /// progress reporter, and a handle to the toolset for calling other tools under the same identity.
 ///
 /// Cheap to clone. Build one with [`ToolContext::builder`]; [`Toolset::call`] makes a default one.
-#[derive(Clone)]
+///
+/// A default context makes its cancellation token on first use (so that a call nobody can cancel
+/// allocates none); a clone shares the token with the original, as it always did.
 pub struct ToolContext {
     identity: Arc<Identity>,
     deadline: Option<Instant>,
-    cancel: CancellationToken,
+    cancel: OnceLock<CancellationToken>,
     progress: ProgressReporter,
     toolset: Option<Toolset>,
     /// The W3C `traceparent` the call carries (see [`crate::trace_context`]).
     traceparent: Option<Arc<str>>,
     /// The `policy.arguments` URL rules that checked this call's arguments.
     followed_url_rules: Option<FollowedUrlRules>,
+}
+
+impl Clone for ToolContext {
+    fn clone(&self) -> Self {
+        Self {
+            identity: Arc::clone(&self.identity),
+            deadline: self.deadline,
+            // Made now if it was not yet, so that both copies share one token.
+            cancel: OnceLock::from(self.cancellation().clone()),
+            progress: self.progress.clone(),
+            toolset: self.toolset.clone(),
+            traceparent: self.traceparent.clone(),
+            followed_url_rules: self.followed_url_rules.clone(),
+        }
+    }
 }
 
 /// The identity of anonymous calls, shared so that a default context allocates nothing for it.
@@ -102,7 +119,7 @@ impl Default for ToolContext {
         Self {
             identity: anonymous(),
             deadline: None,
-            cancel: CancellationToken::new(),
+            cancel: OnceLock::new(),
             progress: ProgressReporter::default(),
             toolset: None,
             traceparent: None,
@@ -120,6 +137,11 @@ impl ToolContext {
     /// Who is calling.
     pub fn identity(&self) -> &Identity {
         &self.identity
+    }
+
+    /// The identity, shared (no copy of its strings).
+    pub(crate) fn identity_arc(&self) -> Arc<Identity> {
+        Arc::clone(&self.identity)
     }
 
     /// The authenticated caller, if any.
@@ -161,12 +183,15 @@ impl ToolContext {
     /// The call's cancellation token: cancelled when the caller gives up or the deadline passes.
     /// Long-running tools should `select!` on [`CancellationToken::cancelled`].
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel.get_or_init(CancellationToken::new)
     }
 
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        // A token nobody has asked for yet cannot have been cancelled.
+        self.cancel
+            .get()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Where to send progress reports.
@@ -199,7 +224,7 @@ impl ToolContext {
         let child = Self {
             identity: Arc::clone(&self.identity),
             deadline: self.deadline,
-            cancel: self.cancel.child_token(),
+            cancel: OnceLock::from(self.cancellation().child_token()),
             progress: ProgressReporter::default(),
             toolset: None,
             traceparent: self.traceparent.clone(),
@@ -243,7 +268,7 @@ impl ToolContext {
 
     /// Replaces the token by a child of it, for one call (see `Toolset::call_with`).
     pub(crate) fn isolate_cancellation(&mut self) {
-        self.cancel = self.cancel.child_token();
+        self.cancel = OnceLock::from(self.cancellation().child_token());
     }
 
     pub(crate) fn tighten_deadline(&mut self, timeout: Duration) -> Instant {
@@ -262,7 +287,7 @@ impl fmt::Debug for ToolContext {
         f.debug_struct("ToolContext")
             .field("identity", &self.identity)
             .field("deadline", &self.deadline)
-            .field("cancelled", &self.cancel.is_cancelled())
+            .field("cancelled", &self.is_cancelled())
             .field("progress", &self.progress)
             .field("followed_url_rules", &self.followed_url_rules)
             .finish_non_exhaustive()
@@ -343,7 +368,7 @@ impl ToolContextBuilder {
         ToolContext {
             identity: Arc::new(self.identity),
             deadline: self.deadline,
-            cancel: self.cancel.unwrap_or_default(),
+            cancel: self.cancel.map(OnceLock::from).unwrap_or_default(),
             progress: self.progress,
             toolset: None,
             traceparent: self.traceparent,

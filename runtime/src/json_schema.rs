@@ -26,7 +26,6 @@
 //! assert!(tools.describe("weather.get_weather").is_some());
 //! ```
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -35,8 +34,8 @@ use toolgate_model::import::ImportedTool;
 use toolgate_model::names::{NameError, exported_name, validate_source_id, validate_tool_name};
 
 use crate::{
-    ArgumentValidator, BoxFuture, ToolAnnotations, ToolContext, ToolDescriptor, ToolError,
-    ToolOutput, ToolSource,
+    ArgumentValidator, BoxFuture, SourceTool, ToolAnnotations, ToolContext, ToolDescriptor,
+    ToolError, ToolFuture, ToolOutput, ToolSource,
 };
 
 /// One call as a [`JsonSchemaSource`]'s handler receives it.
@@ -143,8 +142,8 @@ struct Entry {
 /// [`toolgate_model::names`]), or the bare names with [`prefix(false)`](JsonSchemaSourceBuilder::prefix).
 pub struct JsonSchemaSource {
     id: String,
-    order: Vec<Arc<ToolDescriptor>>,
-    by_name: HashMap<String, Entry>,
+    /// The tools, in order: a call's key is the position here.
+    entries: Vec<Entry>,
     handler: Arc<dyn JsonToolHandler>,
 }
 
@@ -152,7 +151,7 @@ impl std::fmt::Debug for JsonSchemaSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JsonSchemaSource")
             .field("id", &self.id)
-            .field("tools", &self.order.len())
+            .field("tools", &self.entries.len())
             .finish_non_exhaustive()
     }
 }
@@ -234,8 +233,8 @@ impl JsonSchemaSourceBuilder {
         let handler = self
             .handler
             .ok_or_else(|| JsonSourceError::NoHandler(self.id.clone()))?;
-        let mut order = Vec::with_capacity(self.tools.len());
-        let mut by_name = HashMap::with_capacity(self.tools.len());
+        let mut entries = Vec::with_capacity(self.tools.len());
+        let mut names = std::collections::HashSet::with_capacity(self.tools.len());
         for t in self.tools {
             validate_tool_name(&t.name).map_err(|error| JsonSourceError::Name {
                 source_id: self.id.clone(),
@@ -299,18 +298,17 @@ impl JsonSchemaSourceBuilder {
                 imported: t.name,
                 original: t.original_name,
             };
-            if by_name.insert(name.clone(), entry).is_some() {
+            if !names.insert(name.clone()) {
                 return Err(JsonSourceError::Duplicate {
                     source_id: self.id,
                     name,
                 });
             }
-            order.push(descriptor);
+            entries.push(entry);
         }
         Ok(JsonSchemaSource {
             id: self.id,
-            order,
-            by_name,
+            entries,
             handler,
         })
     }
@@ -325,34 +323,37 @@ impl ToolSource for JsonSchemaSource {
         "json_schema"
     }
 
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
-        self.order.clone()
+    fn tools(&self) -> Vec<SourceTool> {
+        self.entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| SourceTool::indexed(Arc::clone(&e.descriptor), i))
+            .collect()
     }
 
-    fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
-        self.by_name.get(name).map(|e| Arc::clone(&e.descriptor))
-    }
-
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
         args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        let Some(entry) = self.by_name.get(name) else {
-            return Box::pin(std::future::ready(Err(ToolError::not_found(name))));
+        ctx: ToolContext,
+    ) -> ToolFuture<'static> {
+        let name = tool.name();
+        let Some(entry) = tool.key.index().and_then(|i| self.entries.get(i)) else {
+            return ToolFuture::err(ToolError::not_found(name));
         };
         let args = if args.is_null() {
             Value::Object(serde_json::Map::new())
         } else {
             args
         };
-        self.handler.call(JsonToolCall {
-            tool: entry.imported.clone(),
-            original_name: entry.original.clone(),
-            name: name.to_string(),
-            args,
-            ctx: ctx.clone(),
-        })
+        self.handler
+            .call(JsonToolCall {
+                tool: entry.imported.clone(),
+                original_name: entry.original.clone(),
+                name: name.to_string(),
+                args,
+                ctx,
+            })
+            .into()
     }
 }

@@ -12,9 +12,11 @@
 
 #[cfg(feature = "a2a")]
 pub mod a2a;
+pub mod catalog;
 mod context;
 mod descriptor;
 mod error;
+mod future;
 mod json_schema;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -41,13 +43,14 @@ pub mod __private;
 pub use context::{Identity, Progress, ProgressReporter, ToolContext, ToolContextBuilder};
 pub use descriptor::{ToolAnnotations, ToolDescriptor};
 pub use error::{ArgumentError, BuildError, ErrorKind, ToolError};
+pub use future::{BoxFuture, ToolFuture};
 pub use json_schema::{
     JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
 };
 #[cfg(feature = "openapi")]
 pub use openapi::{OpenApiHook, OpenApiSource, OpenApiSourceBuilder, OpenApiSourceError};
 pub use output::{Content, ResourceContents, ToolOutput};
-pub use source::{BoxFuture, SourceState, SourceStatus, ToolSource};
+pub use source::{SourceLifecycle, SourceState, SourceStatus, SourceTool, ToolKey, ToolSource};
 pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use toolgate_model::dialect::Dialect;

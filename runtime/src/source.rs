@@ -1,63 +1,82 @@
 //! [`ToolSource`]: where tools come from.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ToolContext, ToolDescriptor, ToolError, ToolOutput};
-
-/// A boxed, `Send` future: what [`ToolSource::call`] returns (one allocation per call).
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use crate::{BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolFuture, ToolOutput};
 
 /// A provider of tools: the compiled static table, a remote MCP server, an A2A agent, an OpenAPI
 /// document — or your own (a registry, a filtering or caching wrapper, a fake for tests).
 ///
-/// A [`Toolset`](crate::Toolset) asks its sources, in the order they were added, which one has a
-/// tool of a given name, then calls it there. Implementations must not panic; every failure is a
-/// [`ToolError`].
-pub trait ToolSource: std::any::Any + Send + Sync + 'static {
+/// A source says what it offers ([`tools`](Self::tools)) and runs calls
+/// ([`call`](Self::call)); what a remote source also does — connect, list again, report its
+/// health, close — is its [`SourceLifecycle`], reached through [`lifecycle`](Self::lifecycle).
+/// A [`Toolset`](crate::Toolset) puts every source's tools into one catalog (one entry per tool,
+/// rebuilt when a source's [`tool_changes`](SourceLifecycle::tool_changes) counter moves), looks
+/// a name up there once per call, runs the tool's policy layers (argument validation among them)
+/// and only then calls the source, with the [`SourceTool`] it listed.
+///
+/// Implementations must not panic (a panic is caught and becomes an `internal` error); every
+/// failure is a [`ToolError`].
+pub trait ToolSource: Send + Sync + 'static {
     /// A short id, unique within a toolset (`local` for the compiled tools; the configured id for
     /// remote sources, which prefixes their tools' names).
     fn id(&self) -> &str;
 
-    /// Every tool this source offers now.
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>>;
-
-    /// The tool called `name`, if this source offers it. The default scans [`tools`](Self::tools);
-    /// implementations with an index should override it.
-    fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
-        self.tools().into_iter().find(|d| d.name == name)
-    }
-
-    /// Calls the tool `name` with `args` (a JSON object; `null` means no arguments).
-    ///
-    /// Arguments are checked by the source against the tool's input schema; a mismatch is
-    /// [`ErrorKind::InvalidArguments`](crate::ErrorKind::InvalidArguments) naming each argument
-    /// path. An unknown name is [`ErrorKind::NotFound`](crate::ErrorKind::NotFound).
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
-
-    /// What kind of source this is: `local`, `json_schema`, `mcp`, `a2a`, ... (for listings).
+    /// What kind of source this is: `local`, `json_schema`, `openapi`, `mcp`, `a2a`, ... (for
+    /// listings, and to tell remote tools, which [pinning](crate::policy::pinning) covers).
     fn kind(&self) -> &str {
         "local"
     }
 
-    /// Where the source stands: ready, not contacted yet, failed (with the error), closed.
-    /// The default: ready, with [`tools`](Self::tools) counted.
-    fn status(&self) -> SourceStatus {
-        SourceStatus::ready(self.id(), self.kind(), self.tools().len())
+    /// Every tool this source offers now, each with the [`ToolKey`] the source wants back when
+    /// it is called. Asked when the toolset is built and whenever the source's tools change,
+    /// never per call.
+    fn tools(&self) -> Vec<SourceTool>;
+
+    /// Runs one call of `tool` (one of [`tools`](Self::tools), maybe from an earlier listing)
+    /// with `args` (already checked against the tool's input schema unless the toolset turned
+    /// validation off; `null` means no arguments). The source owns what the call needs (`self`
+    /// is shared, `ctx` is given), so the future borrows nothing: a synchronous tool returns
+    /// [`ToolFuture::ready`] and costs no allocation.
+    ///
+    /// # Errors
+    /// Whatever the tool fails with; `not_found` for a tool the source no longer offers.
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
+        args: Value,
+        ctx: ToolContext,
+    ) -> ToolFuture<'static>;
+
+    /// Whether the source's tools are named `{id}.{tool}` (the default). A source mounted
+    /// without prefix offers tools under their own names; for such a source, a lookup of an
+    /// unknown name without a known prefix makes it [discover](SourceLifecycle::discover) its
+    /// tools.
+    fn prefixed(&self) -> bool {
+        true
     }
+
+    /// The source's lifecycle and health, for a source that has one (remote sources, run-time
+    /// loaded documents); `None` (the default) for a source that is always ready and whose tools
+    /// never change.
+    fn lifecycle(&self) -> Option<&dyn SourceLifecycle> {
+        None
+    }
+}
+
+/// What a source that lives outside the process (or is loaded late) does besides listing and
+/// calling: it is contacted, listed again, health-checked and closed. Every method has a
+/// default for a source with nothing to do.
+pub trait SourceLifecycle: Send + Sync {
+    /// Where the source stands: ready, not contacted yet, failed (with the error), closed.
+    fn status(&self) -> SourceStatus;
 
     /// Makes sure the source's tool list is known: a remote source that was never listed, or
     /// whose last attempt failed longer ago than its retry interval, is contacted now. Cheap
-    /// when there is nothing to do. The default does nothing.
+    /// when there is nothing to do.
     ///
     /// # Errors
     /// Why the tools could not be listed (`network`, `timeout`, `protocol`), naming the source.
@@ -81,7 +100,7 @@ pub trait ToolSource: std::any::Any + Send + Sync + 'static {
     }
 
     /// Releases what the source holds: sessions, child processes, background tasks. Later calls
-    /// fail. The default does nothing.
+    /// fail.
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
@@ -93,22 +112,78 @@ pub trait ToolSource: std::any::Any + Send + Sync + 'static {
         None
     }
 
-    /// Whether the source's tools are named `{id}.{tool}` (the default). A source mounted
-    /// without prefix offers tools under their own names; for such a source, a lookup of an
-    /// unknown name without a known prefix makes it [discover](Self::discover) its tools.
-    fn prefixed(&self) -> bool {
-        true
-    }
-
     /// A counter the source bumps whenever the tools it offers change (a remote end listed
-    /// again with different tools); `None` (the default) for a source whose tools never
-    /// change. [`Toolset::watch_tools`](crate::Toolset::watch_tools) merges them.
+    /// again with different tools, a lazy source's first listing); `None` (the default) for a
+    /// source whose tools never change. The toolset rebuilds its catalog when one moves, and
+    /// [`Toolset::watch_tools`](crate::Toolset::watch_tools) merges them.
     fn tool_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         None
     }
 }
 
-/// The state of a [`ToolSource`], as [`ToolSource::status`] reports it.
+/// One tool as its source lists it: the descriptor, and the source's own handle for it.
+#[derive(Debug, Clone)]
+pub struct SourceTool {
+    /// What the tool is.
+    pub descriptor: Arc<ToolDescriptor>,
+    /// What the source needs to find the tool again when it is called (so that a call costs
+    /// the source no second lookup by name).
+    pub key: ToolKey,
+}
+
+impl SourceTool {
+    /// A tool the source finds by its position in a list that never changes (the static table,
+    /// a document's operations).
+    pub fn indexed(descriptor: Arc<ToolDescriptor>, index: usize) -> Self {
+        Self {
+            descriptor,
+            key: ToolKey::Index(u32::try_from(index).unwrap_or(u32::MAX)),
+        }
+    }
+
+    /// A tool the source finds by a name of its own (a remote tool's name on its server).
+    pub fn named(descriptor: Arc<ToolDescriptor>, name: impl Into<Arc<str>>) -> Self {
+        Self {
+            descriptor,
+            key: ToolKey::Name(name.into()),
+        }
+    }
+
+    /// The tool's name inside the toolset.
+    pub fn name(&self) -> &str {
+        &self.descriptor.name
+    }
+}
+
+/// A source's handle for one of its tools (see [`SourceTool`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ToolKey {
+    /// A position in a list that never changes.
+    Index(u32),
+    /// A name of the source's own (for a remote tool: its name on the server, which may differ
+    /// from the toolset's `{id}.{tool}`).
+    Name(Arc<str>),
+}
+
+impl ToolKey {
+    /// The position, for an [`Index`](Self::Index) key.
+    pub fn index(&self) -> Option<usize> {
+        match self {
+            Self::Index(i) => Some(*i as usize),
+            Self::Name(_) => None,
+        }
+    }
+
+    /// The name, for a [`Name`](Self::Name) key.
+    pub fn name(&self) -> Option<&Arc<str>> {
+        match self {
+            Self::Name(n) => Some(n),
+            Self::Index(_) => None,
+        }
+    }
+}
+
+/// The state of a [`ToolSource`], as [`SourceLifecycle::status`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceState {
@@ -182,54 +257,5 @@ impl SourceStatus {
             server: None,
             ping_ms: None,
         }
-    }
-}
-
-// Every method must be forwarded: `source.method()` on an `Arc<dyn ToolSource>` resolves to
-// this impl, whose defaults would silently answer for the source inside.
-impl<S: ToolSource + ?Sized> ToolSource for Arc<S> {
-    fn id(&self) -> &str {
-        (**self).id()
-    }
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
-        (**self).tools()
-    }
-    fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
-        (**self).descriptor(name)
-    }
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        (**self).call(name, args, ctx)
-    }
-    fn kind(&self) -> &str {
-        (**self).kind()
-    }
-    fn status(&self) -> SourceStatus {
-        (**self).status()
-    }
-    fn discover(&self) -> BoxFuture<'_, Result<(), ToolError>> {
-        (**self).discover()
-    }
-    fn refresh(&self) -> BoxFuture<'_, Result<(), ToolError>> {
-        (**self).refresh()
-    }
-    fn discover_at_startup(&self) -> bool {
-        (**self).discover_at_startup()
-    }
-    fn close(&self) -> BoxFuture<'_, ()> {
-        (**self).close()
-    }
-    fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
-        (**self).stored_result(uri)
-    }
-    fn prefixed(&self) -> bool {
-        (**self).prefixed()
-    }
-    fn tool_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
-        (**self).tool_changes()
     }
 }

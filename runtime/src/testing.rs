@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::{BoxFuture, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource};
+use crate::{
+    SourceTool, ToolContext, ToolDescriptor, ToolError, ToolFuture, ToolOutput, ToolSource,
+};
 
 type Handler = Arc<dyn Fn(Value) -> Result<ToolOutput, ToolError> + Send + Sync>;
 type Stubs = Arc<Mutex<Vec<(Arc<ToolDescriptor>, Handler)>>>;
@@ -124,19 +126,20 @@ impl ToolSource for StubSource {
         &self.id
     }
 
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
+    fn tools(&self) -> Vec<SourceTool> {
         lock(&self.tools)
             .iter()
-            .map(|(d, _)| Arc::clone(d))
+            .map(|(d, _)| SourceTool::named(Arc::clone(d), d.name.as_str()))
             .collect()
     }
 
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
         args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        ctx: ToolContext,
+    ) -> ToolFuture<'static> {
+        let name = tool.name();
         let handler = lock(&self.tools)
             .iter()
             .find(|(d, _)| d.name == name)
@@ -146,11 +149,27 @@ impl ToolSource for StubSource {
             args: args.clone(),
             caller: ctx.caller().map(str::to_owned),
         });
-        Box::pin(async move {
-            match handler {
-                Some(h) => h(args),
-                None => Err(ToolError::not_found(name)),
-            }
+        ToolFuture::ready(match handler {
+            Some(h) => h(args),
+            None => Err(ToolError::not_found(name)),
         })
     }
+}
+
+/// Calls tool `name` of `source` directly: no toolset, so no catalog, no policy and no argument
+/// check (for testing a source on its own). The tool is found by a scan of
+/// [`tools`](ToolSource::tools).
+///
+/// # Errors
+/// `not_found` when the source does not list `name`; otherwise whatever the source answers.
+pub async fn call_source(
+    source: Arc<dyn ToolSource>,
+    name: &str,
+    args: Value,
+    ctx: ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let Some(tool) = source.tools().into_iter().find(|t| t.name() == name) else {
+        return Err(ToolError::not_found(name));
+    };
+    source.call(&tool, args, ctx).await
 }

@@ -561,7 +561,7 @@ async fn toolsets_read_mcp_servers_from_tools_yaml() {
 /// call by its own timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_source_called_without_a_deadline_still_times_out() {
-    use toolgate_runtime::ToolSource;
+    use toolgate_runtime::{SourceLifecycle, ToolSource};
     let source = RemoteSource::builder(
         "slow",
         McpBackend::new("slow", fault("hang", &[]), McpOptions::default()),
@@ -570,13 +570,18 @@ async fn a_source_called_without_a_deadline_still_times_out() {
     .build();
     source.discover().await.unwrap();
     let started = Instant::now();
-    let e = source
-        .call("slow.hang", json!({}), &ToolContext::default())
-        .await
-        .unwrap_err();
+    let source: std::sync::Arc<dyn ToolSource> = std::sync::Arc::new(source);
+    let e = toolgate_runtime::testing::call_source(
+        std::sync::Arc::clone(&source),
+        "slow.hang",
+        json!({}),
+        ToolContext::default(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     assert!(started.elapsed() < Duration::from_secs(2));
-    source.close().await;
+    source.lifecycle().expect("a remote source").close().await;
 }
 
 /// Every process whose command line contains `marker`, and every zombie child of this process.

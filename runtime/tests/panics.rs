@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolgate_runtime::{
-    BoxFuture, ErrorKind, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset,
+    ErrorKind, SourceTool, ToolContext, ToolDescriptor, ToolFuture, ToolOutput, ToolSource, Toolset,
 };
 
 struct Panicky {
@@ -32,19 +32,22 @@ impl ToolSource for Panicky {
     fn id(&self) -> &str {
         "panicky"
     }
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
-        self.tools.clone()
+    fn tools(&self) -> Vec<SourceTool> {
+        self.tools
+            .iter()
+            .map(|d| SourceTool::named(Arc::clone(d), d.name.as_str()))
+            .collect()
     }
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
         _args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        match name {
+        _ctx: ToolContext,
+    ) -> ToolFuture<'static> {
+        match tool.name() {
             "panics_early" => panic!("while decoding"),
-            "panics_late" => Box::pin(async { panic!("while running") }),
-            _ => Box::pin(async { Ok(ToolOutput::text("ok")) }),
+            "panics_late" => ToolFuture::new(async { panic!("while running") }),
+            _ => ToolFuture::new(async { Ok(ToolOutput::text("ok")) }),
         }
     }
 }

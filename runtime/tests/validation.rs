@@ -213,7 +213,7 @@ async fn strip_per_tool_removes_extras_and_reports_them() {
 
 #[tokio::test]
 async fn a_tools_own_strip_declaration_is_honoured_and_overridable() {
-    let mut descriptor = stubs().tools()[0].as_ref().clone();
+    let mut descriptor = stubs().tools()[0].descriptor.as_ref().clone();
     descriptor.extra_arguments = ExtraArguments::Strip;
     let echo = |args: Value| Ok(ToolOutput::text(args.to_string()));
     let declared = || StubSource::new("stubs").stub_with(descriptor.clone(), echo);

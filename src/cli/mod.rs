@@ -254,8 +254,8 @@ async fn discover(tools: &Toolset, lazy_too: bool) -> Vec<toolgate::SourceStatus
     let remote = tools
         .sources()
         .iter()
-        .filter(|s| lazy_too || s.discover_at_startup())
-        .filter(|s| !matches!(s.kind(), "local" | "json_schema"))
+        .filter_map(|s| s.lifecycle())
+        .filter(|l| lazy_too || l.discover_at_startup())
         .count();
     if remote == 0 {
         return tools.statuses();

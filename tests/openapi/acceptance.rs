@@ -271,7 +271,7 @@ pub async fn run(case: &Case) -> Option<Report> {
 
     // Tool name by `METHOD /path`.
     let mut by_key: BTreeMap<String, String> = BTreeMap::new();
-    for d in source.tools() {
+    for d in source.tools().into_iter().map(|t| t.descriptor) {
         if let Some(op) = source.operation(&d.name) {
             by_key.insert(format!("{} {}", op.method, op.path), d.name.clone());
         }
@@ -319,7 +319,7 @@ pub async fn run(case: &Case) -> Option<Report> {
         let before = recorder.len();
         let result = tokio::time::timeout(
             Duration::from_secs(40),
-            source.call(name, arguments.clone(), &ctx),
+            source.call_named(name, arguments.clone(), &ctx),
         )
         .await;
         let exchanges = recorder.since(before);

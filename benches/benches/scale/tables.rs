@@ -148,8 +148,8 @@ fn rows() -> Vec<Row> {
         ),
         row(
             "lookup",
-            "toolgate: the OpenAPI source's own index (`ToolSource::descriptor`), every name in turn",
-            plain("source index: names in turn"),
+            "toolgate: the catalog's name index (`Catalog::contains`, no entry touched), every name in turn",
+            plain("catalog index: names in turn"),
             false,
             None,
         ),

@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolgate::testing::StubSource;
 use toolgate::{
-    BoxFuture, BuildError, Dialect, ErrorKind, Progress, ProgressReporter, ToolContext,
-    ToolDescriptor, ToolError, ToolOutput, ToolSource, Toolset,
+    BuildError, Dialect, ErrorKind, Progress, ProgressReporter, SourceTool, ToolContext, ToolError,
+    ToolFuture, ToolOutput, ToolSource, Toolset,
 };
 use weather_agent::{build_toolset, tools, toolset};
 
@@ -420,7 +420,7 @@ type Call = (String, Option<String>, Option<String>);
 
 /// A `ToolSource` that forwards to another one and records every call with its identity.
 struct Recording<S> {
-    inner: S,
+    inner: Arc<S>,
     calls: Arc<Mutex<Vec<Call>>>,
 }
 
@@ -428,24 +428,21 @@ impl<S: ToolSource> ToolSource for Recording<S> {
     fn id(&self) -> &str {
         self.inner.id()
     }
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
+    fn tools(&self) -> Vec<SourceTool> {
         self.inner.tools()
     }
-    fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
-        self.inner.descriptor(name)
-    }
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
         args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        ctx: ToolContext,
+    ) -> ToolFuture<'static> {
         self.calls.lock().unwrap().push((
-            name.to_string(),
+            tool.name().to_string(),
             ctx.caller().map(str::to_owned),
             ctx.agent().map(str::to_owned),
         ));
-        self.inner.call(name, args, ctx)
+        Arc::clone(&self.inner).call(tool, args, ctx)
     }
 }
 
@@ -456,7 +453,7 @@ async fn nested_calls_pass_through_the_toolset_with_the_callers_identity() {
     states.insert(Arc::new(tools::Notebook::default()));
     let calls = Arc::default();
     let recording = Recording {
-        inner: toolset::StaticTools::new(&states).unwrap(),
+        inner: Arc::new(toolset::StaticTools::new(&states).unwrap()),
         calls: Arc::clone(&calls),
     };
     let t = Toolset::builder().source(recording).build().unwrap();

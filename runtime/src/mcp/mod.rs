@@ -168,7 +168,17 @@ pub fn source(
     base_dir: &Path,
     global: ToolFilter,
 ) -> Result<RemoteSource, BuildError> {
+    source_and_backend(server, base_dir, global).map(|(source, _)| source)
+}
+
+/// [`source`], and the backend inside it (the same session) for the passthrough.
+fn source_and_backend(
+    server: &McpServer,
+    base_dir: &Path,
+    global: ToolFilter,
+) -> Result<(RemoteSource, McpBackend), BuildError> {
     let backend = McpBackend::from_config(server, base_dir)?;
+    let shared = backend.clone();
     let filter = ToolFilter::new(&server.id, &server.allow, &server.deny)?;
     let mut builder = RemoteSource::builder(&server.id, backend)
         .lazy(server.lazy)
@@ -180,8 +190,13 @@ pub fn source(
         builder =
             builder.max_result_bytes((max > 0).then(|| usize::try_from(max).unwrap_or(usize::MAX)));
     }
-    Ok(builder.build())
+    Ok((builder.build(), shared))
 }
+
+/// An MCP server made when a toolset is built: its source, and its handle for
+/// [`Toolset::mcp_servers`](crate::Toolset::mcp_servers).
+pub(crate) type McpFactory =
+    Box<dyn FnOnce() -> Result<(Arc<dyn crate::ToolSource>, McpServerHandle), BuildError> + Send>;
 
 impl crate::ToolsetBuilder {
     /// Adds one source per `mcp` entry of a tools.yaml `tools:` section (see [`source`]), with
@@ -203,10 +218,15 @@ impl crate::ToolsetBuilder {
             let server = server.clone();
             let base = base.clone();
             let global = global.clone();
-            self = self.source_with(move |_| {
-                let source = source(&server, &base, global?)?;
-                Ok(Arc::new(source) as Arc<dyn crate::ToolSource>)
-            });
+            self = self.mcp_server_with(Box::new(move || {
+                let (source, backend) = source_and_backend(&server, &base, global?)?;
+                let handle = McpServerHandle {
+                    id: server.id.clone(),
+                    prefixed: server.prefix,
+                    backend,
+                };
+                Ok((Arc::new(source) as Arc<dyn crate::ToolSource>, handle))
+            }));
         }
         self
     }

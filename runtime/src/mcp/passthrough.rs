@@ -14,9 +14,6 @@
 //! and the error's `code`, `message` and `data` in the details, so that it can be passed on
 //! unchanged. Errors never carry a configured secret.
 
-use std::any::Any;
-use std::sync::Arc;
-
 #[allow(deprecated)]
 use rmcp::model::LoggingLevel;
 use rmcp::model::{
@@ -28,8 +25,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::McpBackend;
-use crate::remote::RemoteSource;
-use crate::{ToolError, ToolSource, Toolset};
+use crate::{ToolError, Toolset};
 
 /// What an MCP server sent unasked, as [`McpBackend::events`] delivers it.
 #[allow(deprecated)]
@@ -69,25 +65,10 @@ pub struct McpServerHandle {
     pub backend: McpBackend,
 }
 
-/// The MCP servers among `toolset`'s sources, in source order: every [`RemoteSource`] whose
-/// backend is an [`McpBackend`].
+/// The MCP servers among `toolset`'s sources, in source order (as the builder registered
+/// them: [`Toolset::mcp_servers`]).
 pub fn servers(toolset: &Toolset) -> Vec<McpServerHandle> {
-    toolset
-        .sources()
-        .iter()
-        .filter_map(|source| {
-            let any = source.as_ref() as &dyn Any;
-            let remote = any
-                .downcast_ref::<RemoteSource>()
-                .or_else(|| any.downcast_ref::<Arc<RemoteSource>>().map(AsRef::as_ref))?;
-            let backend = remote.backend_as::<McpBackend>()?;
-            Some(McpServerHandle {
-                id: remote.id().to_string(),
-                prefixed: remote.prefixed(),
-                backend: backend.clone(),
-            })
-        })
-        .collect()
+    toolset.mcp_servers().to_vec()
 }
 
 /// Whether `uri` is one of the URIs `template` (RFC 6570) describes, for routing: literal

@@ -13,10 +13,9 @@ use toolgate_model::config::{LoadMode, OpenApiSource as OpenApiConfig, ToolsSect
 use toolgate_model::openapi::{ConvertOptions, Document, convert};
 
 use super::OpenApiSource;
-use crate::source::BoxFuture;
 use crate::{
-    BuildError, ErrorKind, SourceState, SourceStatus, ToolContext, ToolDescriptor, ToolError,
-    ToolOutput, ToolSource,
+    BoxFuture, BuildError, ErrorKind, SourceLifecycle, SourceState, SourceStatus, SourceTool,
+    ToolContext, ToolError, ToolFuture, ToolSource,
 };
 
 /// How long a failed load is remembered before a lookup tries again.
@@ -229,25 +228,22 @@ impl ToolSource for RuntimeSource {
         &self.config.id
     }
 
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
+    fn tools(&self) -> Vec<SourceTool> {
         self.ready().map(|s| s.tools()).unwrap_or_default()
     }
 
-    fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
-        self.ready().and_then(|s| s.descriptor(name))
-    }
-
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
         args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
+        ctx: ToolContext,
+    ) -> ToolFuture<'static> {
+        let tool = tool.clone();
+        ToolFuture::new(async move {
             self.load(false).await?;
             match self.ready() {
-                Some(source) => source.call(name, args, ctx).await,
-                None => Err(ToolError::not_found(name)),
+                Some(source) => source.call(&tool, args, ctx).await,
+                None => Err(ToolError::not_found(tool.name())),
             }
         })
     }
@@ -256,6 +252,16 @@ impl ToolSource for RuntimeSource {
         "openapi"
     }
 
+    fn prefixed(&self) -> bool {
+        self.config.prefix
+    }
+
+    fn lifecycle(&self) -> Option<&dyn SourceLifecycle> {
+        Some(self)
+    }
+}
+
+impl SourceLifecycle for RuntimeSource {
     fn status(&self) -> SourceStatus {
         let mut status = SourceStatus::ready(&self.config.id, "openapi", 0);
         match &*self
@@ -283,10 +289,6 @@ impl ToolSource for RuntimeSource {
 
     fn refresh(&self) -> BoxFuture<'_, Result<(), ToolError>> {
         Box::pin(self.load(true))
-    }
-
-    fn prefixed(&self) -> bool {
-        self.config.prefix
     }
 
     fn tool_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {

@@ -51,9 +51,11 @@ pub use response::EXCERPT_BYTES;
 /// The conversion model: an [`OpenApiHook`] is handed the [`Operation`] being called.
 pub use toolgate_model::openapi::{Conversion, Operation};
 
+use crate::ToolFuture;
 use crate::net::HostRules;
-use crate::source::BoxFuture;
-use crate::{ToolAnnotations, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource};
+use crate::{
+    SourceTool, ToolAnnotations, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource,
+};
 
 /// The default of `max_response_bytes`: 1 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
@@ -546,31 +548,55 @@ impl OpenApiSourceBuilder {
     }
 }
 
+impl OpenApiSource {
+    /// The tool called `name` (its name inside the toolset), if the document gives it.
+    pub fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
+        self.by_name.get(name).map(|&i| self.tools[i].clone())
+    }
+
+    /// Calls the operation of tool `name` directly: no toolset, so no policy and no argument
+    /// check (for testing a source; a [`Toolset`](crate::Toolset) calls it through
+    /// [`ToolSource::call`]).
+    ///
+    /// # Errors
+    /// `not_found` for a name the document does not give; otherwise as a call of the tool.
+    pub async fn call_named(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let Some(&i) = self.by_name.get(name) else {
+            return Err(ToolError::not_found(name));
+        };
+        self.call_op(name, &self.ops[i], args, ctx).await
+    }
+}
+
 impl ToolSource for OpenApiSource {
     fn id(&self) -> &str {
         &self.id
     }
 
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
-        self.tools.clone()
+    fn tools(&self) -> Vec<SourceTool> {
+        self.tools
+            .iter()
+            .enumerate()
+            .map(|(i, d)| SourceTool::indexed(Arc::clone(d), i))
+            .collect()
     }
 
-    fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
-        self.by_name.get(name).map(|&i| self.tools[i].clone())
-    }
-
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
         args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let Some(&i) = self.by_name.get(name) else {
-                return Err(ToolError::not_found(name));
-            };
-            self.call_op(name, &self.ops[i], args, ctx).await
-        })
+        ctx: ToolContext,
+    ) -> ToolFuture<'static> {
+        let Some(i) = tool.key.index().filter(|&i| i < self.ops.len()) else {
+            return ToolFuture::err(ToolError::not_found(tool.name()));
+        };
+        let name = Arc::clone(&tool.descriptor);
+        ToolFuture::new(async move { self.call_op(&name.name, &self.ops[i], args, &ctx).await })
     }
 
     fn kind(&self) -> &str {

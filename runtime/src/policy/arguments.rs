@@ -23,8 +23,8 @@ use serde_json::Value;
 use toolgate_model::config::ArgumentRule;
 use tower::{Layer, Service};
 
-use super::{Call, CallFuture, LayerInputs};
-use crate::{ErrorKind, ToolError, ToolOutput};
+use super::call::{Call, CallFuture, LayerInputs};
+use crate::{ErrorKind, ToolError, ToolFuture, ToolOutput};
 
 /// One rule, compiled for a tool.
 #[derive(Debug)]
@@ -262,8 +262,7 @@ pub(crate) struct Arguments<S> {
 
 impl<S> Service<Call> for Arguments<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError>,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -276,12 +275,12 @@ where
     fn call(&mut self, mut call: Call) -> CallFuture {
         for rule in self.rules.iter() {
             if let Err(why) = rule.check(&call.args) {
-                let message = format!("tool `{}`: {why}", call.tool.name);
-                tracing::info!(tool = %call.tool.name, rule = rule.index, "call refused: {why}");
+                let message = format!("tool `{}`: {why}", call.name());
+                tracing::info!(tool = %call.name(), rule = rule.index, "call refused: {why}");
                 let e = ToolError::new(ErrorKind::PolicyDenied, message).with_details(
                     serde_json::json!({"argument": rule.pointer, "rule": rule.index}),
                 );
-                return Box::pin(std::future::ready(Err(e)));
+                return ToolFuture::err(e);
             }
         }
         // The URL rules that checked an argument check the URLs the tool follows from it.
@@ -297,7 +296,7 @@ where
                 applied,
             });
         }
-        Box::pin(self.inner.call(call))
+        self.inner.call(call)
     }
 }
 

@@ -21,8 +21,8 @@ use std::task::{Context, Poll};
 use toolgate_model::config::{AccessRule, PolicyConfig};
 use tower::{Layer, Service};
 
-use super::{Call, CallFuture, LayerInputs};
-use crate::{ErrorKind, Identity, ToolDescriptor, ToolError, ToolOutput};
+use super::call::{Call, CallFuture, LayerInputs};
+use crate::{ErrorKind, Identity, ToolDescriptor, ToolError, ToolFuture, ToolOutput};
 
 /// What a caller needs to call one tool, worked out once per tool.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -224,8 +224,7 @@ pub(crate) struct Authorize<S> {
 
 impl<S> Service<Call> for Authorize<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError>,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -237,13 +236,10 @@ where
 
     fn call(&mut self, call: Call) -> CallFuture {
         match self.req.check(call.ctx.identity()) {
-            Ok(()) => Box::pin(self.inner.call(call)),
+            Ok(()) => self.inner.call(call),
             Err(why) => {
-                tracing::info!(tool = %call.tool.name, caller = ?call.ctx.caller(), "call refused: {why}");
-                Box::pin(std::future::ready(Err(ToolError::new(
-                    ErrorKind::PermissionDenied,
-                    why,
-                ))))
+                tracing::info!(tool = %call.name(), caller = ?call.ctx.caller(), "call refused: {why}");
+                ToolFuture::err(ToolError::new(ErrorKind::PermissionDenied, why))
             }
         }
     }
@@ -360,7 +356,7 @@ mod tests {
         let counter = Arc::clone(&ran);
         let backend = tower::service_fn(move |_: Call| {
             counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Box::pin(std::future::ready(Ok(ToolOutput::text("wiped")))) as CallFuture
+            crate::ToolFuture::ready(Ok(ToolOutput::text("wiped")))
         });
         let layer = AuthorizeLayer {
             req: Arc::new(Requirements::of(&cfg, &wipe)),
@@ -370,16 +366,18 @@ mod tests {
             let source: Arc<dyn crate::ToolSource> =
                 Arc::new(crate::testing::StubSource::new("local"));
             Call {
-                tool: Arc::clone(&wipe),
-                source,
-                args: serde_json::json!({}),
-                ctx: crate::ToolContext::builder()
-                    .caller("k")
-                    .roles(roles.iter().copied())
-                    .build(),
-                report: Arc::default(),
+                report: Some(Arc::default()),
                 caller_left: None,
                 watch_cancel: false,
+                ..Call::new(
+                    Arc::clone(&wipe),
+                    source,
+                    serde_json::json!({}),
+                    crate::ToolContext::builder()
+                        .caller("k")
+                        .roles(roles.iter().copied())
+                        .build(),
+                )
             }
         };
         let e = svc.clone().oneshot(call(&["reader"])).await.unwrap_err();

@@ -1,17 +1,19 @@
 //! The innermost service: the tool's source runs the call. A source that panics (while building
-//! its future, where arguments are decoded, or while it runs) gives an `internal` error, never a
-//! crashed caller.
+//! its future, where a synchronous tool runs, or while its future runs) gives an `internal`
+//! error, never a crashed caller.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::FutureExt;
 use tower::Service;
 
-use super::{Call, CallFuture};
-use crate::{ToolError, ToolOutput};
+use super::call::{Call, CallFuture};
+use crate::{ToolError, ToolFuture, ToolOutput};
 
-/// Calls the tool's source.
+/// Calls the tool's source: no allocation when the source answers at once (a synchronous
+/// tool), one boxed wrapper (to catch a panic) when its future must be polled.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Backend;
 
@@ -25,25 +27,28 @@ impl Service<Call> for Backend {
     }
 
     fn call(&mut self, call: Call) -> CallFuture {
-        Box::pin(async move {
-            let Call {
-                tool,
-                source,
-                args,
-                ctx,
-                ..
-            } = call;
-            let name = tool.name.as_str();
-            let future = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-                source.call(name, args, &ctx)
-            })) {
-                Ok(future) => future,
-                Err(panic) => return Err(crate::toolset::panic_error(name, panic.as_ref())),
-            };
-            AssertUnwindSafe(future)
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|panic| Err(crate::toolset::panic_error(name, panic.as_ref())))
-        })
+        let Call {
+            entry, args, ctx, ..
+        } = call;
+        let source = Arc::clone(entry.source());
+        let future = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+            source.call(entry.source_tool(), args, ctx)
+        })) {
+            Ok(future) => future,
+            Err(panic) => {
+                return ToolFuture::err(crate::toolset::panic_error(entry.name(), panic.as_ref()));
+            }
+        };
+        match future.into_ready() {
+            Ok(result) => ToolFuture::ready(result),
+            Err(running) => ToolFuture::new(async move {
+                AssertUnwindSafe(running)
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| {
+                        Err(crate::toolset::panic_error(entry.name(), panic.as_ref()))
+                    })
+            }),
+        }
     }
 }

@@ -28,8 +28,8 @@ use tower::{Layer, Service};
 
 use toolgate_model::config::CircuitBreakerConfig;
 
-use super::{Call, CallFuture, LayerInputs};
-use crate::{ErrorKind, ToolError, ToolOutput};
+use super::call::{Call, CallFuture, LayerInputs};
+use crate::{ErrorKind, ToolError, ToolFuture, ToolOutput};
 
 /// The breakers of a toolset, one per source id (created with the first tool of the source
 /// whose policy has a `circuit_breaker`).
@@ -393,8 +393,7 @@ pub(crate) struct BreakerService<S> {
 
 impl<S> Service<Call> for BreakerService<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError>,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -407,7 +406,7 @@ where
     fn call(&mut self, call: Call) -> CallFuture {
         let probe = match self.breaker.admit() {
             Ok(probe) => probe,
-            Err(e) => return Box::pin(std::future::ready(Err(e))),
+            Err(e) => return ToolFuture::err(e),
         };
         let permit = Permit {
             breaker: Arc::clone(&self.breaker),
@@ -415,7 +414,7 @@ where
             done: false,
         };
         let inner = self.inner.call(call);
-        Box::pin(async move {
+        ToolFuture::new(async move {
             let result = inner.await;
             permit.finish(&result);
             result

@@ -27,8 +27,8 @@ use std::task::{Context, Poll};
 
 use tower::{Layer, Service};
 
-use super::{Call, CallFuture, LayerInputs};
-use crate::{ErrorKind, Identity, ToolError, ToolOutput};
+use super::call::{Call, CallFuture, LayerInputs};
+use crate::{ErrorKind, Identity, ToolError, ToolFuture, ToolOutput};
 
 /// Millionths of a unit per unit.
 const MICROS: f64 = 1_000_000.0;
@@ -234,8 +234,7 @@ fn not_run(kind: ErrorKind) -> bool {
 
 impl<S> Service<Call> for Budget<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError>,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -255,24 +254,23 @@ where
         {
             let message = format!("tool `{}`: {why}", limits.tool);
             tracing::info!(tool = %limits.tool, "call refused: {why}");
-            return Box::pin(std::future::ready(Err(ToolError::new(
-                ErrorKind::BudgetExceeded,
-                message,
-            ))));
+            return ToolFuture::err(ToolError::new(ErrorKind::BudgetExceeded, message));
         }
-        let report = Arc::clone(&call.report);
-        report.cost_micros.store(limits.cost, Ordering::Relaxed);
+        let report = call.report.clone();
+        if let Some(r) = &report {
+            r.cost_micros.store(limits.cost, Ordering::Relaxed);
+        }
         let layer = self.layer.clone();
-        let inner = self.inner.call(call);
-        Box::pin(async move {
-            let result = inner.await;
+        self.inner.call(call).map(move |result| {
             let refund = match &result {
-                Ok(_) => report.cache_hit(),
+                Ok(_) => report.as_ref().is_some_and(|r| r.cache_hit()),
                 Err(e) => not_run(e.kind()),
             };
             if refund {
                 layer.state.refund(&charged, layer.limits.cost);
-                report.cost_micros.store(0, Ordering::Relaxed);
+                if let Some(r) = &report {
+                    r.cost_micros.store(0, Ordering::Relaxed);
+                }
             }
             result
         })
@@ -385,28 +383,25 @@ mod tests {
         let answers = Arc::new(Mutex::new(answers.into_iter()));
         tower::service_fn(move |_: Call| {
             let next = answers.lock().unwrap().next().flatten();
-            Box::pin(std::future::ready(match next {
+            crate::ToolFuture::ready(match next {
                 None => Ok(ToolOutput::text("ok")),
                 Some(kind) => Err(ToolError::new(kind, "refused below")),
-            })) as CallFuture
+            })
         })
     }
 
     fn call(caller: &str) -> Call {
         let source: Arc<dyn crate::ToolSource> = Arc::new(crate::testing::StubSource::new("local"));
-        Call {
-            tool: Arc::new(crate::ToolDescriptor {
+        Call::new(
+            Arc::new(crate::ToolDescriptor {
                 name: "search".into(),
                 source: "local".into(),
                 ..crate::ToolDescriptor::default()
             }),
             source,
-            args: serde_json::json!({}),
-            ctx: crate::ToolContext::builder().caller(caller).build(),
-            report: Arc::default(),
-            caller_left: None,
-            watch_cancel: false,
-        }
+            serde_json::json!({}),
+            crate::ToolContext::builder().caller(caller).build(),
+        )
     }
 
     #[tokio::test]
@@ -425,14 +420,14 @@ mod tests {
         ]));
         // Rate limited below: given back, nothing reported.
         let c = call("ci");
-        let report = Arc::clone(&c.report);
+        let report = c.report.clone().expect("a report");
         let e = svc.clone().oneshot(c).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::RateLimited);
         assert_eq!(report.cost_micros.load(Ordering::Relaxed), 0);
         assert!(state.spend().iter().all(|(_, _, m)| *m == 0));
         // An upstream failure may have cost the backend something: kept.
         let c = call("ci");
-        let report = Arc::clone(&c.report);
+        let report = c.report.clone().expect("a report");
         svc.clone().oneshot(c).await.unwrap_err();
         assert_eq!(report.cost_micros.load(Ordering::Relaxed), 10_000);
         // One more fits; the next would overspend and never reaches the backend.

@@ -33,9 +33,9 @@ use moka::future::Cache;
 use serde_json::Value;
 use tower::{Layer, Service, ServiceExt};
 
+use super::call::{Call, CallFuture, LayerInputs};
 use super::telemetry::{CACHE_HITS_TOTAL, CACHE_MISSES_TOTAL};
-use super::{Call, CallFuture, LayerInputs};
-use crate::{ToolError, ToolOutput};
+use crate::{ToolError, ToolFuture, ToolOutput};
 
 /// The most results one toolset's cache holds; the least recently used go first.
 pub const MAX_ENTRIES: u64 = 10_000;
@@ -101,8 +101,8 @@ struct Key {
 impl Key {
     fn of(call: &Call) -> Self {
         Self {
-            tool: call.tool.name.clone(),
-            version: call.tool.version.clone(),
+            tool: call.name().to_string(),
+            version: call.tool().version.clone(),
             caller: call.ctx.caller().map(str::to_owned),
             args: canonical_json(&call.args),
         }
@@ -212,8 +212,10 @@ pub(crate) struct CacheService<S> {
 
 impl<S> Service<Call> for CacheService<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError> + Clone + Send + 'static,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>
+        + Clone
+        + Send
+        + 'static,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -229,8 +231,8 @@ where
         // The service that was made ready runs the call; a ready clone stays for the next one.
         let ready_clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, ready_clone);
-        let report = Arc::clone(&call.report);
-        let tool = call.tool.name.clone();
+        let report = call.report.clone();
+        let tool = call.name().to_string();
         let cancel = call.ctx.cancellation().clone();
         let started = Instant::now();
         let deadline = match (call.ctx.deadline(), layer.timeout) {
@@ -248,7 +250,7 @@ where
                 Err(e) => Err(NotStored::Failed(e)),
             }
         };
-        Box::pin(async move {
+        ToolFuture::new(async move {
             let lookup = layer.cache.entry(key).or_try_insert_with(load);
             // The caller's own bounds, for a call that waits for an identical one's result (the
             // call that runs the backend is bounded by the timeout layer below as well).
@@ -267,7 +269,9 @@ where
                 }
                 Ok(entry) => {
                     layer.hits.increment(1);
-                    report.cache_hit.store(true, Ordering::Relaxed);
+                    if let Some(r) = &report {
+                        r.cache_hit.store(true, Ordering::Relaxed);
+                    }
                     Ok(Arc::unwrap_or_clone(entry.into_value().output))
                 }
                 Err(not_stored) => {
@@ -329,7 +333,7 @@ mod tests {
         fn call(&mut self, call: Call) -> CallFuture {
             let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
             let delay = self.delay;
-            Box::pin(async move {
+            ToolFuture::new(async move {
                 tokio::time::sleep(delay).await;
                 if call.args["fail"] == json!(true) {
                     return Err(ToolError::upstream("backend failed"));
@@ -356,7 +360,7 @@ mod tests {
 
     fn pipeline(json: &str) -> Pipeline {
         let config: PolicyConfig = serde_json::from_str(json).expect("policy JSON");
-        Pipeline::new(None, None, config)
+        Pipeline::new(false, None, config)
     }
 
     fn stack(
@@ -386,13 +390,15 @@ mod tests {
         }
         let report = Arc::new(CallReport::default());
         let call = Call {
-            tool: Arc::clone(tool),
-            source: Arc::new(StubSource::new(&tool.source)) as Arc<dyn ToolSource>,
-            args,
-            ctx: ctx.build(),
-            report: Arc::clone(&report),
+            report: Some(Arc::clone(&report)),
             caller_left: None,
             watch_cancel: false,
+            ..Call::new(
+                Arc::clone(tool),
+                Arc::new(StubSource::new(&tool.source)) as Arc<dyn ToolSource>,
+                args,
+                ctx.build(),
+            )
         };
         (call, report)
     }

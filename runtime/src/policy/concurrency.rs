@@ -22,8 +22,8 @@ use std::time::Instant;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::{Layer, Service, ServiceExt};
 
-use super::{Call, CallFuture, LayerInputs};
-use crate::{ErrorKind, ToolError, ToolOutput};
+use super::call::{Call, CallFuture, LayerInputs};
+use crate::{ErrorKind, ToolError, ToolFuture, ToolOutput};
 
 /// The semaphores of one toolset, shared by every tool's stack.
 #[derive(Default)]
@@ -168,8 +168,10 @@ pub(crate) struct ConcurrencyLimited<S> {
 
 impl<S> Service<Call> for ConcurrencyLimited<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError> + Clone + Send + 'static,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>
+        + Clone
+        + Send
+        + 'static,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -186,7 +188,7 @@ where
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);
         let limits = Arc::clone(&self.limits);
-        Box::pin(async move {
+        ToolFuture::new(async move {
             let permits = limits.acquire(&call).await?;
             let result = inner.oneshot(call).await;
             drop(permits);
@@ -248,7 +250,7 @@ mod tests {
 
         fn call(&mut self, _: Call) -> CallFuture {
             let this = self.clone();
-            Box::pin(async move {
+            ToolFuture::new(async move {
                 this.calls.fetch_add(1, Ordering::SeqCst);
                 let now = this.running.fetch_add(1, Ordering::SeqCst) + 1;
                 this.most.fetch_max(now, Ordering::SeqCst);
@@ -270,7 +272,7 @@ mod tests {
 
     fn pipeline(json: &str) -> Pipeline {
         let config: PolicyConfig = serde_json::from_str(json).expect("policy JSON");
-        Pipeline::new(None, None, config)
+        Pipeline::new(false, None, config)
     }
 
     fn stack(p: &Pipeline, tool: &Arc<ToolDescriptor>, slow: &Slow) -> ConcurrencyLimited<Slow> {
@@ -287,13 +289,15 @@ mod tests {
 
     fn call(tool: &Arc<ToolDescriptor>, ctx: ToolContext) -> Call {
         Call {
-            tool: Arc::clone(tool),
-            source: Arc::new(StubSource::new(&tool.source)) as Arc<dyn ToolSource>,
-            args: Value::Null,
-            ctx,
-            report: Arc::new(CallReport::default()),
+            report: Some(Arc::new(CallReport::default())),
             caller_left: None,
             watch_cancel: true,
+            ..Call::new(
+                Arc::clone(tool),
+                Arc::new(StubSource::new(&tool.source)) as Arc<dyn ToolSource>,
+                Value::Null,
+                ctx,
+            )
         }
     }
 

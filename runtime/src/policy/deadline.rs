@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use tower::{Layer, Service};
 
-use super::{Call, CallFuture};
-use crate::{ToolError, ToolOutput};
+use super::call::{Call, CallFuture};
+use crate::{ToolError, ToolFuture, ToolOutput};
 
 /// Bounds the call by its deadline and its caller's cancellation.
 #[derive(Debug, Clone, Copy)]
@@ -46,8 +46,7 @@ pub struct Timeout<S> {
 
 impl<S> Service<Call> for Timeout<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError>,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -70,9 +69,14 @@ where
         let deadline = call.ctx.deadline();
         let cancel = call.ctx.cancellation().clone();
         let watch_cancel = call.watch_cancel;
-        let tool = call.tool.name.clone();
-        let inner = self.inner.call(call);
-        Box::pin(async move {
+        let entry = std::sync::Arc::clone(&call.entry);
+        let inner = match self.inner.call(call).into_ready() {
+            // A synchronous tool answered inline: no clock to arm.
+            Ok(result) => return ToolFuture::ready(result),
+            Err(running) => running,
+        };
+        ToolFuture::new(async move {
+            let tool = entry.name();
             match deadline {
                 Some(deadline) => {
                     tokio::select! {

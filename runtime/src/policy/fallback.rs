@@ -23,8 +23,8 @@ use std::task::{Context, Poll};
 use serde_json::Value;
 use tower::{Layer, Service};
 
-use super::{Call, CallFuture, LayerInputs};
-use crate::{ErrorKind, ToolError, ToolOutput};
+use super::call::{Call, CallFuture, LayerInputs};
+use crate::{ErrorKind, ToolError, ToolFuture, ToolOutput};
 
 /// The `_meta` key of a fallback's result: `{"from": <the tool that failed>, "error": <kind>}`.
 pub(crate) const FALLBACK_META_KEY: &str = "toolgate/fallback";
@@ -120,8 +120,7 @@ pub(crate) struct FallbackService<S> {
 
 impl<S> Service<Call> for FallbackService<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError>,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -134,13 +133,13 @@ where
     fn call(&mut self, call: Call) -> CallFuture {
         if IN_FALLBACK.try_with(|()| ()).is_ok() {
             // This call is itself a fallback: one hop only.
-            return Box::pin(self.inner.call(call));
+            return self.inner.call(call);
         }
         let settings = Arc::clone(&self.settings);
         let ctx = call.ctx.clone();
         let args = call.args.clone();
         let inner = self.inner.call(call);
-        Box::pin(async move {
+        ToolFuture::new(async move {
             let error = match inner.await {
                 Ok(out) => return Ok(out),
                 Err(e) => e,
@@ -337,16 +336,25 @@ mod tests {
         fn id(&self) -> &str {
             "weather"
         }
-        fn tools(&self) -> Vec<Arc<crate::ToolDescriptor>> {
+        fn tools(&self) -> Vec<crate::SourceTool> {
             Vec::new()
         }
-        fn call<'a>(
-            &'a self,
-            name: &'a str,
+        fn call(
+            self: Arc<Self>,
+            tool: &crate::SourceTool,
             _: Value,
-            _: &'a ToolContext,
-        ) -> crate::BoxFuture<'a, Result<ToolOutput, ToolError>> {
-            Box::pin(async move { Err(ToolError::not_found(name)) })
+            _: ToolContext,
+        ) -> crate::ToolFuture<'static> {
+            crate::ToolFuture::err(ToolError::not_found(tool.name()))
+        }
+        fn lifecycle(&self) -> Option<&dyn crate::SourceLifecycle> {
+            Some(self)
+        }
+    }
+
+    impl crate::SourceLifecycle for Down {
+        fn status(&self) -> crate::SourceStatus {
+            crate::SourceStatus::ready("weather", "mcp", 0)
         }
         fn discover(&self) -> crate::BoxFuture<'_, Result<(), ToolError>> {
             Box::pin(async {

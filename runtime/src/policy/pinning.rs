@@ -87,8 +87,9 @@ struct Checked {
     stamp: Stamp,
 }
 
-/// Whether tools of a source of this kind are pinned.
-pub(crate) fn is_remote(kind: &str) -> bool {
+/// Whether tools of a source of this kind (`ToolSource::kind`) are remote ones, which pinning
+/// covers: `mcp` and `a2a`.
+pub fn is_remote(kind: &str) -> bool {
     matches!(kind, "mcp" | "a2a")
 }
 

@@ -46,8 +46,8 @@ use tower::{Layer, Service};
 
 use toolgate_model::config::{RateLimit, parse_rate_limit};
 
-use super::{Call, CallFuture, LayerInputs};
-use crate::{ErrorKind, ToolError, ToolOutput};
+use super::call::{Call, CallFuture, LayerInputs};
+use crate::{ErrorKind, ToolError, ToolFuture, ToolOutput};
 
 /// The caller key of anonymous calls (no caller in the context): they share one bucket.
 const ANONYMOUS: &str = "";
@@ -322,8 +322,7 @@ pub(crate) struct RateLimited<S> {
 
 impl<S> Service<Call> for RateLimited<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError>,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -335,10 +334,10 @@ where
 
     fn call(&mut self, call: Call) -> CallFuture {
         match self.limits.check(call.ctx.caller()) {
-            Ok(()) => Box::pin(self.inner.call(call)),
+            Ok(()) => self.inner.call(call),
             Err(e) => {
                 tracing::debug!(tool = %self.limits.tool, error = %e, "call refused by a rate limit");
-                Box::pin(std::future::ready(Err(e)))
+                ToolFuture::err(e)
             }
         }
     }
@@ -372,7 +371,7 @@ mod tests {
 
         fn call(&mut self, _: Call) -> CallFuture {
             self.0.fetch_add(1, Ordering::SeqCst);
-            Box::pin(std::future::ready(Ok(ToolOutput::text("ok"))))
+            crate::ToolFuture::ready(Ok(ToolOutput::text("ok")))
         }
     }
 
@@ -419,13 +418,15 @@ mod tests {
             ctx = ctx.caller(c);
         }
         Call {
-            tool: Arc::clone(tool),
-            source: Arc::new(StubSource::new(&tool.source)) as Arc<dyn ToolSource>,
-            args: Value::Null,
-            ctx: ctx.build(),
-            report: Arc::new(CallReport::default()),
+            report: Some(Arc::new(CallReport::default())),
             caller_left: None,
             watch_cancel: false,
+            ..Call::new(
+                Arc::clone(tool),
+                Arc::new(StubSource::new(&tool.source)) as Arc<dyn ToolSource>,
+                Value::Null,
+                ctx.build(),
+            )
         }
     }
 
@@ -438,7 +439,7 @@ mod tests {
     }
 
     fn pipeline(config: PolicyConfig) -> Pipeline {
-        Pipeline::new(None, None, config)
+        Pipeline::new(false, None, config)
     }
 
     #[test]

@@ -20,8 +20,8 @@ use std::time::Duration;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use tower::{Layer, Service, ServiceExt};
 
-use super::{Call, CallFuture, LayerInputs};
-use crate::{ToolError, ToolOutput};
+use super::call::{Call, CallFuture, LayerInputs};
+use crate::{ToolError, ToolFuture, ToolOutput};
 
 /// The `_meta` key of a result that needed retries: how many (a number).
 pub(crate) const RETRIES_META_KEY: &str = "toolgate/retries";
@@ -87,8 +87,10 @@ pub(crate) struct Retry<S> {
 
 impl<S> Service<Call> for Retry<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError> + Clone + Send + 'static,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>
+        + Clone
+        + Send
+        + 'static,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -103,7 +105,7 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let layer = self.layer;
-        Box::pin(async move {
+        ToolFuture::new(async move {
             let mut delays = ExponentialBuilder::new()
                 .with_min_delay(layer.backoff)
                 .with_max_delay(MAX_BACKOFF)
@@ -127,11 +129,9 @@ where
                     return Err(error);
                 };
                 retries += 1;
-                call.report
-                    .retries
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                call.note_retry();
                 tracing::info!(
-                    tool = %call.tool.name,
+                    tool = %call.name(),
                     attempt = retries + 1,
                     of = layer.retries + 1,
                     kind = %error.kind(),
@@ -159,7 +159,7 @@ fn next_wait(
     let backoff = delays.next()?.min(MAX_BACKOFF);
     let wait = match error.retry_after() {
         Some(after) if after > MAX_BACKOFF => {
-            tracing::debug!(tool = %call.tool.name, retry_after_ms = after.as_millis() as u64, "not retried: the error asks to wait longer than the longest backoff");
+            tracing::debug!(tool = %call.name(), retry_after_ms = after.as_millis() as u64, "not retried: the error asks to wait longer than the longest backoff");
             return None;
         }
         Some(after) => backoff.max(after),
@@ -168,7 +168,7 @@ fn next_wait(
     if let Some(deadline) = call.ctx.deadline()
         && std::time::Instant::now() + wait >= deadline
     {
-        tracing::debug!(tool = %call.tool.name, wait_ms = wait.as_millis() as u64, "not retried: the next wait would pass the call's deadline");
+        tracing::debug!(tool = %call.name(), wait_ms = wait.as_millis() as u64, "not retried: the next wait would pass the call's deadline");
         return None;
     }
     Some(wait)
@@ -203,16 +203,13 @@ pub(super) mod test_support {
         read_only: Option<bool>,
     ) -> Call {
         let source = StubSource::new("src").stub(tool, |_| Ok(ToolOutput::text("stub")));
-        let mut descriptor = ToolDescriptor::clone(&source.tools()[0]);
+        let mut descriptor = ToolDescriptor::clone(&source.tools()[0].descriptor);
         descriptor.annotations.read_only_hint = read_only;
         Call {
-            tool: Arc::new(descriptor),
-            source: Arc::new(source),
-            args,
-            ctx,
-            report: Arc::default(),
+            report: Some(Arc::default()),
             caller_left: None,
             watch_cancel: false,
+            ..Call::new(Arc::new(descriptor), Arc::new(source), args, ctx)
         }
     }
 
@@ -248,7 +245,7 @@ pub(super) mod test_support {
         fn call(&mut self, _: Call) -> CallFuture {
             self.seen.fetch_add(1, Ordering::SeqCst);
             let next = self.script.lock().unwrap().pop_front().unwrap_or(Ok(()));
-            Box::pin(std::future::ready(next.map(|()| ToolOutput::text("ok"))))
+            crate::ToolFuture::ready(next.map(|()| ToolOutput::text("ok")))
         }
     }
 }
@@ -274,7 +271,7 @@ mod tests {
     async fn retries_until_success_and_reports_them() {
         let (inner, seen) = scripted(vec![Err(unavailable()), Err(unavailable())]);
         let call = call_of("t", json!({}));
-        let report = Arc::clone(&call.report);
+        let report = call.report.clone().expect("a report");
         let started = tokio::time::Instant::now();
         let out = RetryLayer::new(2, Duration::from_millis(100))
             .layer(inner)
@@ -291,8 +288,6 @@ mod tests {
             "{waited:?}"
         );
     }
-
-    use std::sync::Arc;
 
     #[tokio::test(start_paused = true)]
     async fn stops_after_the_configured_retries() {
@@ -376,7 +371,7 @@ mod tests {
 
     fn pipeline(policy: ToolPolicy) -> Pipeline {
         Pipeline::new(
-            None,
+            false,
             None,
             PolicyConfig {
                 tools: [("t".to_string(), policy)].into(),
@@ -391,7 +386,7 @@ mod tests {
         let source_policy = pipeline.config.source_policy("src");
         layer(&LayerInputs {
             pipeline,
-            tool: &call.tool,
+            tool: call.tool(),
             policy: &policy,
             source_policy: &source_policy,
         })

@@ -37,9 +37,10 @@ use tower::{Layer, Service};
 use tracing::Instrument;
 use tracing::field::Empty;
 
+use super::Pipeline;
 use super::breaker::Phase;
-use super::{Call, CallFuture, CallReport, LayerInputs, Pipeline};
-use crate::{ToolError, ToolOutput};
+use super::call::{Call, CallFuture, CallReport, LayerInputs};
+use crate::{ToolError, ToolFuture, ToolOutput};
 
 /// `toolgate_calls_total{tool,source,outcome}`: calls, by how they ended.
 pub const CALLS_TOTAL: &str = "toolgate_calls_total";
@@ -185,8 +186,7 @@ pub(crate) struct Telemetry<S> {
 
 impl<S> Service<Call> for Telemetry<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError>,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -211,7 +211,7 @@ where
         );
         // Nobody collects anything: the call passes through.
         if span.is_disabled() && !meta.metrics && !tracing::enabled!(tracing::Level::DEBUG) {
-            return Box::pin(self.inner.call(call));
+            return self.inner.call(call);
         }
         if !span.is_disabled()
             && let Some(id) = call
@@ -223,26 +223,33 @@ where
         }
         let mut finish = Finish {
             meta: Arc::clone(meta),
-            report: Arc::clone(&call.report),
-            caller: call.ctx.caller().map(str::to_owned),
+            report: call.report.clone(),
+            identity: call.ctx.identity_arc(),
             span: span.clone(),
             started: Instant::now(),
             outcome: None,
         };
-        let inner = self.inner.call(call);
-        Box::pin(
-            async move {
-                let result = inner.await;
-                finish.outcome = Some(match &result {
-                    Ok(out) if out.is_error => Outcome::ToolError,
-                    Ok(_) => Outcome::Ok,
-                    Err(e) => Outcome::Error(e.kind().as_str()),
-                });
+        // A synchronous tool runs inside the inner `call`: in the span.
+        let inner = {
+            let _entered = (!span.is_disabled()).then(|| span.enter());
+            self.inner.call(call)
+        };
+        match inner.into_ready() {
+            Ok(result) => {
+                finish.outcome = Some(Outcome::of(&result));
                 drop(finish);
-                result
+                ToolFuture::ready(result)
             }
-            .instrument(span),
-        )
+            Err(running) => ToolFuture::new(
+                async move {
+                    let result = running.await;
+                    finish.outcome = Some(Outcome::of(&result));
+                    drop(finish);
+                    result
+                }
+                .instrument(span),
+            ),
+        }
     }
 }
 
@@ -255,6 +262,14 @@ enum Outcome {
 }
 
 impl Outcome {
+    fn of(result: &Result<ToolOutput, ToolError>) -> Self {
+        match result {
+            Ok(out) if out.is_error => Self::ToolError,
+            Ok(_) => Self::Ok,
+            Err(e) => Self::Error(e.kind().as_str()),
+        }
+    }
+
     fn as_str(self) -> &'static str {
         match self {
             Self::Ok => "ok",
@@ -267,8 +282,8 @@ impl Outcome {
 /// Records the call when dropped: at its end, or when the caller dropped it (`cancelled`).
 struct Finish {
     meta: Arc<Meta>,
-    report: Arc<CallReport>,
-    caller: Option<String>,
+    report: Option<Arc<CallReport>>,
+    identity: Arc<crate::Identity>,
     span: tracing::Span,
     started: Instant,
     outcome: Option<Outcome>,
@@ -291,6 +306,7 @@ impl Finish {
         meta.duration.record(elapsed.as_secs_f64());
         if cost_micros > 0 {
             let caller = self
+                .identity
                 .caller
                 .clone()
                 .unwrap_or_else(|| "anonymous".to_string());
@@ -304,7 +320,8 @@ impl Drop for Finish {
     fn drop(&mut self) {
         let elapsed = self.started.elapsed();
         let outcome = self.outcome.unwrap_or(Outcome::Error("cancelled"));
-        let cost_micros = self.report.cost_micros.load(Ordering::Relaxed);
+        let report = self.report.as_deref();
+        let cost_micros = report.map_or(0, |r| r.cost_micros.load(Ordering::Relaxed));
         let meta = &*self.meta;
         if meta.metrics {
             self.record_metrics(outcome, elapsed, cost_micros);
@@ -314,8 +331,8 @@ impl Drop for Finish {
         }
         let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         let cost = cost_micros as f64 / 1_000_000.0;
-        let retries = self.report.retries();
-        let cache_hit = self.report.cache_hit();
+        let retries = report.map_or(0, CallReport::retries);
+        let cache_hit = report.is_some_and(CallReport::cache_hit);
         let outcome = outcome.as_str();
         self.span.record("outcome", outcome);
         self.span.record("duration_ms", duration_ms);
@@ -422,7 +439,7 @@ mod tests {
         }
 
         fn call(&mut self, call: Call) -> CallFuture {
-            Box::pin(async move {
+            ToolFuture::new(async move {
                 if call.args["hang"] == json!(true) {
                     std::future::pending::<()>().await;
                 }
@@ -433,8 +450,9 @@ mod tests {
                     return Err(ToolError::upstream("down"));
                 }
                 if let Some(n) = call.args["retries"].as_u64() {
-                    call.report.retries.store(n as u32, Ordering::Relaxed);
-                    call.report.cost_micros.store(250_000, Ordering::Relaxed);
+                    let report = call.report.as_ref().expect("a report");
+                    report.retries.store(n as u32, Ordering::Relaxed);
+                    report.cost_micros.store(250_000, Ordering::Relaxed);
                 }
                 Ok(ToolOutput::text("ok"))
             })
@@ -444,7 +462,7 @@ mod tests {
     fn service() -> Telemetry<Backend> {
         let config: PolicyConfig =
             serde_json::from_str(r#"{"budgets": {"currency": "credits"}}"#).unwrap();
-        let p = Pipeline::new(None, None, config);
+        let p = Pipeline::new(false, None, config);
         let tool = Arc::new(ToolDescriptor {
             name: "lookup".into(),
             source: "crm".into(),
@@ -470,19 +488,16 @@ mod tests {
             .caller("alice")
             .traceparent("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01")
             .build();
-        let call = Call {
-            tool: Arc::new(ToolDescriptor {
+        let call = Call::new(
+            Arc::new(ToolDescriptor {
                 name: "lookup".into(),
                 source: "crm".into(),
                 ..ToolDescriptor::default()
             }),
-            source: Arc::new(StubSource::new("crm")) as Arc<dyn ToolSource>,
+            Arc::new(StubSource::new("crm")) as Arc<dyn ToolSource>,
             args,
             ctx,
-            report: Arc::default(),
-            caller_left: None,
-            watch_cancel: false,
-        };
+        );
         svc.clone().oneshot(call).await
     }
 

@@ -1,5 +1,5 @@
 //! The validate layer: arguments checked against the tool's input schema (a validator compiled
-//! once per tool, [`ValidatorCache`]); in `lenient` mode coerced first, with `strip` extra keys
+//! once per tool, kept in its catalog entry); in `lenient` mode coerced first, with `strip` extra keys
 //! dropped. What changed is listed in the result's `_meta` under
 //! [`COERCIONS_META_KEY`](crate::COERCIONS_META_KEY).
 //!
@@ -7,14 +7,13 @@
 //! `invalid_arguments` naming every violation by JSON pointer; nothing further runs.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tower::{Layer, Service};
 
-use super::{Call, CallFuture};
+use super::call::{Call, CallFuture};
 use crate::validate::{ArgumentPolicy, Coercion, ExtraArguments};
-use crate::{ToolDescriptor, ToolError, ToolOutput, ValidationMode, ValidatorCache};
+use crate::{ToolError, ToolFuture, ToolOutput, ValidationMode};
 
 /// How each tool's arguments are checked: per tool, per source, defaults.
 #[derive(Debug, Default)]
@@ -32,50 +31,39 @@ pub(crate) struct Overrides {
 }
 
 impl Settings {
-    /// Tool's entry, else the descriptor's own declaration (`#[tool(extra = "strip")]`, extra
-    /// keys only), else its source's entry, else the defaults.
-    pub fn policy(&self, descriptor: &ToolDescriptor) -> ArgumentPolicy {
-        let tool = self
-            .per_tool
-            .get(&descriptor.name)
-            .copied()
-            .unwrap_or_default();
-        let source = self
-            .per_source
-            .get(&descriptor.source)
-            .copied()
-            .unwrap_or_default();
-        let declared =
-            (!descriptor.extra_arguments.is_reject()).then_some(descriptor.extra_arguments);
-        ArgumentPolicy {
-            mode: tool
-                .mode
-                .or(source.mode)
-                .or(self.defaults.mode)
-                .unwrap_or_default(),
-            extra: tool
-                .extra
-                .or(declared)
-                .or(source.extra)
-                .or(self.defaults.extra)
-                .unwrap_or_default(),
+    /// Writes these settings into `config`'s `validation` / `extra_arguments` at each level
+    /// (defaults, per source, per tool), replacing what `config` says there: the builder's
+    /// calls came last. [`Pipeline::arguments`](super::Pipeline::arguments) reads them back.
+    pub fn fold_into(&self, config: &mut toolgate_model::config::PolicyConfig) {
+        fn apply(p: &mut toolgate_model::config::ToolPolicy, o: Overrides) {
+            if o.mode.is_some() {
+                p.validation = o.mode;
+            }
+            if o.extra.is_some() {
+                p.extra_arguments = o.extra;
+            }
+        }
+        apply(&mut config.defaults, self.defaults);
+        for (tool, o) in &self.per_tool {
+            apply(config.tools.entry(tool.clone()).or_default(), *o);
+        }
+        for (source, o) in &self.per_source {
+            apply(config.sources.entry(source.clone()).or_default(), *o);
         }
     }
 }
 
-/// Validates (and in lenient mode coerces) the arguments before the inner service runs.
-#[derive(Clone)]
+/// Validates (and in lenient mode coerces) the arguments before the inner service runs, with the
+/// validator of the tool's catalog entry (compiled on its first call).
+#[derive(Debug, Clone, Copy)]
 pub struct ValidateLayer {
-    settings: Arc<Settings>,
-    validators: Arc<ValidatorCache>,
+    policy: ArgumentPolicy,
 }
 
 impl ValidateLayer {
-    pub(crate) fn new(settings: Arc<Settings>, validators: Arc<ValidatorCache>) -> Self {
-        Self {
-            settings,
-            validators,
-        }
+    /// Checks arguments under `policy`.
+    pub fn new(policy: ArgumentPolicy) -> Self {
+        Self { policy }
     }
 }
 
@@ -84,7 +72,7 @@ impl<S> Layer<S> for ValidateLayer {
 
     fn layer(&self, inner: S) -> Self::Service {
         Validate {
-            layer: self.clone(),
+            policy: self.policy,
             inner,
         }
     }
@@ -93,14 +81,13 @@ impl<S> Layer<S> for ValidateLayer {
 /// The service of [`ValidateLayer`].
 #[derive(Clone)]
 pub struct Validate<S> {
-    layer: ValidateLayer,
+    policy: ArgumentPolicy,
     inner: S,
 }
 
 impl<S> Service<Call> for Validate<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError>,
-    S::Future: Send + 'static,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -111,21 +98,23 @@ where
     }
 
     fn call(&mut self, mut call: Call) -> CallFuture {
-        let policy = self.layer.settings.policy(&call.tool);
         let args = std::mem::take(&mut call.args);
-        let checked = match self.layer.validators.check(&call.tool, args, policy) {
+        let checked = match call.entry.validator() {
+            Ok(validator) => validator.check(call.entry.name(), args, self.policy),
+            Err(e) => Err(e),
+        };
+        let checked = match checked {
             Ok(c) => c,
-            Err(e) => return Box::pin(std::future::ready(Err(e))),
+            Err(e) => return ToolFuture::err(e),
         };
         call.args = checked.args;
         let coercions = checked.coercions;
         if coercions.is_empty() {
-            return Box::pin(self.inner.call(call));
+            return self.inner.call(call);
         }
-        log_coercions(&call.tool.name, &coercions);
-        let inner = self.inner.call(call);
-        Box::pin(async move {
-            inner.await.map(|mut out| {
+        log_coercions(call.name(), &coercions);
+        self.inner.call(call).map(move |result| {
+            result.map(|mut out| {
                 let list = serde_json::to_value(&coercions).unwrap_or_default();
                 out.meta
                     .get_or_insert_with(Default::default)

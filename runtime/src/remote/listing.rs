@@ -1,17 +1,19 @@
-//! A listing made into the source's catalog: provider-safe names (C10), allow / deny filters,
-//! the tools that cannot be offered and why, and the index calls are dispatched by.
+//! A listing made into what the source offers: provider-safe names (a remote name no provider
+//! accepts, such as one with spaces or over 64 characters, is offered under a sanitized name
+//! that keeps the original in the title and description), allow / deny filters, and the tools
+//! that cannot be offered and why.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use toolgate_model::names;
 
-use super::{Catalog, RemoteSource};
-use crate::ToolDescriptor;
+use super::{Listing, RemoteSource};
+use crate::{SourceTool, ToolDescriptor};
 
 impl RemoteSource {
     /// Names, filters and indexes a listing (see "Names" in the module docs).
-    pub(super) fn fill(&self, catalog: &mut Catalog, tools: Vec<ToolDescriptor>) {
+    pub(super) fn fill(&self, catalog: &mut Listing, tools: Vec<ToolDescriptor>) {
         let id = &self.inner.id;
         let settings = &self.inner.settings;
         // The room a tool's own name has: the exported `{id}__` prefix counts toward 64.
@@ -113,7 +115,6 @@ impl RemoteSource {
             offered[i] = true;
         }
         let mut order = Vec::with_capacity(kept.len());
-        let mut by_name = HashMap::with_capacity(kept.len());
         for (((mut d, remote, _), tool), offered) in kept.into_iter().zip(finals).zip(offered) {
             if !offered {
                 continue;
@@ -132,12 +133,9 @@ impl RemoteSource {
             if d.timeout.is_none() {
                 d.timeout = settings.call_timeout;
             }
-            let d = Arc::new(d);
-            order.push(Arc::clone(&d));
-            by_name.insert(name, (d, remote));
+            order.push(SourceTool::named(Arc::new(d), remote));
         }
         catalog.order = order;
-        catalog.by_name = by_name;
         catalog.hidden = hidden;
         catalog.rejected = rejected;
         catalog.listed = true;

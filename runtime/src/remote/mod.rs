@@ -33,7 +33,6 @@ mod filter;
 mod limit;
 mod listing;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -45,8 +44,8 @@ pub use filter::ToolFilter;
 pub use limit::RESULT_URI_PREFIX;
 
 use crate::{
-    BoxFuture, ErrorKind, SourceState, SourceStatus, ToolContext, ToolDescriptor, ToolError,
-    ToolOutput, ToolSource,
+    BoxFuture, ErrorKind, SourceLifecycle, SourceState, SourceStatus, SourceTool, ToolContext,
+    ToolDescriptor, ToolError, ToolFuture, ToolOutput, ToolSource,
 };
 
 /// The protocol client behind a [`RemoteSource`]: lists the remote end's tools and calls them.
@@ -230,7 +229,7 @@ impl RemoteSourceBuilder {
                 id: self.id,
                 backend: self.backend,
                 settings: self.settings,
-                catalog: RwLock::new(Catalog::default()),
+                listing: RwLock::new(Listing::default()),
                 discovery: tokio::sync::Mutex::new(()),
                 closed: CancellationToken::new(),
                 watcher: Mutex::new(false),
@@ -252,7 +251,7 @@ struct Inner {
     id: String,
     backend: Arc<dyn RemoteBackend>,
     settings: Settings,
-    catalog: RwLock<Catalog>,
+    listing: RwLock<Listing>,
     /// Held while listing, so that concurrent lookups wait for one listing.
     discovery: tokio::sync::Mutex<()>,
     closed: CancellationToken,
@@ -265,10 +264,9 @@ struct Inner {
 
 /// What is known of the remote end's tools.
 #[derive(Default)]
-struct Catalog {
-    order: Vec<Arc<ToolDescriptor>>,
-    /// Toolset name → (descriptor, remote name).
-    by_name: HashMap<String, (Arc<ToolDescriptor>, String)>,
+struct Listing {
+    /// The tools offered, each keyed by its remote name.
+    order: Vec<SourceTool>,
     listed: bool,
     hidden: usize,
     rejected: Vec<String>,
@@ -300,13 +298,13 @@ impl RemoteSource {
         (self.inner.backend.as_ref() as &dyn std::any::Any).downcast_ref::<T>()
     }
 
-    fn catalog(&self) -> std::sync::RwLockReadGuard<'_, Catalog> {
-        self.inner.catalog.read().unwrap_or_else(|p| p.into_inner())
+    fn catalog(&self) -> std::sync::RwLockReadGuard<'_, Listing> {
+        self.inner.listing.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn catalog_mut(&self) -> std::sync::RwLockWriteGuard<'_, Catalog> {
+    fn catalog_mut(&self) -> std::sync::RwLockWriteGuard<'_, Listing> {
         self.inner
-            .catalog
+            .listing
             .write()
             .unwrap_or_else(|p| p.into_inner())
     }
@@ -491,9 +489,10 @@ impl RemoteSource {
 }
 
 /// What a client of the toolset sees of a listing: names, descriptions, schemas.
-fn fingerprint(tools: &[Arc<ToolDescriptor>]) -> Vec<(&str, &str, &Value, Option<&Value>)> {
+fn fingerprint(tools: &[SourceTool]) -> Vec<(&str, &str, &Value, Option<&Value>)> {
     tools
         .iter()
+        .map(|t| &t.descriptor)
         .map(|d| {
             (
                 d.name.as_str(),
@@ -518,33 +517,25 @@ impl ToolSource for RemoteSource {
         self.inner.backend.protocol()
     }
 
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
+    fn tools(&self) -> Vec<SourceTool> {
         self.catalog().order.clone()
     }
 
-    fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
-        self.catalog().by_name.get(name).map(|(d, _)| Arc::clone(d))
-    }
-
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
         args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
+        ctx: ToolContext,
+    ) -> ToolFuture<'static> {
+        let descriptor = Arc::clone(&tool.descriptor);
+        let Some(remote) = tool.key.name().cloned() else {
+            return ToolFuture::err(ToolError::not_found(&descriptor.name));
+        };
+        ToolFuture::new(async move {
             if self.inner.closed.is_cancelled() {
                 return Err(closed_error(&self.inner.id));
             }
-            let found = self
-                .catalog()
-                .by_name
-                .get(name)
-                .map(|(d, r)| (Arc::clone(d), r.clone()));
-            let Some((descriptor, remote)) = found else {
-                return Err(ToolError::not_found(name));
-            };
-            let call = self.inner.backend.call(&descriptor, &remote, args, ctx);
+            let call = self.inner.backend.call(&descriptor, &remote, args, &ctx);
             // Every remote call ends: with no deadline from the caller or the toolset, the
             // source's own bound applies.
             let result = match ctx.deadline() {
@@ -557,7 +548,7 @@ impl ToolSource for RemoteSource {
                         .unwrap_or(RemoteSourceBuilder::FALLBACK_CALL_TIMEOUT);
                     tokio::time::timeout(limit, call)
                         .await
-                        .unwrap_or_else(|_| Err(ToolError::timeout(name, limit)))
+                        .unwrap_or_else(|_| Err(ToolError::timeout(&descriptor.name, limit)))
                 }
             };
             self.note_call(&result);
@@ -567,6 +558,16 @@ impl ToolSource for RemoteSource {
         })
     }
 
+    fn prefixed(&self) -> bool {
+        self.inner.settings.prefix
+    }
+
+    fn lifecycle(&self) -> Option<&dyn SourceLifecycle> {
+        Some(self)
+    }
+}
+
+impl SourceLifecycle for RemoteSource {
     fn status(&self) -> SourceStatus {
         let catalog = self.catalog();
         let peer = self.inner.backend.peer();
@@ -594,7 +595,7 @@ impl ToolSource for RemoteSource {
 
     fn discover(&self) -> BoxFuture<'_, Result<(), ToolError>> {
         Box::pin(async move {
-            let fresh_failure = |c: &Catalog| {
+            let fresh_failure = |c: &Listing| {
                 (!c.listed
                     && c.attempted
                         .is_some_and(|t| t.elapsed() < self.inner.settings.retry_interval))
@@ -654,10 +655,6 @@ impl ToolSource for RemoteSource {
 
     fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
         self.inner.results.get(uri)
-    }
-
-    fn prefixed(&self) -> bool {
-        self.inner.settings.prefix
     }
 
     fn tool_changes(&self) -> Option<watch::Receiver<u64>> {

@@ -6,9 +6,13 @@ use std::time::Duration;
 
 use toolgate_model::config::PolicyConfig;
 
-use super::{Inner, StaticFactory, Toolset};
+use super::{Inner, Toolset};
 use crate::policy::validate::{Overrides, Settings as Validation};
 use crate::{BuildError, ExtraArguments, StateMap, ToolSource, ValidationMode};
+
+/// A source made when the toolset is built, from the application state given so far.
+pub(crate) type StaticFactory =
+    Box<dyn FnOnce(&StateMap) -> Result<Arc<dyn ToolSource>, BuildError> + Send>;
 
 /// Builds a [`Toolset`]: the compiled static table (from generated code), extra sources,
 /// application state and defaults. [`build`](Self::build) checks, once, that every `State<T>` a
@@ -27,6 +31,9 @@ pub struct ToolsetBuilder {
     policy: PolicyConfig,
     /// The directory relative paths of the `policy:` section (the approvals file) start from.
     config_dir: Option<std::path::PathBuf>,
+    /// MCP servers, built at `build()` (each a source and its handle for the passthrough).
+    #[cfg(feature = "mcp")]
+    mcp: Vec<crate::mcp::McpFactory>,
 }
 
 impl Default for ToolsetBuilder {
@@ -41,6 +48,8 @@ impl Default for ToolsetBuilder {
             validation: Some(Validation::default()),
             policy: PolicyConfig::default(),
             config_dir: None,
+            #[cfg(feature = "mcp")]
+            mcp: Vec::new(),
         }
     }
 }
@@ -77,6 +86,15 @@ impl ToolsetBuilder {
         factory: impl FnOnce(&StateMap) -> Result<Arc<dyn ToolSource>, BuildError> + Send + 'static,
     ) -> Self {
         self.factories.push(Box::new(factory));
+        self
+    }
+
+    /// Adds an MCP server made when the toolset is built: its source joins the others (after
+    /// the sources added so far) and its handle is listed by
+    /// [`Toolset::mcp_servers`](crate::Toolset::mcp_servers).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn mcp_server_with(mut self, factory: crate::mcp::McpFactory) -> Self {
+        self.mcp.push(factory);
         self
     }
 
@@ -264,6 +282,14 @@ impl ToolsetBuilder {
             sources.push(factory(&self.states)?);
         }
         sources.extend(self.sources);
+        #[cfg(feature = "mcp")]
+        let mut mcp_servers = Vec::new();
+        #[cfg(feature = "mcp")]
+        for factory in self.mcp {
+            let (source, handle) = factory()?;
+            sources.push(source);
+            mcp_servers.push(handle);
+        }
         let mut ids = HashMap::new();
         let mut names: HashMap<String, String> = HashMap::new();
         for (i, s) in sources.iter().enumerate() {
@@ -273,7 +299,8 @@ impl ToolsetBuilder {
             if i < overlays {
                 continue;
             }
-            for d in s.tools() {
+            for tool in s.tools() {
+                let d = &tool.descriptor;
                 // Unique as named inside toolgate and as exported (`a.b` and `a__b` would be
                 // one name to a model).
                 let exported = toolgate_model::names::exported_name(&d.name).into_owned();
@@ -289,18 +316,33 @@ impl ToolsetBuilder {
                 names.insert(exported, s.id().to_string());
             }
         }
+        let mut policy = self.policy;
+        if let Some(validation) = &self.validation {
+            validation.fold_into(&mut policy);
+        }
+        let watches: Vec<_> = sources
+            .iter()
+            .filter_map(|s| s.lifecycle().and_then(|l| l.tool_changes()))
+            .collect();
+        let catalog =
+            crate::catalog::Catalog::build(&sources, None, super::fresh_changes(&watches));
         Ok(Toolset {
             inner: Arc::new(Inner {
                 sources,
+                watches,
+                catalog: arc_swap::ArcSwap::from_pointee(catalog),
+                rebuild: std::sync::Mutex::new(()),
                 states: self.states,
                 default_timeout: self.default_timeout,
                 blocking_runtime: OnceLock::new(),
                 pipeline: crate::policy::Pipeline::new(
-                    self.validation,
+                    self.validation.is_some(),
                     self.default_timeout,
-                    self.policy,
+                    policy,
                 ),
                 pins,
+                #[cfg(feature = "mcp")]
+                mcp_servers,
             }),
         })
     }

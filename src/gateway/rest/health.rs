@@ -75,8 +75,9 @@ pub(super) async fn readyz(State(gateway): State<Gateway>) -> (StatusCode, Json<
         .toolset()
         .sources()
         .iter()
-        .filter(|s| s.discover_at_startup())
-        .map(|s| s.status())
+        .filter_map(|s| s.lifecycle())
+        .filter(|l| l.discover_at_startup())
+        .map(|l| l.status())
         .filter(|s| s.state == SourceState::Pending)
         .map(|s| s.id)
         .collect();

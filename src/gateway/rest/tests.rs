@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 use toolgate_runtime::{
-    BoxFuture, ErrorKind, SourceState, SourceStatus, ToolContext, ToolDescriptor, ToolError,
-    ToolOutput, ToolSource, Toolset,
+    BoxFuture, ErrorKind, SourceLifecycle, SourceState, SourceStatus, SourceTool, ToolContext,
+    ToolDescriptor, ToolError, ToolFuture, ToolOutput, ToolSource, Toolset,
 };
 
 use super::api_doc::{assemble, document_for};
@@ -54,7 +54,7 @@ impl ToolSource for TestSource {
         "test"
     }
 
-    fn tools(&self) -> Vec<Arc<ToolDescriptor>> {
+    fn tools(&self) -> Vec<SourceTool> {
         let object = json!({"type": "object"});
         let recursive = json!({
             "type": "object",
@@ -64,24 +64,28 @@ impl ToolSource for TestSource {
                 "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}
             }}
         });
-        vec![
+        [
             tool("slow", object.clone()),
             tool("soft_error", object.clone()),
             tool("upstream", object.clone()),
             tool("limited", object),
             tool("recursive", recursive),
         ]
+        .into_iter()
+        .map(|d| SourceTool::named(Arc::clone(&d), d.name.as_str()))
+        .collect()
     }
 
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
+    fn call(
+        self: Arc<Self>,
+        tool: &SourceTool,
         _args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        _ctx: ToolContext,
+    ) -> ToolFuture<'static> {
         let guard = SetOnDrop(Arc::clone(&self.slow_dropped));
-        Box::pin(async move {
-            match name {
+        let name = tool.name().to_string();
+        ToolFuture::new(async move {
+            match name.as_str() {
                 "test.slow" => {
                     let _guard = guard;
                     tokio::time::sleep(Duration::from_secs(10)).await;
@@ -96,6 +100,12 @@ impl ToolSource for TestSource {
         })
     }
 
+    fn lifecycle(&self) -> Option<&dyn SourceLifecycle> {
+        Some(self)
+    }
+}
+
+impl SourceLifecycle for TestSource {
     fn status(&self) -> SourceStatus {
         let mut status = SourceStatus::ready("test", "test", self.tools().len());
         if !self.discovered.load(Ordering::SeqCst) {

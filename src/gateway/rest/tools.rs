@@ -352,14 +352,8 @@ pub(super) async fn get_tool_metadata(
     let toolset = gateway.toolset();
     let d = visible(&gateway, &name, caller).await?;
     let source_status = toolset
-        .sources()
-        .iter()
-        .find(|s| s.id() == d.source)
-        .or_else(|| {
-            let sources = toolset.sources();
-            sources.iter().find(|s| s.descriptor(&d.name).is_some())
-        })
-        .map(|s| s.status())
+        .entry(&d.name)
+        .and_then(|e| toolset.source_status(e.source().id()))
         .ok_or_else(|| {
             ToolError::internal(format!(
                 "tool `{}` names source `{}`, which the toolset does not have",

@@ -9,7 +9,7 @@ use toolgate_model::openapi::{Fill, FillFrom, ParamLocation, ParamStyle, Securit
 use super::server::TestServer;
 use super::{config, conversion, op};
 use crate::openapi::style::param;
-use crate::{ErrorKind, OpenApiSource, ToolContext, ToolError, ToolSource};
+use crate::{ErrorKind, OpenApiSource, ToolContext, ToolError};
 
 /// Everything of an error a model or a log may see.
 fn shown(err: &ToolError) -> String {
@@ -38,7 +38,7 @@ async fn oauth2_token_endpoint_echoing_basic_credentials_is_redacted() {
         .build()
         .unwrap();
     let err = source
-        .call("api.g", json!({}), &ToolContext::default())
+        .call_named("api.g", json!({}), &ToolContext::default())
         .await
         .unwrap_err();
     assert_eq!(
@@ -68,7 +68,7 @@ async fn oauth2_token_endpoint_echoing_basic_credentials_is_redacted() {
         .build()
         .unwrap();
     let err = source
-        .call("api.g", json!({}), &ToolContext::default())
+        .call_named("api.g", json!({}), &ToolContext::default())
         .await
         .unwrap_err();
     assert_eq!(
@@ -97,7 +97,7 @@ async fn basic_credentials_echoed_as_base64_are_redacted() {
             .build()
             .unwrap();
     let err = source
-        .call("api.g", json!({}), &ToolContext::default())
+        .call_named("api.g", json!({}), &ToolContext::default())
         .await
         .unwrap_err();
     assert_eq!(
@@ -132,7 +132,7 @@ async fn query_key_echoed_percent_encoded_is_redacted() {
         .build()
         .unwrap();
     let err = source
-        .call("api.export", json!({}), &ToolContext::default())
+        .call_named("api.export", json!({}), &ToolContext::default())
         .await
         .unwrap_err();
     assert_eq!(
@@ -194,7 +194,7 @@ async fn adapter_fills_are_arguments_not_redacted() {
         .build()
         .unwrap();
     let err = source
-        .call("api.g", json!({}), &ToolContext::default())
+        .call_named("api.g", json!({}), &ToolContext::default())
         .await
         .unwrap_err();
     let r = &server.requests()[0];
@@ -229,20 +229,26 @@ async fn success_declared_json_that_does_not_parse_is_an_upstream_error() {
             .build()
             .unwrap();
     let ctx = ToolContext::default();
-    let err = source.call("api.g", json!({}), &ctx).await.unwrap_err();
+    let err = source
+        .call_named("api.g", json!({}), &ctx)
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Upstream);
     assert!(!err.is_retryable());
     assert!(err.message().contains("not valid JSON"), "{err}");
     assert!(err.message().contains("{not json"), "{err}");
     assert_eq!(err.details().unwrap()["status"], json!(200));
-    let err = source.call("api.g", json!({}), &ctx).await.unwrap_err();
+    let err = source
+        .call_named("api.g", json!({}), &ctx)
+        .await
+        .unwrap_err();
     assert!(err.message().contains("not valid JSON"), "{err}");
     assert!(
         err.message().len() < crate::openapi::EXCERPT_BYTES + 300,
         "excerpt bounded: {} bytes",
         err.message().len()
     );
-    let out = source.call("api.g", json!({}), &ctx).await.unwrap();
+    let out = source.call_named("api.g", json!({}), &ctx).await.unwrap();
     assert_eq!(out.content[0].as_text(), Some("plain words"));
 }
 

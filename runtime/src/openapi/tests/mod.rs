@@ -26,9 +26,8 @@ pub(super) async fn call(
     tool: &str,
     args: serde_json::Value,
 ) -> Result<crate::ToolOutput, crate::ToolError> {
-    use crate::ToolSource as _;
     source
-        .call(tool, args, &crate::ToolContext::default())
+        .call_named(tool, args, &crate::ToolContext::default())
         .await
 }
 

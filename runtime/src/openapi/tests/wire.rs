@@ -152,7 +152,7 @@ async fn c18_api_keys_by_scheme() {
         .build()
         .unwrap();
     // no tool schema holds a credential
-    for d in source.tools() {
+    for d in source.tools().into_iter().map(|t| t.descriptor) {
         let schema = d.input_schema.to_string();
         assert!(
             !schema.contains("api_key") && !schema.contains("X-API-Key"),

@@ -49,7 +49,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use toolgate_model::names::EXPORTED_SEPARATOR;
 use toolgate_runtime::ToolError;
 use toolgate_runtime::mcp::{McpBackend, McpServerHandle};
-use toolgate_runtime::remote::{RESULT_URI_PREFIX, RemoteSource};
+use toolgate_runtime::remote::RESULT_URI_PREFIX;
 
 use crate::gateway::Gateway;
 
@@ -71,11 +71,12 @@ pub(super) fn capabilities(gateway: &Gateway, capabilities: &mut ServerCapabilit
         prompts.list_changed = Some(true);
         capabilities.prompts = Some(prompts);
         capabilities.completions = Some(Default::default());
-    } else if gateway.toolset().sources().iter().any(|s| {
-        (s.as_ref() as &dyn std::any::Any)
-            .downcast_ref::<RemoteSource>()
-            .is_some()
-    }) {
+    } else if gateway
+        .toolset()
+        .sources()
+        .iter()
+        .any(|s| toolgate_runtime::policy::pinning::is_remote(s.kind()))
+    {
         capabilities.resources = Some(ResourcesCapability::default());
     }
 }

@@ -1,0 +1,170 @@
+//! [`ToolEntry`]: everything a toolset knows of one tool, resolved once.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::Value;
+use toolgate_model::dialect::{Dialect, ExportError};
+
+use crate::policy::{CallStack, Pipeline};
+use crate::{ArgumentValidator, SourceTool, ToolDescriptor, ToolError, ToolKey, ToolSource};
+
+/// One tool of a [`Toolset`](crate::Toolset), as its catalog holds it: the descriptor, the
+/// source that runs it and the source's key for it, the names it answers to, and what is worked
+/// out for it once and then reused by every call — its effective timeout and argument policy,
+/// its policy stack, its compiled argument validator, its definition in each dialect.
+///
+/// What is worked out is computed on first need (a catalog of 100,000 tools costs nothing per
+/// tool until a tool is called or exported). An entry lives as long as its tool is listed the
+/// same way: a source that lists the tool again with an equal descriptor keeps the entry (and
+/// everything computed in it).
+pub struct ToolEntry {
+    tool: SourceTool,
+    source: Arc<dyn ToolSource>,
+    exported: Arc<str>,
+    remote: bool,
+    settled: OnceLock<Settled>,
+    validator: OnceLock<Result<Arc<ArgumentValidator>, ToolError>>,
+    exports: [OnceLock<Export>; Dialect::ALL.len()],
+}
+
+/// What a call needs of the tool's policy, settled on its first call.
+pub(crate) struct Settled {
+    /// The tool's timeout (its policy, its own, its source's, the default).
+    pub timeout: Option<Duration>,
+    /// The policy layers, in their fixed order, over the source.
+    pub stack: Box<dyn CallStack>,
+    /// Whether a layer of the stack fills in a [`CallReport`](crate::policy::CallReport)
+    /// (retries, cache hits, cost): a call without one allocates none.
+    pub reports: bool,
+}
+
+/// A definition in one dialect, and the notes of what the export changed.
+type Export = Result<(Arc<Value>, Arc<[String]>), ExportError>;
+
+impl ToolEntry {
+    /// The entry of `tool`, offered by `source`.
+    pub(crate) fn new(tool: SourceTool, source: Arc<dyn ToolSource>) -> Self {
+        let exported = toolgate_model::names::exported_name(&tool.descriptor.name).into();
+        let remote = crate::policy::pinning::is_remote(source.kind());
+        Self {
+            tool,
+            source,
+            exported,
+            remote,
+            settled: OnceLock::new(),
+            validator: OnceLock::new(),
+            exports: Default::default(),
+        }
+    }
+
+    /// What the tool is.
+    pub fn descriptor(&self) -> &Arc<ToolDescriptor> {
+        &self.tool.descriptor
+    }
+
+    /// The tool's name inside the toolset (`read_file`, `github.get_repo`).
+    pub fn name(&self) -> &str {
+        &self.tool.descriptor.name
+    }
+
+    /// The name a model sees (`github__get_repo`; the same as [`name`](Self::name) for a name
+    /// without a dot).
+    pub fn exported_name(&self) -> &str {
+        &self.exported
+    }
+
+    /// The source that runs the tool.
+    pub fn source(&self) -> &Arc<dyn ToolSource> {
+        &self.source
+    }
+
+    /// The tool and the source's key for it, as the source listed it.
+    pub fn source_tool(&self) -> &SourceTool {
+        &self.tool
+    }
+
+    /// The source's key for the tool (for a remote tool: its name on the server).
+    pub fn key(&self) -> &ToolKey {
+        &self.tool.key
+    }
+
+    /// Whether the tool is a remote one (MCP, A2A), which [pinning](crate::policy::pinning)
+    /// covers.
+    pub fn is_remote(&self) -> bool {
+        self.remote
+    }
+
+    /// The tool's definition in `dialect` (computed once, then shared).
+    ///
+    /// # Errors
+    /// [`ExportError`] when the dialect cannot express the tool's schema (remembered too).
+    pub fn export(&self, dialect: Dialect) -> Result<Arc<Value>, ExportError> {
+        self.export_with_notes(dialect).map(|(v, _)| v)
+    }
+
+    /// The tool's definition in `dialect` and its export notes (see
+    /// [`ToolDescriptor::export_with_notes`]), computed once, then shared.
+    ///
+    /// # Errors
+    /// As [`export`](Self::export).
+    pub fn export_with_notes(
+        &self,
+        dialect: Dialect,
+    ) -> Result<(Arc<Value>, Arc<[String]>), ExportError> {
+        let cell = &self.exports[dialect_index(dialect)];
+        cell.get_or_init(|| {
+            self.tool
+                .descriptor
+                .export_with_notes(dialect)
+                .map(|(v, notes)| (Arc::new(v), notes.into()))
+        })
+        .clone()
+    }
+
+    /// The tool's compiled argument validator (compiled on first use; a schema that does not
+    /// compile is remembered as its error).
+    ///
+    /// # Errors
+    /// `internal`, naming the tool, when its input schema cannot be compiled.
+    pub fn validator(&self) -> Result<&Arc<ArgumentValidator>, ToolError> {
+        self.validator
+            .get_or_init(|| {
+                ArgumentValidator::compile(self.name(), &self.tool.descriptor.input_schema)
+                    .map(Arc::new)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The tool's settled policy, worked out from `pipeline` on first use.
+    pub(crate) fn settled(self: &Arc<Self>, pipeline: &Pipeline) -> &Settled {
+        self.settled.get_or_init(|| pipeline.settle(self))
+    }
+
+    /// Whether this entry describes `tool` of `source` as it is listed now (so that a rebuilt
+    /// catalog keeps it, with what it computed).
+    pub(crate) fn serves(&self, tool: &SourceTool, source: &Arc<dyn ToolSource>) -> bool {
+        Arc::ptr_eq(&self.source, source)
+            && self.tool.key == tool.key
+            && (Arc::ptr_eq(&self.tool.descriptor, &tool.descriptor)
+                || *self.tool.descriptor == *tool.descriptor)
+    }
+}
+
+fn dialect_index(dialect: Dialect) -> usize {
+    Dialect::ALL
+        .iter()
+        .position(|d| *d == dialect)
+        .unwrap_or_default()
+}
+
+impl std::fmt::Debug for ToolEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolEntry")
+            .field("name", &self.name())
+            .field("source", &self.source.id())
+            .field("key", &self.tool.key)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,209 @@
+//! The call path: [`Toolset::call`], [`call_with`](Toolset::call_with),
+//! [`call_many`](Toolset::call_many), [`call_blocking`](Toolset::call_blocking).
+//!
+//! One call: one lookup of the name in the catalog (a lazy or failed remote source whose prefix
+//! the name carries is asked to discover its tools first), the pinning check, the context made
+//! ready (toolset attached for nested calls, cancellation isolated, deadline tightened by the
+//! tool's timeout), then the tool's policy stack.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Toolset;
+use crate::catalog::ToolEntry;
+use crate::policy::{Call, CallStack};
+use crate::{SourceTool, ToolContext, ToolDescriptor, ToolError, ToolOutput};
+
+impl Toolset {
+    /// Calls tool `name` with `args` (a JSON object, or `null` for none) under a default context
+    /// (no identity, no deadline beyond the tool's timeout).
+    ///
+    /// The arguments are first checked against the tool's input schema (unless the builder
+    /// turned [validation](super::ToolsetBuilder::validate_arguments) off). When they had to be
+    /// changed (a strict-dialect `null` for an omitted argument, a lenient coercion, a stripped
+    /// key), the changed copy is what the tool gets, and the result's `_meta` lists each change
+    /// under [`COERCIONS_META_KEY`](crate::COERCIONS_META_KEY) (an array of
+    /// [`Coercion`](crate::Coercion)s).
+    ///
+    /// # Errors
+    /// `not_found` for an unknown name, `invalid_arguments` naming each bad argument path,
+    /// `timeout` past the tool's (or the toolset's default) timeout, `internal` when the tool
+    /// panics, and whatever the tool itself returns.
+    pub async fn call(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        self.run(name, args, ToolContext::default(), false).await
+    }
+
+    /// Calls tool `name` with `args` under the given context (identity, deadline, cancellation,
+    /// progress). The earlier of the context's deadline and the tool's timeout wins.
+    ///
+    /// # Errors
+    /// As [`call`](Self::call); `cancelled` when the context's token is cancelled first.
+    pub async fn call_with(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        self.run(name, args, ctx, true).await
+    }
+
+    /// Calls several tools, `(name, args)` each, at most `concurrency` at once (0 counts as 1),
+    /// each under `ctx` as [`call_with`](Self::call_with) would; the results come back in the
+    /// order of `calls`.
+    ///
+    /// Each call gets its own child of the context's cancellation token: one call failing or
+    /// timing out never cancels the others, while cancelling `ctx`'s token cancels them all
+    /// (those not started yet end in `cancelled` without running). Each call passes through its
+    /// tool's policies (rate limits, concurrency limits, ...) on its own.
+    pub async fn call_many(
+        &self,
+        calls: impl IntoIterator<Item = (String, Value)>,
+        ctx: ToolContext,
+        concurrency: usize,
+    ) -> Vec<Result<ToolOutput, ToolError>> {
+        use futures::StreamExt;
+        let ctx = &ctx;
+        futures::stream::iter(calls)
+            .map(|(name, args)| async move { self.call_with(&name, args, ctx.clone()).await })
+            .buffered(concurrency.max(1))
+            .collect()
+            .await
+    }
+
+    /// Calls a tool from synchronous code: blocks the current thread until the call ends.
+    ///
+    /// Runs the call on a small runtime owned by the toolset (created on first use).
+    ///
+    /// # Errors
+    /// As [`call`](Self::call); `internal` when called from inside an async runtime (use
+    /// [`call`](Self::call) there) or when the runtime cannot be created.
+    pub fn call_blocking(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(ToolError::internal(format!(
+                "call_blocking(`{name}`) was called inside an async runtime; use `call(...).await` there"
+            )));
+        }
+        let runtime = self.inner.blocking_runtime.get_or_init(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        });
+        match runtime {
+            Ok(rt) => rt.block_on(self.call(name, args)),
+            Err(e) => Err(ToolError::internal(format!(
+                "cannot start a runtime for call_blocking: {e}"
+            ))),
+        }
+    }
+
+    /// One call. `watch_cancel`: whether someone else may hold the context's cancellation token
+    /// (not so for the fresh context of [`call`](Self::call), which saves a `select!`).
+    async fn run(
+        &self,
+        name: &str,
+        args: Value,
+        mut ctx: ToolContext,
+        watch_cancel: bool,
+    ) -> Result<ToolOutput, ToolError> {
+        // What is left of the caller's deadline, measured before any work (so that a 2 s
+        // deadline is reported as 2000 ms, not 1999, and a remote source's discovery and the
+        // argument check count against it).
+        let caller_left = ctx.remaining();
+        let found = match (self.entry(name), caller_left) {
+            (Some(entry), _) => Ok(entry),
+            // A lazy source's first listing counts against the caller's deadline too.
+            (None, Some(left)) => tokio::time::timeout(left, self.resolve_remote(name))
+                .await
+                .unwrap_or_else(|_| Err(ToolError::timeout(name, left))),
+            (None, None) => self.resolve_remote(name).await,
+        };
+        let entry = match found {
+            Ok(entry) => entry,
+            Err(e) => return self.fallback_unlisted(name, args, ctx, e).await,
+        };
+        if let Some(state) = self.pin_state(&entry) {
+            let withheld = crate::policy::pinning::Withheld {
+                name: entry.name().to_string(),
+                source: entry.source().id().to_string(),
+                state,
+            };
+            return Err(ToolError::permission_denied(withheld.to_string()));
+        }
+        // A context whose token is already cancelled runs nothing (a sync tool would otherwise
+        // run inline, before the cancellation below is looked at).
+        if ctx.is_cancelled() {
+            return Err(ToolError::cancelled(name));
+        }
+        ctx.attach(self);
+        // The call gets a child of the caller's token: the caller cancelling still cancels the
+        // call, but a timeout below cancels this call only, not the caller's (shared) token.
+        if watch_cancel {
+            ctx.isolate_cancellation();
+        }
+        let settled = entry.settled(&self.inner.pipeline);
+        // The call's deadline is set before any layer runs, so that what waits before the
+        // timeout layer (a concurrency slot) waits within it too.
+        if let Some(timeout) = settled.timeout {
+            ctx.tighten_deadline(timeout);
+        }
+        let report = settled.reports.then(Arc::default);
+        let stack: &dyn CallStack = &*settled.stack;
+        let call = Call {
+            entry: Arc::clone(&entry),
+            args,
+            ctx,
+            report,
+            caller_left,
+            watch_cancel,
+        };
+        stack.call(call).await
+    }
+
+    /// A tool of a source that could not list its tools (down since start-up) has no catalog
+    /// entry, so no pipeline: its call fails with the source's `error`. When the tool's policy
+    /// has a `fallback` for that error's kind, the fallback runs all the same (as the fallback
+    /// layer would run it), if the caller may call the tool: every `policy.rules` entry naming
+    /// it applies, whatever the tool's unknown category, tags or `dangerous` mark. `not_found`
+    /// (the source listed, the tool does not exist) never falls back.
+    async fn fallback_unlisted(
+        &self,
+        name: &str,
+        args: Value,
+        mut ctx: ToolContext,
+        error: ToolError,
+    ) -> Result<ToolOutput, ToolError> {
+        if error.kind() == crate::ErrorKind::NotFound {
+            return Err(error);
+        }
+        let Some(source) = self.prefixed_source(name) else {
+            return Err(error);
+        };
+        let internal = toolgate_model::names::internal_name(name);
+        let tool = Arc::new(ToolDescriptor {
+            name: internal.to_string(),
+            source: source.id().to_string(),
+            ..ToolDescriptor::default()
+        });
+        let stack = self
+            .inner
+            .pipeline
+            .fallback_only(&tool, ctx.identity(), error)?;
+        ctx.attach(self);
+        let key: Arc<str> = internal.as_ref().into();
+        let entry = Arc::new(ToolEntry::new(
+            SourceTool::named(tool, key),
+            Arc::clone(source),
+        ));
+        let call = Call {
+            entry,
+            args,
+            ctx,
+            report: None,
+            caller_left: None,
+            watch_cancel: false,
+        };
+        stack.call(call).await
+    }
+}

@@ -1,0 +1,240 @@
+//! What reaches the sources rather than the catalog: start-up discovery, lazy sources, each
+//! source's status, refresh, stored results, change watches, and closing.
+
+use std::sync::Arc;
+
+use super::Toolset;
+use crate::catalog::ToolEntry;
+use crate::{SourceLifecycle, SourceStatus, ToolDescriptor, ToolError, ToolOutput, ToolSource};
+
+/// Changes to a toolset's tools, from [`Toolset::watch_tools`].
+pub struct ToolsWatch {
+    receivers: Vec<tokio::sync::watch::Receiver<u64>>,
+}
+
+impl ToolsWatch {
+    /// How many sources are watched (those whose tools can change).
+    pub fn len(&self) -> usize {
+        self.receivers.len()
+    }
+
+    /// Whether no source's tools can change.
+    pub fn is_empty(&self) -> bool {
+        self.receivers.is_empty()
+    }
+
+    /// Waits until some source's tools change. Returns `false` when no source can change any
+    /// more (all closed or dropped; never, for a toolset of static tools only, which waits
+    /// forever).
+    pub async fn changed(&mut self) -> bool {
+        loop {
+            if self.receivers.is_empty() {
+                std::future::pending::<()>().await;
+            }
+            let waits = self.receivers.iter_mut().map(|r| Box::pin(r.changed()));
+            let (result, index, _) = futures::future::select_all(waits).await;
+            match result {
+                Ok(()) => return true,
+                Err(_) => {
+                    self.receivers.swap_remove(index);
+                    if self.receivers.is_empty() {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `source`'s status: its lifecycle's, or ready with its tools counted.
+fn status_of(source: &Arc<dyn ToolSource>) -> SourceStatus {
+    match source.lifecycle() {
+        Some(life) => life.status(),
+        None => SourceStatus::ready(source.id(), source.kind(), source.tools().len()),
+    }
+}
+
+impl Toolset {
+    /// A watch on the toolset's tools: [`ToolsWatch::changed`] resolves whenever any source's
+    /// tools change (a remote end listed again with different tools, a lazy source's first
+    /// listing). The gateway sends MCP `notifications/tools/list_changed` on it.
+    pub fn watch_tools(&self) -> ToolsWatch {
+        ToolsWatch {
+            // Changes from now on: each clone marked as having seen the current value.
+            receivers: super::fresh_changes(&self.inner.watches),
+        }
+    }
+
+    /// Lists the tools of every source that is contacted at start-up (remote sources not marked
+    /// `lazy`), all at once with at most `concurrency` at a time (each bounded by its own
+    /// discovery timeout), and returns every source's status afterwards, in source order. A
+    /// failing source is reported in its status; it never keeps the others from being listed.
+    pub async fn discover(&self, concurrency: usize) -> Vec<SourceStatus> {
+        self.discover_with(concurrency, |_| {}).await
+    }
+
+    /// [`discover`](Self::discover), calling `done` with each source's status as soon as its
+    /// listing ends (for a progress bar).
+    pub async fn discover_with(
+        &self,
+        concurrency: usize,
+        done: impl FnMut(&SourceStatus),
+    ) -> Vec<SourceStatus> {
+        self.discover_sources(concurrency, false, done).await
+    }
+
+    /// [`discover_with`](Self::discover_with) for every source, the `lazy` ones included
+    /// (`toolgate discover`).
+    pub async fn discover_all(
+        &self,
+        concurrency: usize,
+        done: impl FnMut(&SourceStatus),
+    ) -> Vec<SourceStatus> {
+        self.discover_sources(concurrency, true, done).await
+    }
+
+    async fn discover_sources(
+        &self,
+        concurrency: usize,
+        lazy_too: bool,
+        mut done: impl FnMut(&SourceStatus),
+    ) -> Vec<SourceStatus> {
+        use futures::StreamExt;
+        // Owned sources and boxed futures: the future stays `Send` for any lifetime, so it can
+        // be spawned (a borrowing closure here trips rustc's higher-ranked `Send` inference).
+        let listings: Vec<crate::BoxFuture<'static, SourceStatus>> = self
+            .inner
+            .sources
+            .iter()
+            .filter(|s| {
+                s.lifecycle()
+                    .is_some_and(|l| lazy_too || l.discover_at_startup())
+            })
+            .map(|s| {
+                let s = Arc::clone(s);
+                Box::pin(async move {
+                    if let Some(life) = s.lifecycle() {
+                        let _ = life.discover().await;
+                    }
+                    status_of(&s)
+                }) as crate::BoxFuture<'static, SourceStatus>
+            })
+            .collect();
+        let mut pending = futures::stream::iter(listings).buffer_unordered(concurrency.max(1));
+        while let Some(status) = pending.next().await {
+            done(&status);
+        }
+        self.statuses()
+    }
+
+    /// The tool called `name` (as [`describe`](Self::describe)), first asking the source its
+    /// prefix names to discover its tools when it has not yet (a lazy remote source).
+    ///
+    /// # Errors
+    /// `not_found` for an unknown name; the source's error when it cannot list its tools.
+    pub async fn lookup(&self, name: &str) -> Result<Arc<ToolDescriptor>, ToolError> {
+        let entry = match self.entry(name) {
+            Some(found) => found,
+            None => self.resolve_remote(name).await?,
+        };
+        // A tool withheld by pinning is not shown.
+        match self.pin_state(&entry) {
+            None => Ok(Arc::clone(entry.descriptor())),
+            Some(_) => Err(ToolError::not_found(name)),
+        }
+    }
+
+    /// The prefixed source whose id is `name`'s prefix (`everything.echo`, or the exported
+    /// `everything__echo`).
+    pub(super) fn prefixed_source(&self, name: &str) -> Option<&Arc<dyn ToolSource>> {
+        let internal = toolgate_model::names::internal_name(name);
+        let (prefix, _) = internal.split_once('.')?;
+        self.inner
+            .sources
+            .iter()
+            .find(|s| s.id() == prefix && s.prefixed())
+    }
+
+    /// For a name not found: when its prefix is a source's id, that source is asked to
+    /// [discover](SourceLifecycle::discover) its tools (a lazy source's first use; a failed
+    /// source after its retry interval), then the name is looked up again. A source that cannot
+    /// list its tools gives its error, not `not_found`.
+    pub(super) async fn resolve_remote(&self, name: &str) -> Result<Arc<ToolEntry>, ToolError> {
+        if let Some(source) = self.prefixed_source(name) {
+            if let Some(life) = source.lifecycle() {
+                life.discover().await?;
+            }
+            return self.entry(name).ok_or_else(|| ToolError::not_found(name));
+        }
+        // Sources mounted without prefix may offer any name: each is asked in turn (cheap
+        // once listed), and the first that has it answers.
+        let unprefixed = self.inner.sources.iter().filter(|s| !s.prefixed());
+        for life in unprefixed.filter_map(|s| s.lifecycle()) {
+            if life.discover().await.is_ok()
+                && let Some(found) = self.entry(name)
+            {
+                return Ok(found);
+            }
+        }
+        Err(ToolError::not_found(name))
+    }
+
+    /// The status of source `id`, if the toolset has one of that id.
+    pub fn source_status(&self, id: &str) -> Option<SourceStatus> {
+        self.inner
+            .sources
+            .iter()
+            .find(|s| s.id() == id)
+            .map(status_of)
+    }
+
+    /// Every source's status, in source order.
+    pub fn statuses(&self) -> Vec<SourceStatus> {
+        self.inner.sources.iter().map(status_of).collect()
+    }
+
+    /// Lists source `id`'s tools again now.
+    ///
+    /// # Errors
+    /// `not_found` when no source has that id; otherwise the source's listing error.
+    pub async fn refresh(&self, id: &str) -> Result<(), ToolError> {
+        let source = self
+            .inner
+            .sources
+            .iter()
+            .find(|s| s.id() == id)
+            .ok_or_else(|| {
+                ToolError::new(
+                    crate::ErrorKind::NotFound,
+                    format!("no source named `{id}`"),
+                )
+            })?;
+        match source.lifecycle() {
+            Some(life) => life.refresh().await,
+            None => Ok(()),
+        }
+    }
+
+    /// A result kept in full after it was cut to a size limit, by the `toolgate://results/...`
+    /// URI named in the cut result.
+    pub fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
+        self.inner
+            .sources
+            .iter()
+            .filter_map(|s| s.lifecycle())
+            .find_map(|l| l.stored_result(uri))
+    }
+
+    /// Closes every source: remote sessions end, child processes are asked to exit (stdin
+    /// closed, then SIGTERM, then killed), background tasks stop. Later calls to remote tools
+    /// fail with `network`.
+    pub async fn close(&self) {
+        let lives: Vec<&dyn SourceLifecycle> = self
+            .inner
+            .sources
+            .iter()
+            .filter_map(|s| s.lifecycle())
+            .collect();
+        futures::future::join_all(lives.into_iter().map(|l| l.close())).await;
+    }
+}

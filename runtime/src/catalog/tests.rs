@@ -10,7 +10,7 @@ use crate::{ToolDescriptor, ToolOutput};
 fn stub(id: &str, tools: &[&str]) -> Arc<dyn ToolSource> {
     let mut s = StubSource::new(id);
     for t in tools {
-        s = s.stub(*t, |_| Ok(ToolOutput::text("ok")));
+        s = s.stub(t, |_| Ok(ToolOutput::text("ok")));
     }
     Arc::new(s)
 }

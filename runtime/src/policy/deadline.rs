@@ -82,12 +82,12 @@ where
                     tokio::select! {
                         biased;
                         r = inner => r,
-                        () = cancel.cancelled() => Err(ToolError::cancelled(&tool)),
+                        () = cancel.cancelled() => Err(ToolError::cancelled(tool)),
                         // A relative sleep on tokio's clock (not `sleep_until` of the std
                         // deadline), so that tokio's paused test clock drives timeouts too.
                         () = tokio::time::sleep(deadline.saturating_duration_since(std::time::Instant::now())) => {
                             cancel.cancel();
-                            Err(ToolError::timeout(&tool, allowed.unwrap_or_default()))
+                            Err(ToolError::timeout(tool, allowed.unwrap_or_default()))
                         }
                     }
                 }
@@ -95,7 +95,7 @@ where
                     tokio::select! {
                         biased;
                         r = inner => r,
-                        () = cancel.cancelled() => Err(ToolError::cancelled(&tool)),
+                        () = cancel.cancelled() => Err(ToolError::cancelled(tool)),
                     }
                 }
                 None => inner.await,

@@ -440,9 +440,15 @@ impl Toolset {
     }
 
     /// A result kept in full after it was cut to a size limit, by the `toolgate://results/...`
-    /// URI named in the cut result.
+    /// URI named in the cut result; without any configured secret, as the call's result.
     pub fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
-        self.inner.sources.iter().find_map(|s| s.stored_result(uri))
+        let mut out = self
+            .inner
+            .sources
+            .iter()
+            .find_map(|s| s.stored_result(uri))?;
+        crate::redact::output(&mut out);
+        Some(out)
     }
 
     /// Closes every source: remote sessions end, child processes are asked to exit (stdin
@@ -536,9 +542,25 @@ impl Toolset {
             .await
     }
 
-    /// One call. `watch_cancel`: whether someone else may hold the context's cancellation token
-    /// (not so for the fresh context of [`call`](Self::call), which saves a `select!`).
+    /// One call, its result without any configured secret ([`crate::redact::output`]: a tool
+    /// may echo one; errors are masked when they are made). `watch_cancel`: whether someone
+    /// else may hold the context's cancellation token (not so for the fresh context of
+    /// [`call`](Self::call), which saves a `select!`).
     async fn run(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: ToolContext,
+        watch_cancel: bool,
+    ) -> Result<ToolOutput, ToolError> {
+        let mut result = self.run_unmasked(name, args, ctx, watch_cancel).await;
+        if let Ok(out) = &mut result {
+            crate::redact::output(out);
+        }
+        result
+    }
+
+    async fn run_unmasked(
         &self,
         name: &str,
         args: Value,

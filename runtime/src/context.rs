@@ -45,13 +45,14 @@ impl ProgressReporter {
         Self(Some(Arc::new(f)))
     }
 
-    /// Reports progress (a no-op when nobody listens).
+    /// Reports progress (a no-op when nobody listens); a configured secret the message quotes
+    /// is masked ([`crate::redact`]).
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(f) = &self.0 {
             f(Progress {
                 progress,
                 total,
-                message: message.map(str::to_owned),
+                message: message.map(|m| crate::redact::text(m).into_owned()),
             });
         }
     }

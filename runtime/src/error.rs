@@ -136,16 +136,19 @@ pub struct ToolError {
     source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
-/// Cuts `message` to [`ToolError::MAX_MESSAGE_BYTES`] on a character boundary.
-fn bounded(mut message: String) -> String {
+/// `message` with every remembered secret masked (`crate::redact::text`), then cut to
+/// [`ToolError::MAX_MESSAGE_BYTES`] on a character boundary: masked first, so that a secret
+/// across the cut leaves no part of itself.
+fn bounded(message: String) -> String {
+    let mut message = match crate::redact::text(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(clean) => clean,
+    };
     let max = ToolError::MAX_MESSAGE_BYTES;
     if message.len() <= max {
         return message;
     }
-    let mut cut = max;
-    while !message.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = toolgate_model::text::floor_char_boundary(&message, max);
     let left_out = message.len() - cut;
     message.truncate(cut);
     message.push_str(&format!(" … [{left_out} more bytes not shown]"));
@@ -158,9 +161,10 @@ impl ToolError {
 
     /// A new error of `kind` with a model-facing `message`; `retryable` defaults from the kind.
     ///
-    /// Messages longer than [`ToolError::MAX_MESSAGE_BYTES`] are cut (on a character boundary)
-    /// with a note saying how much was left out: an error echoing a huge value must not flood a
-    /// model's context.
+    /// Every configured secret the message quotes is masked ([`crate::redact`]: an upstream
+    /// may echo a credential in its error). Messages longer than
+    /// [`ToolError::MAX_MESSAGE_BYTES`] are then cut (on a character boundary) with a note saying
+    /// how much was left out: an error echoing a huge value must not flood a model's context.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
@@ -253,47 +257,41 @@ impl ToolError {
         self
     }
 
-    /// Attaches structured details (shown to callers as `details`).
-    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+    /// Attaches structured details (shown to callers as `details`), every configured secret in
+    /// them masked as in the message.
+    pub fn with_details(mut self, mut details: serde_json::Value) -> Self {
+        crate::redact::value(&mut details);
         self.details = Some(Box::new(details));
         self
     }
 
-    /// Replaces every occurrence of each of `secrets` (configured header values, tokens,
-    /// environment values given to a server) in the message and in the string values of the
-    /// details with `[redacted]`: for errors that may quote what a remote end sent back.
-    /// Empty secrets are ignored.
+    /// Replaces each of `secrets` (values that were not configured through toolgate, so not
+    /// remembered: configured ones are masked already), in every form it may be quoted in
+    /// ([`toolgate_model::secrets::forms`]), in the message and in the strings of the details
+    /// with `[redacted]`: for errors that may quote what a remote end sent back. Empty
+    /// secrets are ignored.
     pub fn redacted<S: AsRef<str>>(mut self, secrets: &[S]) -> Self {
-        fn scrub(text: &mut String, secrets: &[&str]) {
-            for s in secrets {
-                if text.contains(s) {
-                    *text = text.replace(s, "[redacted]");
-                }
-            }
-        }
-        fn scrub_value(v: &mut serde_json::Value, secrets: &[&str]) {
+        use toolgate_model::secrets::Redactor;
+        fn scrub_value(r: &Redactor, v: &mut serde_json::Value) {
             match v {
-                serde_json::Value::String(text) => scrub(text, secrets),
-                serde_json::Value::Array(items) => {
-                    items.iter_mut().for_each(|i| scrub_value(i, secrets));
+                serde_json::Value::String(text) => {
+                    if let std::borrow::Cow::Owned(clean) = r.redact(text) {
+                        *text = clean;
+                    }
                 }
-                serde_json::Value::Object(map) => {
-                    map.values_mut().for_each(|i| scrub_value(i, secrets));
-                }
+                serde_json::Value::Array(items) => items.iter_mut().for_each(|i| scrub_value(r, i)),
+                serde_json::Value::Object(map) => map.values_mut().for_each(|i| scrub_value(r, i)),
                 _ => {}
             }
         }
-        let secrets: Vec<&str> = secrets
-            .iter()
-            .map(AsRef::as_ref)
-            .filter(|s| !s.is_empty())
-            .collect();
-        if secrets.is_empty() {
+        let Some(r) = Redactor::new(secrets.iter().map(AsRef::as_ref), Vec::<String>::new()) else {
             return self;
+        };
+        if let std::borrow::Cow::Owned(clean) = r.redact(&self.message) {
+            self.message = clean;
         }
-        scrub(&mut self.message, &secrets);
         if let Some(details) = self.details.as_deref_mut() {
-            scrub_value(details, &secrets);
+            scrub_value(&r, details);
         }
         self
     }
@@ -455,12 +453,16 @@ impl Serialize for ToolError {
 impl<'de> Deserialize<'de> for ToolError {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let r = ToolErrorRepr::deserialize(deserializer)?;
+        let mut details = r.details;
+        if let Some(d) = details.as_mut() {
+            crate::redact::value(d);
+        }
         Ok(Self {
             kind: r.kind,
-            message: r.message,
+            message: bounded(r.message),
             retryable: r.retryable,
             retry_after: r.retry_after_ms.map(Duration::from_millis),
-            details: r.details.map(Box::new),
+            details: details.map(Box::new),
             source: None,
         })
     }
@@ -570,6 +572,27 @@ mod tests {
             "[redacted] again"
         );
         assert_eq!(e.kind(), ErrorKind::Upstream);
+    }
+
+    #[test]
+    fn remembered_secrets_are_masked_before_the_message_is_cut() {
+        crate::redact::remember(r#"err-"secret\-71c0e4"#);
+        let long = format!("{}err-\"secret\\-71c0e4 end", "x".repeat(4080));
+        let e = ToolError::upstream(long);
+        assert!(!e.message().contains("err-"), "{}", &e.message()[4000..]);
+        assert!(
+            e.message().contains("[redacted]"),
+            "{}",
+            &e.message()[4000..]
+        );
+        let e = ToolError::upstream("x")
+            .with_details(serde_json::json!({"said": r#"err-\"secret\\-71c0e4"#}));
+        assert_eq!(e.details().unwrap()["said"], "[redacted]");
+        let back: ToolError = serde_json::from_value(serde_json::json!(
+            {"kind": "upstream", "message": r#"err-"secret\-71c0e4"#, "retryable": false}
+        ))
+        .unwrap();
+        assert_eq!(back.message(), "[redacted]");
     }
 
     #[test]

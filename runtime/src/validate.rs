@@ -597,20 +597,14 @@ impl ValidatorCache {
 // ---------------------------------------------------------------------------------------------
 // Message helpers
 
-/// `value` as compact JSON, cut to a length fit for a message.
+/// `value` as compact JSON, cut to a length fit for a message (80 bytes).
 pub(crate) fn short(value: &Value) -> String {
     cut(&value.to_string(), 80)
 }
 
+/// `text` cut to `max` bytes for a message ([`toolgate_model::text::cut_bytes`]).
 fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    toolgate_model::text::cut_bytes(text, max).into_owned()
 }
 
 /// `string "5.5"`, `number 3`, `object`: what was sent, for a type error.

@@ -322,7 +322,7 @@ fn redirect_target(response: &reqwest::Response) -> Result<Url, FetchError> {
             excerpt: "a redirect without a Location header to follow".to_owned(),
         });
     };
-    let shown: String = location.chars().take(200).collect();
+    let shown = toolgate_model::text::cut(location, 200);
     let target = from
         .join(location)
         .map_err(|e| refused(format!("redirect to `{shown}` is not a valid URL: {e}")))?;

@@ -545,7 +545,7 @@ fn read_args(raw: &str) -> Result<Value, Failure> {
             exit::USAGE,
             format!(
                 "error: ARGS from {origin} must be a JSON object of named arguments, got `{}`",
-                other.to_string().chars().take(80).collect::<String>()
+                toolgate::model::text::cut(&other.to_string(), 80)
             ),
         )),
     })

@@ -234,7 +234,7 @@ fn print_inspect(c: &Conversion, dialect: Option<Dialect>) {
             }
             if let Some(d) = &a.description {
                 let d = d.lines().next().unwrap_or("");
-                let d: String = d.chars().take(100).collect();
+                let d = toolgate::model::text::cut(d, 100);
                 line.push_str(&format!(": {d}"));
             }
             output::print_text(&line);

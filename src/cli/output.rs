@@ -16,12 +16,18 @@ macro_rules! outln {
     };
 }
 
-/// One line on stdout; ends the process if stdout cannot be written (status 0 for a closed
-/// pipe, as `yes | head` does; 1 otherwise).
+/// One line on stdout, every configured secret masked (`toolgate_model::secrets`); ends the
+/// process if stdout cannot be written (status 0 for a closed pipe, as `yes | head` does; 1
+/// otherwise).
 fn write_line(args: std::fmt::Arguments<'_>) {
     use std::io::Write as _;
+    let text = args.to_string();
+    let text = toolgate::model::secrets::redact(&text);
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+    if let Err(e) = out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+    {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
@@ -306,7 +312,7 @@ pub fn check_report(report: &toolgate_codegen::Report) {
 /// never sent to the terminal; newlines and tabs stay.
 pub fn write_err(line: &str) {
     use std::io::Write;
-    let line: String = line
+    let line: String = toolgate::model::secrets::redact(line)
         .chars()
         .map(|c| {
             if c.is_control() && c != '\n' && c != '\t' {

@@ -1,7 +1,8 @@
 //! The CLI's log writer: stderr, every line passed through
-//! [`toolgate_runtime::redact::scrub`] first, so that no log line (toolgate's or a library's)
-//! shows a value a tools.yaml `${ENV}` / `${file:...}` resolved to, or the value of a
-//! credential key (`password: x`, `Authorization: Bearer x`).
+//! [`toolgate_runtime::redact::scrub`] first, so that no log line (toolgate's or a library's, at
+//! any level) shows a configured secret in any form (as is, JSON- or Debug-escaped,
+//! percent-encoded: `toolgate_model::secrets`), or the value of a credential key (`password:
+//! x`, `Authorization: Bearer x`).
 
 use std::io::Write;
 
@@ -24,8 +25,7 @@ pub(super) struct Writer;
 impl Write for Writer {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        let secrets = toolgate::model::config::resolved_values();
-        let clean = toolgate_runtime::redact::scrub(&text, &secrets);
+        let clean = toolgate_runtime::redact::scrub(&text);
         std::io::stderr().lock().write_all(clean.as_bytes())?;
         Ok(buf.len())
     }

@@ -19,6 +19,7 @@
 
 pub mod mcp;
 pub mod metrics;
+mod redact;
 pub mod rest;
 mod security;
 
@@ -129,17 +130,23 @@ impl GatewayBuilder {
     }
 
     /// Adds an API key: calls made with it run as caller `name` with `roles`. Once any key is
-    /// added, every endpoint but `/healthz` and `/readyz` requires one.
+    /// added, every endpoint but `/healthz` and `/readyz` requires one. The key is a secret (no
+    /// output of the process shows it: `toolgate_model::secrets`); the name is public (never
+    /// masked).
     pub fn api_key(
         mut self,
         name: impl Into<String>,
         key: impl Into<String>,
         roles: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
+        let key = key.into();
+        let name = name.into();
+        toolgate_model::secrets::remember(&key);
+        toolgate_model::secrets::remember_public(&name);
         self.settings.api_keys.push((
             toolgate_model::config::Secret::new(key),
             Caller {
-                name: Some(name.into()),
+                name: Some(name),
                 roles: roles.into_iter().map(Into::into).collect(),
                 ..Caller::default()
             },
@@ -175,8 +182,9 @@ impl GatewayBuilder {
         for key in &config.api_keys {
             let secret = key
                 .key
-                .resolve()
+                .resolve_as(toolgate_model::secrets::Field::Credential)
                 .map_err(|e| GatewayError::Config(format!("API key `{}`: {e}", key.name)))?;
+            toolgate_model::secrets::remember_public(&key.name);
             if secret.expose().is_empty() {
                 return Err(GatewayError::Config(format!(
                     "API key `{}` is empty (`{}`)",
@@ -332,14 +340,15 @@ impl Gateway {
 
     /// The HTTP front: MCP streamable HTTP at `/mcp`, legacy SSE at `/sse` + `/message`, the
     /// REST API, `/healthz`, `/readyz`, `/openapi.json`, all behind the Host/Origin check, the
-    /// API-key check and the body size limit.
+    /// API-key check and the body size limit, every response body masked of configured
+    /// secrets (`redact`).
     pub fn router(&self) -> axum::Router {
         let router = axum::Router::new()
             .merge(mcp::http::router(self))
             .merge(mcp::sse::router(self))
             .merge(rest::router(self))
             .merge(metrics::router(self));
-        security::layer(self, router)
+        security::layer(self, router).layer(axum::middleware::from_fn(redact::responses))
     }
 
     /// Serves [`router`](Self::router) on `listener` until [`shutdown`](Self::shutdown) (the

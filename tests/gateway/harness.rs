@@ -140,6 +140,18 @@ pub(crate) fn request(
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> std::io::Result<(u16, String)> {
+    request_full(port, method, path, headers, body).map(|(status, _, body)| (status, body))
+}
+
+/// [`request`], with the response's head (status line and headers, as received) too:
+/// (status, head, body).
+pub(crate) fn request_full(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> std::io::Result<(u16, String, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
     let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
@@ -174,7 +186,7 @@ pub(crate) fn request(
     } else {
         body.to_string()
     };
-    Ok((status, body))
+    Ok((status, head.to_string(), body))
 }
 
 fn dechunk(mut body: &str) -> String {

@@ -14,6 +14,7 @@ mod policy_limits;
 mod policy_resilience;
 mod policy_telemetry;
 mod rest;
+mod secrets;
 mod self_openapi;
 mod sse;
 mod stdio;

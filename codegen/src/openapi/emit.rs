@@ -377,8 +377,11 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
     let mut line = para.split_whitespace().collect::<Vec<_>>().join(" ");
     line = line.replace("```", "'''");
     if line.chars().count() > max {
-        line = line.chars().take(max.saturating_sub(1)).collect::<String>();
-        line = format!("{}…", line.trim_end());
+        let cut = toolgate_model::text::cut(&line, max.saturating_sub(1));
+        let kept = cut
+            .trim_end_matches(toolgate_model::text::ELLIPSIS)
+            .trim_end();
+        line = format!("{kept}{}", toolgate_model::text::ELLIPSIS);
     }
     line
 }

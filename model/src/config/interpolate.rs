@@ -11,13 +11,17 @@
 //!   cannot contain `}`; an error naming the path when it cannot be read;
 //! * `$$`: a literal `$`; a `$` not followed by `{` or `$` is literal too.
 //!
-//! Resolution happens at run time ([`Interpolated::resolve`]), never at build time: the generated
-//! code and `TOOLS_YAML` only ever contain the raw text (the variable name or the file path,
-//! never the secret).
+//! Resolution happens at run time ([`Interpolated::resolve_as`]), never at build time: the
+//! generated code and `TOOLS_YAML` only ever contain the raw text (the variable name or the file
+//! path, never the secret). It is the one place configured secrets are resolved: what of the
+//! value is a secret depends on the field it is configured in ([`Field`]), and every secret is
+//! [remembered](crate::secrets::remember) as it is resolved, so that no output shows it.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+use crate::secrets::{self, Field};
 
 /// A configuration string that may reference environment variables (`${NAME}`,
 /// `${NAME:-default}`, `$$` for `$`) and files (`${file:/run/secrets/token}`). Holds the raw
@@ -227,15 +231,28 @@ impl Interpolated {
             .all(|p| matches!(p, Piece::Text(_)))
     }
 
+    /// [`resolve_as`](Self::resolve_as) for a value that may carry secrets by reference
+    /// ([`Field::References`]: what its `${NAME}` and `${file:...}` references resolve to is
+    /// remembered as a secret).
+    ///
+    /// # Errors
+    /// As [`resolve_as`](Self::resolve_as).
+    pub fn resolve(&self) -> Result<Secret, InterpolationError> {
+        self.resolve_as(Field::References)
+    }
+
     /// Substitutes the variables from the process environment and reads the `${file:...}`
-    /// files.
+    /// files; remembers what of the value is a secret in a field of kind `field`
+    /// ([`secrets::remember`]): the whole value of a [`Field::Credential`], the resolved
+    /// references of a [`Field::References`], the references named like a credential of a
+    /// [`Field::Plain`]. Defaults (`${NAME:-default}`) are literal text.
     ///
     /// # Errors
     /// [`InterpolationError::Missing`] naming the first variable that is not set and has no
     /// default; [`InterpolationError::NotUnicode`]; [`InterpolationError::File`] naming a file
     /// that cannot be read.
-    pub fn resolve(&self) -> Result<Secret, InterpolationError> {
-        self.try_resolve_with(|name| match std::env::var(name) {
+    pub fn resolve_as(&self, field: Field) -> Result<Secret, InterpolationError> {
+        self.try_resolve_with(field, |name| match std::env::var(name) {
             Ok(v) => Ok(Some(v)),
             Err(std::env::VarError::NotPresent) => Ok(None),
             Err(std::env::VarError::NotUnicode(_)) => Err(InterpolationError::NotUnicode {
@@ -245,7 +262,7 @@ impl Interpolated {
     }
 
     /// Substitutes the variables with `lookup` (tests, or a source other than the environment);
-    /// `${file:...}` files are read as by [`resolve`](Self::resolve).
+    /// `${file:...}` files are read, and secrets remembered, as by [`resolve`](Self::resolve).
     ///
     /// # Errors
     /// [`InterpolationError::Missing`] naming the first variable `lookup` has no value for;
@@ -254,26 +271,33 @@ impl Interpolated {
         &self,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Secret, InterpolationError> {
-        self.try_resolve_with(|name| Ok(lookup(name)))
+        self.try_resolve_with(Field::References, |name| Ok(lookup(name)))
     }
 
     fn try_resolve_with(
         &self,
+        field: Field,
         lookup: impl Fn(&str) -> Result<Option<String>, InterpolationError>,
     ) -> Result<Secret, InterpolationError> {
+        // A reference resolves to a secret unless the field is plain and its name says nothing.
+        let secret_ref = |name: &str| field != Field::Plain || secrets::is_secret_name(name);
         let mut out = String::with_capacity(self.0.len());
         for piece in parse(&self.0)? {
             match piece {
                 Piece::Text(t) => out.push_str(&t),
                 Piece::File(path) => {
                     let text = read_secret_file(path)?;
-                    remember_resolved(&text);
+                    if secret_ref(path) {
+                        secrets::remember(&text);
+                    }
                     out.push_str(&text);
                 }
                 Piece::Var { name, default } => match (lookup(name)?, default) {
                     (Some(v), Some(d)) if v.is_empty() => out.push_str(d),
                     (Some(v), _) => {
-                        remember_resolved(&v);
+                        if secret_ref(name) {
+                            secrets::remember(&v);
+                        }
                         out.push_str(&v);
                     }
                     (None, Some(d)) => out.push_str(d),
@@ -285,36 +309,10 @@ impl Interpolated {
                 },
             }
         }
-        Ok(Secret(out))
-    }
-}
-
-/// Every value a `${NAME}` or `${file:...}` has resolved to in this process (distinct, at
-/// least [`MIN_REMEMBERED_LEN`] characters): what a log must never show (the CLI's log writer
-/// masks them). Defaults (`${NAME:-default}`) are literal text and are not remembered.
-pub fn resolved_values() -> Vec<String> {
-    RESOLVED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .cloned()
-        .collect()
-}
-
-/// Shorter resolved values are not remembered: masking every `on` or `42` in a log would make
-/// it unreadable, and such a value is no secret.
-pub const MIN_REMEMBERED_LEN: usize = 6;
-
-static RESOLVED: std::sync::Mutex<std::collections::BTreeSet<String>> =
-    std::sync::Mutex::new(std::collections::BTreeSet::new());
-
-fn remember_resolved(value: &str) {
-    let value = value.trim();
-    if value.chars().count() >= MIN_REMEMBERED_LEN {
-        let mut all = RESOLVED.lock().unwrap_or_else(|p| p.into_inner());
-        if !all.contains(value) {
-            all.insert(value.to_string());
+        if field == Field::Credential {
+            secrets::remember(&out);
         }
+        Ok(Secret(out))
     }
 }
 
@@ -443,6 +441,40 @@ mod tests {
         assert!(err.to_string().contains("nope"), "{err}");
         assert!(Interpolated::new("${file:}").is_err());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn what_is_remembered_depends_on_the_field() {
+        use crate::secrets::{Field, redact};
+        let lookup = |name: &str| -> Result<Option<String>, InterpolationError> {
+            Ok(match name {
+                "HOME_DIR" => Some("/home/field-test-user".into()),
+                "GITHUB_TOKEN" => Some("ghp-field-test-6d1c".into()),
+                "OTHER" => Some("field-test-other-77a0".into()),
+                _ => None,
+            })
+        };
+        let resolve = |raw: &str, field: Field| {
+            Interpolated::new(raw)
+                .unwrap()
+                .try_resolve_with(field, lookup)
+                .unwrap()
+        };
+        // A credential: the whole value, literal or not, with and without its scheme.
+        resolve("literal-credential-5e2b", Field::Credential);
+        resolve("Bearer ${OTHER}", Field::Credential);
+        assert_eq!(redact("literal-credential-5e2b"), "[redacted]");
+        assert_eq!(redact("Bearer field-test-other-77a0"), "[redacted]");
+        // A plain field: only references named like a credential.
+        resolve("--dir=${HOME_DIR} --token=${GITHUB_TOKEN}", Field::Plain);
+        assert_eq!(redact("/home/field-test-user"), "/home/field-test-user");
+        assert_eq!(redact("ghp-field-test-6d1c"), "[redacted]");
+        // A literal in a field that carries references is no secret.
+        resolve("literal-plain-value-0c3d", Field::References);
+        assert_eq!(
+            redact("literal-plain-value-0c3d"),
+            "literal-plain-value-0c3d"
+        );
     }
 
     #[test]

@@ -55,9 +55,7 @@ use serde_saphyr::MessageFormatter as _;
 pub use a2a::{A2aAgent, A2aSkill};
 pub use diagnostic::{ConfigError, Diagnostic, DisplayAll, Severity};
 pub use gateway::{ApiKey, GatewayConfig};
-pub use interpolate::{
-    Interpolated, InterpolationError, MIN_REMEMBERED_LEN, Secret, resolved_values,
-};
+pub use interpolate::{Interpolated, InterpolationError, Secret};
 pub use json_schema::JsonSchemaSource;
 pub use local::{Discover, LocalEntry, LocalFunction};
 pub use location::{Location, LocationMap};

@@ -8,13 +8,15 @@
 //! card itself is fetched without them). OAuth2 is not offered for A2A sources yet: a build
 //! error says so.
 //!
-//! Every resolved secret (and the base64 `Basic` form) is scrubbed from every error.
+//! Every credential is resolved as one ([`Field::Credential`]) and so remembered process-wide
+//! (with the base64 `Basic` form): no error, result or log line shows it.
 
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderName, HeaderValue};
 use toolgate_model::config::{ApiKeyLocation, AuthConfig, Interpolated, SchemeCredentials, Secret};
+use toolgate_model::secrets::{self, Field};
 
 use super::card::SecurityScheme;
 
@@ -23,7 +25,6 @@ use super::card::SecurityScheme;
 pub(crate) struct Credentials {
     pub headers: HeaderMap,
     pub query: Vec<(String, String)>,
-    pub secrets: Vec<String>,
     /// A credential travels in a header reqwest does not strip on a cross-origin redirect.
     pub custom_headers: bool,
 }
@@ -49,19 +50,11 @@ pub(crate) enum Resolved {
     Basic(Secret, Secret),
 }
 
-fn resolve(
-    id: &str,
-    what: &str,
-    v: &Interpolated,
-    secrets: &mut Vec<String>,
-) -> Result<Secret, String> {
-    let s = v
-        .resolve()
-        .map_err(|e| format!("a2a `{id}`: {what}: {e}"))?;
-    if !v.is_literal() || !s.expose().is_empty() {
-        secrets.push(s.expose().to_string());
-    }
-    Ok(s)
+/// Resolves one credential (remembered as a secret), naming the agent and the field when it
+/// cannot be.
+fn resolve(id: &str, what: &str, v: &Interpolated) -> Result<Secret, String> {
+    v.resolve_as(Field::Credential)
+        .map_err(|e| format!("a2a `{id}`: {what}: {e}"))
 }
 
 fn header(out: &mut Credentials, name: &str, value: &str, id: &str) -> Result<(), String> {
@@ -88,8 +81,11 @@ fn header(out: &mut Credentials, name: &str, value: &str, id: &str) -> Result<()
     Ok(())
 }
 
+/// The base64 of `user:password` (remembered as a secret: an agent may echo the header).
 fn basic_value(user: &str, password: &str) -> String {
-    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    let value = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    secrets::remember(&value);
+    value
 }
 
 fn api_key(
@@ -119,10 +115,9 @@ impl Auth {
         let mut out = Auth::default();
         let Some(auth) = auth else { return Ok(out) };
         let fixed = &mut out.fixed;
-        let mut secrets = Vec::new();
         match auth {
             AuthConfig::Bearer(token) => {
-                let t = resolve(id, "bearer", token, &mut secrets)?;
+                let t = resolve(id, "bearer", token)?;
                 header(
                     fixed,
                     "authorization",
@@ -131,7 +126,7 @@ impl Auth {
                 )?;
             }
             AuthConfig::ApiKey(k) => {
-                let v = resolve(id, "api_key.value", &k.value, &mut secrets)?;
+                let v = resolve(id, "api_key.value", &k.value)?;
                 let location = match k.location {
                     ApiKeyLocation::Header => "header",
                     ApiKeyLocation::Query => "query",
@@ -140,15 +135,14 @@ impl Auth {
                 api_key(fixed, location, &k.name, v.expose(), id)?;
             }
             AuthConfig::Basic(b) => {
-                let u = resolve(id, "basic.username", &b.username, &mut secrets)?;
-                let p = resolve(id, "basic.password", &b.password, &mut secrets)?;
+                let u = resolve(id, "basic.username", &b.username)?;
+                let p = resolve(id, "basic.password", &b.password)?;
                 let encoded = basic_value(u.expose(), p.expose());
-                secrets.push(encoded.clone());
                 header(fixed, "authorization", &format!("Basic {encoded}"), id)?;
             }
             AuthConfig::Headers(h) => {
                 for (name, v) in h {
-                    let v = resolve(id, &format!("headers.{name}"), v, &mut secrets)?;
+                    let v = resolve(id, &format!("headers.{name}"), v)?;
                     header(fixed, name, v.expose(), id)?;
                 }
             }
@@ -156,13 +150,11 @@ impl Auth {
                 for (name, cred) in schemes {
                     let what = format!("schemes.{name}");
                     let r = match cred {
-                        SchemeCredentials::Secret(s) => {
-                            Resolved::Secret(resolve(id, &what, s, &mut secrets)?)
-                        }
+                        SchemeCredentials::Secret(s) => Resolved::Secret(resolve(id, &what, s)?),
                         SchemeCredentials::Basic(b) => {
-                            let u = resolve(id, &what, &b.username, &mut secrets)?;
-                            let p = resolve(id, &what, &b.password, &mut secrets)?;
-                            secrets.push(basic_value(u.expose(), p.expose()));
+                            let u = resolve(id, &what, &b.username)?;
+                            let p = resolve(id, &what, &b.password)?;
+                            basic_value(u.expose(), p.expose());
                             Resolved::Basic(u, p)
                         }
                         SchemeCredentials::OAuth2(_) => {
@@ -180,9 +172,6 @@ impl Auth {
                 ));
             }
         }
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        out.fixed.secrets = secrets;
         Ok(out)
     }
 

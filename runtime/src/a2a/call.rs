@@ -279,13 +279,13 @@ async fn follow(
         }
         drop(events);
         if progress.is_none() {
-            return Err(rpc.fail(ToolError::new(
+            return Err(ToolError::new(
                 ErrorKind::Protocol,
                 format!(
                     "agent `{}`: the {method} stream ended without a task or a message",
                     rpc.source
                 ),
-            )));
+            ));
         }
     } else {
         let result = rpc.call(method, params).await?;
@@ -296,10 +296,13 @@ async fn follow(
                 progress = Some(Progress::from_task(t));
             }
             other => {
-                return Err(rpc.fail(ToolError::new(
+                return Err(ToolError::new(
                     ErrorKind::Protocol,
-                    format!("agent `{}` answered {method} with a task update instead of a task or a message: {other:?}", rpc.source),
-                )));
+                    format!(
+                        "agent `{}` answered {method} with a task update instead of a task or a message: {other:?}",
+                        rpc.source
+                    ),
+                ));
             }
         }
     }
@@ -314,13 +317,13 @@ async fn follow(
         let task = match decode(rpc, method, &result)? {
             Event::Task(t) => t,
             other => {
-                return Err(rpc.fail(ToolError::new(
+                return Err(ToolError::new(
                     ErrorKind::Protocol,
                     format!(
                         "agent `{}` answered {method} with something other than a task: {other:?}",
                         rpc.source
                     ),
-                )));
+                ));
             }
         };
         p.update(task);
@@ -331,10 +334,10 @@ async fn follow(
 
 fn decode(rpc: &Rpc, method: &str, v: &Value) -> Result<Event, ToolError> {
     wire::decode_event(v).map_err(|e| {
-        rpc.fail(ToolError::new(
+        ToolError::new(
             ErrorKind::Protocol,
             format!("agent `{}` answered {method} with {e}", rpc.source),
-        ))
+        )
     })
 }
 
@@ -439,7 +442,7 @@ fn finish(rpc: &Rpc, p: Progress) -> Result<ToolOutput, ToolError> {
             } else {
                 format!("{lead}: {said}")
             };
-            Err(rpc.fail(ToolError::new(ErrorKind::InputRequired, text).with_details(details)))
+            Err(ToolError::new(ErrorKind::InputRequired, text).with_details(details))
         }
         state => {
             let reason = if said.is_empty() {
@@ -447,18 +450,16 @@ fn finish(rpc: &Rpc, p: Progress) -> Result<ToolOutput, ToolError> {
             } else {
                 format!(": {said}")
             };
-            Err(rpc.fail(
-                ToolError::new(
-                    ErrorKind::Upstream,
-                    format!(
-                        "agent `{}`: task {} ended {}{reason}",
-                        rpc.source,
-                        p.task_id,
-                        state.as_str()
-                    ),
-                )
-                .with_details(details),
-            ))
+            Err(ToolError::new(
+                ErrorKind::Upstream,
+                format!(
+                    "agent `{}`: task {} ended {}{reason}",
+                    rpc.source,
+                    p.task_id,
+                    state.as_str()
+                ),
+            )
+            .with_details(details))
         }
     }
 }

@@ -20,7 +20,7 @@
 //!   [`ErrorKind::InputRequired`](crate::ErrorKind::InputRequired) (cases.md C32); `failed`,
 //!   `rejected`, `canceled` in `upstream`; a call that runs out of time cancels its task.
 //! * **Auth**: [`auth`]: bearer, API key, basic, headers, or by the card's security scheme
-//!   names; secrets are scrubbed from every error.
+//!   names; no error, result or log line shows a credential.
 //! * **Errors**: JSON-RPC errors by code ([`rpc`]).
 //! * **Health**: the periodic check re-fetches the card (conditionally); a card whose skills
 //!   changed makes the source list them again.
@@ -215,10 +215,6 @@ impl A2aBackend {
             .clone()
     }
 
-    fn secrets(&self) -> &[String] {
-        &self.inner.auth.fixed.secrets
-    }
-
     /// Fetches (or revalidates) the card, reads it, fetches the extended card when it should,
     /// and stores the result.
     async fn discover(&self) -> Result<Connected, ToolError> {
@@ -231,8 +227,7 @@ impl A2aBackend {
                 &a.auth.fixed.query,
                 a.options.max_response_bytes,
             )
-            .await
-            .map_err(|e| e.redacted(self.secrets()))?;
+            .await?;
         let card_url = fetched.url.to_string();
         let mut card = AgentCard::parse(&fetched.body, &card_url)
             .map_err(|m| ToolError::new(ErrorKind::Protocol, format!("agent `{}`: {m}", a.id)))?;
@@ -262,7 +257,6 @@ impl A2aBackend {
             card.version,
             creds.headers,
             creds.query,
-            a.auth.fixed.secrets.clone(),
             a.options.max_response_bytes,
         ));
         if has_creds && card.extended_card {

@@ -45,14 +45,14 @@ pub mod codes {
 }
 
 /// One agent's JSON-RPC client: the endpoint, the protocol version, the headers every request
-/// carries (authentication, `A2A-Version`), and the secrets errors are scrubbed of.
+/// carries (authentication, `A2A-Version`). Its errors never show a configured secret (every
+/// `ToolError` is masked when it is made).
 pub(crate) struct Rpc {
     pub source: String,
     pub client: reqwest::Client,
     pub url: reqwest::Url,
     pub version: Version,
     pub headers: HeaderMap,
-    pub secrets: Vec<String>,
     pub max_bytes: usize,
     next_id: AtomicU64,
 }
@@ -66,7 +66,6 @@ impl Rpc {
         version: Version,
         mut headers: HeaderMap,
         query: Vec<(String, String)>,
-        secrets: Vec<String>,
         max_bytes: usize,
     ) -> Self {
         if version == Version::V1 {
@@ -84,7 +83,6 @@ impl Rpc {
             url,
             version,
             headers,
-            secrets,
             max_bytes,
             next_id: AtomicU64::new(1),
         }
@@ -124,7 +122,7 @@ impl Rpc {
         let headers = resp.headers().clone();
         let body = read_limited(resp, self.max_bytes)
             .await
-            .map_err(|e| self.fail(e.with_context(format!("agent `{}`: {method}", self.source))))?;
+            .map_err(|e| e.with_context(format!("agent `{}`: {method}", self.source)))?;
         self.result(method, status, &headers, &body)
     }
 
@@ -147,9 +145,7 @@ impl Rpc {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !status.is_success() || !is_sse {
-            let body = read_limited(resp, self.max_bytes)
-                .await
-                .map_err(|e| self.fail(e))?;
+            let body = read_limited(resp, self.max_bytes).await.map_err(|e| e)?;
             let one = self.result(method, status, &headers, &body);
             return Ok(futures::stream::once(async move { one }).boxed());
         }
@@ -170,13 +166,13 @@ impl Rpc {
         Ok(events
             .filter_map(move |sse| {
                 let out = match sse {
-                    Err(e) => Some(Err(self.fail(ToolError::new(
+                    Err(e) => Some(Err(ToolError::new(
                         ErrorKind::Network,
                         format!(
                             "agent `{}`: the {method} event stream broke: {e}",
                             self.source
                         ),
-                    )))),
+                    ))),
                     Ok(sse) => match sse.data.as_deref().map(str::trim) {
                         None | Some("") => None,
                         Some(data) => Some(self.result(
@@ -209,10 +205,11 @@ impl Rpc {
             // middleware's body (a 401's), which the HTTP status below describes.
             .filter(|e| e.is_object());
         if let Some(error) = rpc_error {
-            return Err(self.fail(rpc_error_to_tool_error(source, method, error)));
+            return Err(rpc_error_to_tool_error(source, method, error));
         }
         if !status.is_success() {
-            let text = String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned();
+            let text =
+                toolgate_model::text::cut_bytes(&String::from_utf8_lossy(&body), 500).into_owned();
             let e = match status.as_u16() {
                 401 | 403 => ToolError::new(
                     ErrorKind::PermissionDenied,
@@ -240,26 +237,26 @@ impl Rpc {
                 )
                 .with_retryable(status.is_server_error()),
             };
-            return Err(self.fail(e));
+            return Err(e);
         }
         match parsed {
             Some(Value::Object(mut o)) if o.contains_key("result") => {
                 Ok(o.remove("result").unwrap_or(Value::Null))
             }
-            Some(other) => Err(self.fail(ToolError::new(
+            Some(other) => Err(ToolError::new(
                 ErrorKind::Protocol,
                 format!(
                     "agent `{source}` answered {method} with no JSON-RPC result: {}",
                     excerpt(&other)
                 ),
-            ))),
-            None => Err(self.fail(ToolError::new(
+            )),
+            None => Err(ToolError::new(
                 ErrorKind::Protocol,
                 format!(
                     "agent `{source}` answered {method} with something that is not JSON: {}",
-                    String::from_utf8_lossy(&body[..body.len().min(200)])
+                    toolgate_model::text::cut_bytes(&String::from_utf8_lossy(&body), 200)
                 ),
-            ))),
+            )),
         }
     }
 
@@ -271,22 +268,16 @@ impl Rpc {
         } else {
             "failed"
         };
-        self.fail(
-            ToolError::new(
-                ErrorKind::Network,
-                format!(
-                    "agent `{}`: {method} {what}: {}",
-                    self.source,
-                    root_cause(&e)
-                ),
-            )
-            .with_source(e),
-        )
-    }
 
-    /// Scrubs the configured secrets from an error.
-    pub fn fail(&self, e: ToolError) -> ToolError {
-        e.redacted(&self.secrets)
+        ToolError::new(
+            ErrorKind::Network,
+            format!(
+                "agent `{}`: {method} {what}: {}",
+                self.source,
+                root_cause(&e)
+            ),
+        )
+        .with_source(e)
     }
 }
 

@@ -493,15 +493,7 @@ pub fn task_params(id: &str) -> Value {
     json!({ "id": id })
 }
 
-/// A short excerpt of a value for an error message (at most 200 bytes).
+/// A short excerpt of a value for an error message (at most 200 bytes and `…`).
 pub fn excerpt(v: &Value) -> String {
-    let s = v.to_string();
-    if s.len() <= 200 {
-        return s;
-    }
-    let mut cut = 200;
-    while !s.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}…", &s[..cut])
+    toolgate_model::text::cut_bytes(&v.to_string(), 200).into_owned()
 }

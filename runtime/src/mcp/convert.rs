@@ -124,7 +124,8 @@ fn part(server: &str, p: &Value) -> Content {
     serde_json::from_value(p.clone()).unwrap_or_else(|e| {
         let kind = p.get("type").and_then(Value::as_str).unwrap_or("?");
         tracing::warn!(server, kind, error = %e, "content part of a type toolgate does not model; kept as text");
-        let quoted: String = p.to_string().chars().take(2000).collect();
+        let json = p.to_string();
+        let quoted = toolgate_model::text::cut(&json, 2000);
         Content::text(format!("[content part of type `{kind}`: {quoted}]"))
     })
 }

@@ -200,6 +200,9 @@ impl rmcp::ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         let server = &self.shared.server;
+        let mut params = params;
+        // What a server logs may quote its credentials: masked before it is logged or relayed.
+        crate::redact::value(&mut params.data);
         let logger = params.logger.as_deref().unwrap_or("");
         let data = match &params.data {
             serde_json::Value::String(s) => s.clone(),

@@ -253,26 +253,37 @@ impl crate::ToolsetBuilder {
     }
 }
 
+/// The connection of a tools.yaml entry, every `${ENV}` resolved: each value as the kind of
+/// field it is ([`Field`]): command arguments are plain, env values and headers credentials
+/// when their names say so (and carriers of `${...}` secrets otherwise), the bearer token a
+/// credential.
 fn connection(server: &McpServer, base_dir: &Path) -> Result<McpConnection, BuildError> {
+    use toolgate_model::config::Interpolated;
+    use toolgate_model::secrets::Field;
     let id = &server.id;
-    let resolve = |what: &str, v: &toolgate_model::config::Interpolated| {
-        v.resolve()
+    let resolve = |what: &str, field: Field, v: &Interpolated| {
+        v.resolve_as(field)
             .map(toolgate_model::config::Secret::into_inner)
             .map_err(|e| BuildError::Source {
                 source_id: id.clone(),
                 message: format!("{what}: {e}"),
             })
     };
-    let headers = |headers: &BTreeMap<String, toolgate_model::config::Interpolated>,
-                   bearer: &Option<toolgate_model::config::Interpolated>| {
+    let headers = |headers: &BTreeMap<String, Interpolated>, bearer: &Option<Interpolated>| {
         let mut out = BTreeMap::new();
         for (k, v) in headers {
-            out.insert(k.clone(), resolve(&format!("header `{k}`"), v)?);
+            out.insert(
+                k.clone(),
+                resolve(&format!("header `{k}`"), Field::named(k), v)?,
+            );
         }
         if let Some(token) = bearer {
             out.insert(
                 "Authorization".to_string(),
-                format!("Bearer {}", resolve("bearer_token", token)?),
+                format!(
+                    "Bearer {}",
+                    resolve("bearer_token", Field::Credential, token)?
+                ),
             );
         }
         Ok::<_, BuildError>(out)
@@ -284,12 +295,15 @@ fn connection(server: &McpServer, base_dir: &Path) -> Result<McpConnection, Buil
                 .args
                 .iter()
                 .enumerate()
-                .map(|(i, a)| resolve(&format!("args[{i}]"), a))
+                .map(|(i, a)| resolve(&format!("args[{i}]"), Field::Plain, a))
                 .collect::<Result<_, _>>()?,
             env: t
                 .env
                 .iter()
-                .map(|(k, v)| Ok((k.clone(), resolve(&format!("env `{k}`"), v)?)))
+                .map(|(k, v)| {
+                    let value = resolve(&format!("env `{k}`"), Field::named(k), v)?;
+                    Ok((k.clone(), value))
+                })
                 .collect::<Result<_, BuildError>>()?,
             cwd: t.cwd.as_ref().map(|c| base_dir.join(c)),
         },
@@ -310,12 +324,7 @@ impl RemoteBackend for McpBackend {
     }
 
     fn list_tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, ToolError>> {
-        Box::pin(async move {
-            self.client
-                .list_tools()
-                .await
-                .map_err(|e| self.client.redact(e))
-        })
+        Box::pin(self.client.list_tools())
     }
 
     fn call<'a>(
@@ -325,16 +334,11 @@ impl RemoteBackend for McpBackend {
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            self.client
-                .call(tool, remote_name, args, ctx)
-                .await
-                .map_err(|e| self.client.redact(e))
-        })
+        Box::pin(self.client.call(tool, remote_name, args, ctx))
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<Duration, ToolError>> {
-        Box::pin(async move { self.client.ping().await.map_err(|e| self.client.redact(e)) })
+        Box::pin(self.client.ping())
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

@@ -71,6 +71,25 @@ pub fn servers(toolset: &Toolset) -> Vec<McpServerHandle> {
     toolset.mcp_servers().to_vec()
 }
 
+/// `answer` without any configured secret: an answer quoting one (a resource echoing a
+/// header) is masked like a tool's result, through its JSON form, only when a secret is
+/// remembered (errors are masked when they are made).
+fn masked<T>(answer: T) -> T
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    if !toolgate_model::secrets::any() {
+        return answer;
+    }
+    let Ok(mut json) = serde_json::to_value(&answer) else {
+        return answer;
+    };
+    if !crate::redact::value(&mut json) {
+        return answer;
+    }
+    serde_json::from_value(json).unwrap_or(answer)
+}
+
 /// Whether `uri` is one of the URIs `template` (RFC 6570) describes, for routing: literal
 /// parts must match exactly and in order; a simple `{var}` (level 1) matches one or more
 /// characters other than `/`, `?` and `#`; `{+var}` and `{#var}` match any characters; the
@@ -137,7 +156,7 @@ impl McpBackend {
     /// # Errors
     /// `network` / `timeout` / `protocol` when no session can be started, naming the server.
     pub async fn capabilities(&self) -> Result<ServerCapabilities, ToolError> {
-        self.redacted(self.client.capabilities().await)
+        self.client.capabilities().await.map(masked)
     }
 
     /// Every resource the server lists (`resources/list`, every page up to
@@ -149,7 +168,7 @@ impl McpBackend {
     /// As [`capabilities`](Self::capabilities); `protocol` for a JSON-RPC error (details:
     /// `code`, `message`, `data`), `timeout` when a page takes longer than the request timeout.
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ToolError> {
-        self.redacted(self.client.list_resources().await)
+        self.client.list_resources().await.map(masked)
     }
 
     /// Every resource template (`resources/templates/list`, all pages); empty without the
@@ -158,7 +177,7 @@ impl McpBackend {
     /// # Errors
     /// As [`list_resources`](Self::list_resources).
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ToolError> {
-        self.redacted(self.client.list_resource_templates().await)
+        self.client.list_resource_templates().await.map(masked)
     }
 
     /// `resources/read` with `params` as given (its `_meta`, and the `inputResponses` /
@@ -173,7 +192,13 @@ impl McpBackend {
         &self,
         params: ReadResourceRequestParams,
     ) -> Result<ReadResourceResponse, ToolError> {
-        self.redacted(self.client.read_resource(params).await)
+        Ok(match self.client.read_resource(params).await? {
+            ReadResourceResponse::Complete(r) => ReadResourceResponse::Complete(masked(r)),
+            ReadResourceResponse::InputRequired(r) => {
+                ReadResourceResponse::InputRequired(masked(r))
+            }
+            other => other,
+        })
     }
 
     /// Subscribes to updates of resource `uri`: they arrive as
@@ -187,7 +212,7 @@ impl McpBackend {
     /// `network` / `timeout` when it cannot be reached or does not answer in time. A failed
     /// subscription is not counted.
     pub async fn subscribe(&self, uri: &str) -> Result<(), ToolError> {
-        self.redacted(self.client.subscribe(uri).await)
+        self.client.subscribe(uri).await
     }
 
     /// Takes back one [`subscribe`](Self::subscribe) of `uri`; the last one is sent to the
@@ -196,7 +221,7 @@ impl McpBackend {
     /// # Errors
     /// As [`subscribe`](Self::subscribe); the subscription is dropped here either way.
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), ToolError> {
-        self.redacted(self.client.unsubscribe(uri).await)
+        self.client.unsubscribe(uri).await
     }
 
     /// Every prompt (`prompts/list`, all pages); empty without the `prompts` capability.
@@ -205,7 +230,7 @@ impl McpBackend {
     /// # Errors
     /// As [`list_resources`](Self::list_resources).
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ToolError> {
-        self.redacted(self.client.list_prompts().await)
+        self.client.list_prompts().await.map(masked)
     }
 
     /// `prompts/get` with `params` as given (the prompt's name as the server names it).
@@ -218,7 +243,11 @@ impl McpBackend {
         &self,
         params: GetPromptRequestParams,
     ) -> Result<GetPromptResponse, ToolError> {
-        self.redacted(self.client.get_prompt(params).await)
+        Ok(match self.client.get_prompt(params).await? {
+            GetPromptResponse::Complete(r) => GetPromptResponse::Complete(masked(r)),
+            GetPromptResponse::InputRequired(r) => GetPromptResponse::InputRequired(masked(r)),
+            other => other,
+        })
     }
 
     /// `completion/complete` with `params` as given.
@@ -230,7 +259,7 @@ impl McpBackend {
         &self,
         params: CompleteRequestParams,
     ) -> Result<CompleteResult, ToolError> {
-        self.redacted(self.client.complete(params).await)
+        self.client.complete(params).await.map(masked)
     }
 
     /// What the server sends unasked from now on, over every session it will have: resource
@@ -266,10 +295,6 @@ impl McpBackend {
     /// names it).
     pub fn listed_prompt(&self, name: &str) -> bool {
         self.client.known().prompts.contains(name)
-    }
-
-    fn redacted<T>(&self, r: Result<T, ToolError>) -> Result<T, ToolError> {
-        r.map_err(|e| self.client.redact(e))
     }
 }
 

@@ -129,12 +129,11 @@ fn causes(error: reqwest::Error) -> String {
 
 /// The first [`EXCERPT_CHARS`] characters of `text` on one line, with `…` if cut.
 fn excerpt(text: &str) -> String {
-    let mut chars = text.chars().map(|c| if c.is_control() { ' ' } else { c });
-    let mut out: String = chars.by_ref().take(EXCERPT_CHARS).collect();
-    if chars.next().is_some() {
-        out.push('…');
-    }
-    out
+    let line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    toolgate_model::text::cut(&line, EXCERPT_CHARS).into_owned()
 }
 
 /// Latest `endpoint` outcome: its resolved URL, or why there is none.

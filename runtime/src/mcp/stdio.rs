@@ -6,7 +6,11 @@
 //!   with the server's id, rate-limited (cases.md C20), and a frame over the size cap is
 //!   discarded without being buffered (C30);
 //! * stderr is read line by line into our log, never mixed with protocol frames, and its last
-//!   lines are kept for error messages;
+//!   lines are kept for error messages: whatever the bytes (invalid UTF-8 is decoded lossily)
+//!   and however long a line (its last [`STDERR_LINE_MAX`] bytes are kept), the reading never
+//!   stops before the pipe closes (a server whose stderr is not read blocks on a full pipe);
+//!   each line is shown with every configured secret masked, then cut to
+//!   [`STDERR_SHOWN`] characters (masked first, so no part of a secret survives the cut);
 //! * the way the process ended (`exited with status 1`, `killed by signal 9`) is recorded the
 //!   moment it ends, and the transport closes then (after a short grace period for its last
 //!   output), even when a grandchild still holds stdout open: calls in flight fail with it at
@@ -37,6 +41,14 @@ pub const INHERITED_ENV: &[&str] = &[
 
 /// How many stderr lines are kept for error messages.
 const STDERR_TAIL: usize = 8;
+/// The most bytes of one stderr line kept while it is read: a longer line (a server writing
+/// hundreds of megabytes without a newline) keeps its last this many bytes.
+pub(crate) const STDERR_LINE_MAX: usize = 64 * 1024;
+/// How many characters of a stderr line are logged and quoted in errors.
+pub(crate) const STDERR_SHOWN: usize = 1000;
+/// How long the end of stderr is waited for once the process ended (its last lines may still
+/// be in the pipe; a grandchild may hold it open).
+const STDERR_GRACE: Duration = Duration::from_millis(500);
 /// How long `close` waits for the child after closing stdin, and again after SIGTERM.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long stdout is still read after the process ended (its last lines may be in the pipe).
@@ -45,10 +57,22 @@ const OUTPUT_GRACE: Duration = Duration::from_millis(200);
 const FRAME_HEAD: usize = 256;
 
 /// What is known of how a server process ended, and its last stderr lines.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct ProcessLog {
     exit: Mutex<Option<String>>,
     stderr: Mutex<VecDeque<String>>,
+    /// `true` once stderr was read to its end.
+    stderr_done: watch::Sender<bool>,
+}
+
+impl Default for ProcessLog {
+    fn default() -> Self {
+        Self {
+            exit: Mutex::default(),
+            stderr: Mutex::default(),
+            stderr_done: watch::channel(false).0,
+        }
+    }
 }
 
 impl ProcessLog {
@@ -65,6 +89,15 @@ impl ProcessLog {
             .iter()
             .cloned()
             .collect()
+    }
+
+    /// Keeps one stderr line (already masked and cut) for error messages.
+    fn push_stderr(&self, line: String) {
+        let mut tail = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        if tail.len() == STDERR_TAIL {
+            tail.pop_front();
+        }
+        tail.push_back(line);
     }
 
     fn set_exit(&self, status: std::process::ExitStatus) {
@@ -94,6 +127,8 @@ pub(crate) struct StdioTransport {
     server: Arc<str>,
     /// `true` once the process ended (the watcher task owns the `Child` and reaps it).
     exited: watch::Receiver<bool>,
+    /// `true` once its stderr was read to the end.
+    stderr_done: watch::Receiver<bool>,
     pid: Option<i32>,
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
     stdout: BufReader<ChildStdout>,
@@ -150,18 +185,12 @@ impl StdioTransport {
                 let _ = exited_tx.send(true);
             });
         }
-        // Environment values given to the server may be secrets: never logged as it echoes them.
-        let secrets: Arc<[String]> = cmd.env.values().filter(|v| v.len() >= 6).cloned().collect();
-        tokio::spawn(read_stderr(
-            Arc::clone(&server),
-            secrets,
-            BufReader::new(stderr),
-            Arc::clone(&log),
-        ));
+        tokio::spawn(read_stderr(Arc::clone(&server), stderr, Arc::clone(&log)));
         Ok((
             Self {
                 server,
                 exited,
+                stderr_done: log.stderr_done.subscribe(),
                 pid,
                 stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
                 stdout: BufReader::new(stdout),
@@ -191,7 +220,7 @@ impl StdioTransport {
                 // the log.
                 if n <= 5 || n.is_multiple_of(100) {
                     let text = String::from_utf8_lossy(line);
-                    let shown: String = text.chars().take(200).collect();
+                    let shown = toolgate_model::text::cut(&text, 200);
                     let what = if e.is_data() {
                         "JSON that is not a JSON-RPC message"
                     } else {
@@ -209,9 +238,16 @@ impl StdioTransport {
     }
 
     /// Waits (briefly) for the process to end, so that its exit status is known when stdout
-    /// closed because it exited.
+    /// closed because it exited, and then for its stderr to be read to the end, so that the
+    /// error naming how it ended quotes its last lines.
     async fn record_exit(&mut self) {
-        let _ = tokio::time::timeout(Duration::from_secs(1), self.exited.wait_for(|e| *e)).await;
+        if tokio::time::timeout(Duration::from_secs(1), self.exited.wait_for(|e| *e))
+            .await
+            .is_ok()
+        {
+            let mut done = self.stderr_done.clone();
+            let _ = tokio::time::timeout(STDERR_GRACE, done.wait_for(|d| *d)).await;
+        }
     }
 
     /// A JSON-RPC error answering the request a discarded oversized frame started, when its id
@@ -249,36 +285,99 @@ impl StdioTransport {
     }
 }
 
+/// Reads the server's stderr to its end: each line to the log (INFO) and to the process log's
+/// tail, masked and cut ([`StderrLine`]). Never stops before the end of the pipe: bytes that are
+/// not UTF-8 are decoded lossily, an endless line is bounded; a read error other than an
+/// interruption ends it (logged).
 async fn read_stderr(
     server: Arc<str>,
-    secrets: Arc<[String]>,
-    mut stderr: BufReader<tokio::process::ChildStderr>,
+    stderr: impl tokio::io::AsyncRead + Unpin,
     log: Arc<ProcessLog>,
 ) {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match stderr.read_line(&mut line).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                let text = line.trim_end();
-                if text.is_empty() {
-                    continue;
-                }
-                let mut text: String = text.chars().take(1000).collect();
-                for secret in secrets.iter() {
-                    if text.contains(secret.as_str()) {
-                        text = text.replace(secret.as_str(), "[redacted]");
-                    }
-                }
-                tracing::info!(server = %server, "stderr: {text}");
-                let mut tail = log.stderr.lock().unwrap_or_else(|p| p.into_inner());
-                if tail.len() == STDERR_TAIL {
-                    tail.pop_front();
-                }
-                tail.push_back(text);
-            }
+    let mut reader = BufReader::new(stderr);
+    let mut line = StderrLine::default();
+    let emit = |line: &mut StderrLine| {
+        if let Some(text) = line.finish() {
+            tracing::info!(server = %server, "stderr: {text}");
+            log.push_stderr(text);
         }
+    };
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok([]) => break,
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                tracing::debug!(server = %server, error = %e, "cannot read the server's stderr");
+                break;
+            }
+        };
+        let (take, complete) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        line.push(&chunk[..take - usize::from(complete)]);
+        reader.consume(take);
+        if complete {
+            emit(&mut line);
+        }
+    }
+    emit(&mut line);
+    log.stderr_done.send_replace(true);
+}
+
+/// One stderr line being read: at most [`STDERR_LINE_MAX`] bytes, the last ones.
+#[derive(Debug, Default)]
+pub(crate) struct StderrLine {
+    bytes: VecDeque<u8>,
+    /// How many bytes of the line's start were dropped.
+    dropped: usize,
+}
+
+impl StderrLine {
+    /// Adds bytes of the line (no newline among them).
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
+        let keep = &bytes[bytes.len().saturating_sub(STDERR_LINE_MAX)..];
+        self.dropped += bytes.len() - keep.len();
+        self.bytes.extend(keep);
+        let over = self.bytes.len().saturating_sub(STDERR_LINE_MAX);
+        if over > 0 {
+            self.bytes.drain(..over);
+            self.dropped += over;
+        }
+    }
+
+    /// How many bytes are held.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The line as shown, and the buffer emptied for the next: decoded lossily, trailing
+    /// whitespace (`\r`) removed, every configured secret masked, then cut to [`STDERR_SHOWN`]
+    /// characters: its start, or for a line whose start was dropped `…` and its end (never the
+    /// start of what was kept, where a secret cut with the dropped bytes may have left its
+    /// end: [`STDERR_LINE_MAX`] bytes are far more than [`STDERR_SHOWN`] characters). `None`
+    /// for a blank line.
+    pub(crate) fn finish(&mut self) -> Option<String> {
+        let bytes = std::mem::take(&mut self.bytes);
+        let dropped = std::mem::take(&mut self.dropped);
+        let (a, b) = bytes.as_slices();
+        let raw = [a, b].concat();
+        let text = String::from_utf8_lossy(&raw);
+        let text = text.trim_end();
+        if text.trim_start().is_empty() {
+            return None;
+        }
+        if dropped == 0 {
+            return Some(toolgate_model::text::cut(text, STDERR_SHOWN).into_owned());
+        }
+        let shown = toolgate_model::text::cut_front(text, STDERR_SHOWN);
+        Some(if shown.starts_with(toolgate_model::text::ELLIPSIS) {
+            shown.into_owned()
+        } else {
+            format!("{}{shown}", toolgate_model::text::ELLIPSIS)
+        })
     }
 }
 
@@ -404,5 +503,82 @@ impl Drop for StdioTransport {
         if !*self.exited.borrow() {
             Self::signal_group(self.pid, libc::SIGKILL);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_line_keeps_a_bounded_tail() {
+        let mut line = StderrLine::default();
+        let chunk = vec![b'f'; 8192];
+        for _ in 0..1000 {
+            line.push(&chunk);
+            assert!(line.len() <= STDERR_LINE_MAX);
+        }
+        line.push(b"the end");
+        let shown = line.finish().unwrap();
+        assert!(
+            shown.starts_with('…') && shown.ends_with("fffthe end"),
+            "{shown}"
+        );
+        assert_eq!(shown.chars().count(), STDERR_SHOWN + 1);
+        assert_eq!(line.len(), 0);
+        assert_eq!(line.finish(), None);
+    }
+
+    #[test]
+    fn lines_are_decoded_lossily_masked_then_cut() {
+        let mut line = StderrLine::default();
+        line.push(b"bad \xff\xfe bytes\r");
+        assert_eq!(line.finish().unwrap(), "bad \u{fffd}\u{fffd} bytes");
+        toolgate_model::secrets::remember("stderr-cut-secret-8c1f2e");
+        let mut line = StderrLine::default();
+        line.push("p".repeat(990).as_bytes());
+        line.push(b"stderr-cut-secret-8c1f2e and on");
+        let shown = line.finish().unwrap();
+        assert!(shown.ends_with("pp[redacted]…"), "{}", &shown[980..]);
+        assert!(!shown.contains("stderr-cut"));
+    }
+
+    #[test]
+    fn a_secret_cut_where_the_kept_tail_starts_leaves_nothing() {
+        let secret = "tail-cut-secret-5d0b9a";
+        toolgate_model::secrets::remember(secret);
+        let mut line = StderrLine::default();
+        line.push(b"x");
+        // The secret's first 10 bytes are dropped with the line's start, its rest is kept.
+        let mut long = vec![b'p'; STDERR_LINE_MAX - 12];
+        long.splice(0..0, secret.bytes());
+        line.push(&long);
+        assert!(line.dropped > 0);
+        let shown = line.finish().unwrap();
+        assert!(!shown.contains("5d0b9a"), "{}", &shown[..40]);
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_never_stops_the_reading() {
+        let (mut writer, reader) = tokio::io::duplex(64);
+        let log = Arc::new(ProcessLog::default());
+        let task = tokio::spawn(read_stderr(Arc::from("s"), reader, Arc::clone(&log)));
+        writer.write_all(b"first \xff\xfe\n").await.unwrap();
+        for i in 0..100 {
+            writer
+                .write_all(format!("line {i}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        writer.write_all(b"no newline at the end").await.unwrap();
+        drop(writer);
+        task.await.unwrap();
+        let tail = log.stderr_tail();
+        assert_eq!(tail.len(), STDERR_TAIL);
+        assert_eq!(
+            tail.last().map(String::as_str),
+            Some("no newline at the end")
+        );
+        assert!(*log.stderr_done.borrow());
     }
 }

@@ -1,12 +1,13 @@
 //! Credentials (OAS 3.1 §4.8.27 "Security Scheme Object", §4.8.30 "Security Requirement
 //! Object"; cases.md C18) and the OAuth2 client-credentials grant (RFC 6749 §4.4).
 //!
-//! Every secret is resolved once when the source is built, held as a [`Secret`], and listed in
-//! [`Auth::secrets`] so that error messages can be redacted; request descriptions for logs show
-//! `api_key=***` and `X-API-Key: ***`. An upstream echoes what it received, so the list holds
-//! each secret in every form it may travel in ([`forms`]): as is, percent-encoded (path
-//! segment, query, `application/x-www-form-urlencoded`; upper-case hex), and for basic and
-//! OAuth2 client credentials the base64 of `user:password` (standard alphabet).
+//! Every secret is resolved once when the source is built (as a credential:
+//! [`Field::Credential`]), held as a [`Secret`] and remembered process-wide
+//! ([`toolgate_model::secrets`]), so that no error, result or log line shows it in any form
+//! (percent-encoded, JSON-escaped, ...); request descriptions for logs show `api_key=***` and
+//! `X-API-Key: ***`. An upstream may echo what it received: the base64 of `user:password` of
+//! basic and OAuth2 client credentials (standard alphabet, of the pair as is and of its
+//! form-encoded parts) is remembered too, and so is each OAuth2 access token when it is fetched.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -16,6 +17,7 @@ use toolgate_model::config::{
     ApiKeyLocation, AuthConfig, Interpolated, OAuth2ClientCredentials, SchemeCredentials, Secret,
 };
 use toolgate_model::openapi::{Conversion, Operation, ParamLocation, SecurityScheme};
+use toolgate_model::secrets::{self, Field};
 
 use super::style;
 use crate::ToolError;
@@ -48,8 +50,6 @@ pub(crate) struct Auth {
     single: Option<(Cred, bool)>,
     /// Credentials by security scheme name.
     schemes: BTreeMap<String, Cred>,
-    /// Every resolved secret value, for redaction.
-    pub secrets: Vec<String>,
 }
 
 /// Credentials applied to one request, plus what a log line may show of them.
@@ -64,82 +64,34 @@ pub(crate) struct Applied {
     pub oauth: Option<usize>,
 }
 
-/// `secret` in every form it may be sent (and echoed) in: as is; percent-encoded as a path
-/// segment or query value (RFC 3986, upper-case hex), with reserved characters kept, and as
-/// `application/x-www-form-urlencoded` (space as `+`).
-pub(crate) fn forms(secret: &str) -> Vec<String> {
-    if secret.is_empty() {
-        return Vec::new();
-    }
-    let segment = style::encode_segment(secret);
-    let mut out = vec![
-        secret.to_string(),
-        style::encode_query(secret, true),
-        segment.replace("%20", "+"),
-        // WHATWG form encoding: `*` kept, `~` encoded.
-        segment
-            .replace("%20", "+")
-            .replace("%2A", "*")
-            .replace('~', "%7E"),
-        segment,
-    ];
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// The base64 (standard alphabet) of `user:password` as sent in `Authorization: Basic`, and of
-/// the form-encoded pair (OAuth2 client authentication, RFC 6749 §2.3.1), in all their [`forms`].
-fn basic_forms(user: &str, password: &str) -> Vec<String> {
+/// Remembers the base64 (standard alphabet) of `user:password` as sent in `Authorization:
+/// Basic`, and of the form-encoded pair (OAuth2 client authentication, RFC 6749 §2.3.1).
+fn remember_basic(user: &str, password: &str) {
     let b64 =
         |u: &str, p: &str| base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
-    let mut out = forms(&b64(user, password));
-    out.extend(forms(&b64(
+    secrets::remember(&b64(user, password));
+    secrets::remember(&b64(
         &style::encode_query(user, false),
         &style::encode_query(password, false),
-    )));
-    out.sort();
-    out.dedup();
-    out
+    ));
 }
 
-/// `secrets` without empty or repeated entries, longest first (so that no shorter secret is
-/// replaced inside a longer one before the longer one is).
-fn normalized(mut secrets: Vec<String>) -> Vec<String> {
-    secrets.retain(|s| !s.is_empty());
-    secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-    secrets.dedup();
-    secrets
+/// Resolves one credential (remembered as a secret), naming the source and the field when it
+/// cannot be.
+fn resolve(id: &str, what: &str, v: &Interpolated) -> Result<Secret, String> {
+    v.resolve_as(Field::Credential)
+        .map_err(|e| format!("source `{id}`: {what}: {e}"))
 }
 
-fn resolve(
-    id: &str,
-    what: &str,
-    v: &Interpolated,
-    secrets: &mut Vec<String>,
-) -> Result<Secret, String> {
-    let s = v
-        .resolve()
-        .map_err(|e| format!("source `{id}`: {what}: {e}"))?;
-    if !v.is_literal() || !s.expose().is_empty() {
-        secrets.extend(forms(s.expose()));
-    }
-    Ok(s)
-}
-
-fn basic(
-    id: &str,
-    b: &toolgate_model::config::BasicAuth,
-    secrets: &mut Vec<String>,
-) -> Result<Secret, String> {
-    let user = resolve(id, "basic username", &b.username, secrets)?;
-    let pass = resolve(id, "basic password", &b.password, secrets)?;
+fn basic(id: &str, b: &toolgate_model::config::BasicAuth) -> Result<Secret, String> {
+    let user = resolve(id, "basic username", &b.username)?;
+    let pass = resolve(id, "basic password", &b.password)?;
     let token = base64::engine::general_purpose::STANDARD.encode(format!(
         "{}:{}",
         user.expose(),
         pass.expose()
     ));
-    secrets.extend(basic_forms(user.expose(), pass.expose()));
+    remember_basic(user.expose(), pass.expose());
     Ok(Secret::new(token))
 }
 
@@ -159,9 +111,8 @@ impl Auth {
         let Some(config) = config else {
             return Ok(auth);
         };
-        let s = &mut auth.secrets;
         let single = match config {
-            AuthConfig::Bearer(t) => Some(Cred::Bearer(resolve(id, "bearer", t, s)?)),
+            AuthConfig::Bearer(t) => Some(Cred::Bearer(resolve(id, "bearer", t)?)),
             AuthConfig::ApiKey(k) => Some(Cred::ApiKey {
                 location: match k.location {
                     ApiKeyLocation::Header => ParamLocation::Header,
@@ -169,15 +120,15 @@ impl Auth {
                     ApiKeyLocation::Cookie => ParamLocation::Cookie,
                 },
                 name: k.name.clone(),
-                value: resolve(id, "api_key", &k.value, s)?,
+                value: resolve(id, "api_key", &k.value)?,
             }),
-            AuthConfig::Basic(b) => Some(Cred::Basic(basic(id, b, s)?)),
+            AuthConfig::Basic(b) => Some(Cred::Basic(basic(id, b)?)),
             AuthConfig::Headers(h) => Some(Cred::Headers(
                 h.iter()
-                    .map(|(k, v)| Ok((k.clone(), resolve(id, &format!("header `{k}`"), v, s)?)))
+                    .map(|(k, v)| Ok((k.clone(), resolve(id, &format!("header `{k}`"), v)?)))
                     .collect::<Result<_, String>>()?,
             )),
-            AuthConfig::OAuth2(o) => Some(Cred::OAuth2(TokenSource::new(id, o, None, s)?)),
+            AuthConfig::OAuth2(o) => Some(Cred::OAuth2(TokenSource::new(id, o, None)?)),
             AuthConfig::Schemes(map) => {
                 for (name, creds) in map {
                     let scheme = conversion.security_schemes.get(name).ok_or_else(|| {
@@ -192,7 +143,7 @@ impl Auth {
                                 .join(", ")
                         )
                     })?;
-                    let cred = scheme_cred(id, name, scheme, creds, s)?;
+                    let cred = scheme_cred(id, name, scheme, creds)?;
                     auth.schemes.insert(name.clone(), cred);
                 }
                 None
@@ -240,23 +191,6 @@ impl Auth {
         Ok(out)
     }
 
-    /// The secrets to redact (in all their [`forms`]), with the OAuth2 tokens currently
-    /// cached; longest first.
-    pub(crate) fn all_secrets(&self) -> Vec<String> {
-        let mut out = self.secrets.clone();
-        let tokens = self
-            .single
-            .iter()
-            .map(|(c, _)| c)
-            .chain(self.schemes.values())
-            .filter_map(|c| match c {
-                Cred::OAuth2(t) => t.current(),
-                _ => None,
-            });
-        out.extend(tokens.flat_map(|t| forms(&t)));
-        normalized(out)
-    }
-
     /// Whether some credential goes in a header other than `Authorization` (an apiKey in a
     /// header, `headers:` auth): reqwest strips only `Authorization` and `Cookie` when a
     /// redirect changes origin, so such a source follows same-origin redirects only (C18).
@@ -295,7 +229,6 @@ fn scheme_cred(
     name: &str,
     scheme: &SecurityScheme,
     creds: &SchemeCredentials,
-    s: &mut Vec<String>,
 ) -> Result<Cred, String> {
     let what = format!("auth.schemes.{name}");
     Ok(match (scheme, creds) {
@@ -308,26 +241,26 @@ fn scheme_cred(
         ) => Cred::ApiKey {
             location: *location,
             name: key.clone(),
-            value: resolve(id, &what, v, s)?,
+            value: resolve(id, &what, v)?,
         },
         (SecurityScheme::Http { scheme }, SchemeCredentials::Secret(v))
             if scheme.eq_ignore_ascii_case("bearer") =>
         {
-            Cred::Bearer(resolve(id, &what, v, s)?)
+            Cred::Bearer(resolve(id, &what, v)?)
         }
         (SecurityScheme::Http { scheme }, SchemeCredentials::Basic(b))
             if scheme.eq_ignore_ascii_case("basic") =>
         {
-            Cred::Basic(basic(id, b, s)?)
+            Cred::Basic(basic(id, b)?)
         }
         (SecurityScheme::OAuth2 { token_url }, SchemeCredentials::OAuth2(o)) => {
-            Cred::OAuth2(TokenSource::new(id, o, token_url.as_deref(), s)?)
+            Cred::OAuth2(TokenSource::new(id, o, token_url.as_deref())?)
         }
         // A bearer token given for an OAuth2 / OpenID Connect scheme: sent as is.
         (
             SecurityScheme::OAuth2 { .. } | SecurityScheme::OpenIdConnect { .. },
             SchemeCredentials::Secret(v),
-        ) => Cred::Bearer(resolve(id, &what, v, s)?),
+        ) => Cred::Bearer(resolve(id, &what, v)?),
         (scheme, _) => {
             return Err(format!(
                 "source `{id}`: {what}: these credentials do not fit the scheme ({}); give a \
@@ -406,8 +339,9 @@ pub(crate) struct TokenSource {
     client_id: Secret,
     client_secret: Secret,
     scopes: Vec<String>,
-    /// The client credentials in all their forms, for the token endpoint's errors.
-    redact: Vec<String>,
+    /// Where the current access token is remembered ([`secrets::remember_as`]): a refreshed
+    /// one replaces it.
+    slot: String,
     cached: std::sync::Mutex<Option<(Secret, Instant)>>,
     fetch: tokio::sync::Mutex<()>,
 }
@@ -417,36 +351,24 @@ impl TokenSource {
         id: &str,
         o: &OAuth2ClientCredentials,
         doc_token_url: Option<&str>,
-        s: &mut Vec<String>,
     ) -> Result<Self, String> {
         let url = o.token_url.as_deref().or(doc_token_url).ok_or_else(|| {
             format!("source `{id}`: oauth2: no token_url (and the scheme gives none)")
         })?;
         let token_url = reqwest::Url::parse(url)
             .map_err(|e| format!("source `{id}`: oauth2: token_url `{url}` is not a URL: {e}"))?;
-        let mut redact = Vec::new();
-        let client_id = resolve(id, "oauth2 client_id", &o.client_id, &mut redact)?;
-        let client_secret = resolve(id, "oauth2 client_secret", &o.client_secret, &mut redact)?;
-        redact.extend(basic_forms(client_id.expose(), client_secret.expose()));
-        let redact = normalized(redact);
-        s.extend(redact.iter().cloned());
+        let client_id = resolve(id, "oauth2 client_id", &o.client_id)?;
+        let client_secret = resolve(id, "oauth2 client_secret", &o.client_secret)?;
+        remember_basic(client_id.expose(), client_secret.expose());
         Ok(Self {
+            slot: format!("openapi `{id}` oauth2 token {token_url}"),
             token_url,
             client_id,
             client_secret,
             scopes: o.scopes.clone(),
-            redact,
             cached: std::sync::Mutex::new(None),
             fetch: tokio::sync::Mutex::new(()),
         })
-    }
-
-    fn current(&self) -> Option<String> {
-        let guard = self
-            .cached
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        guard.as_ref().map(|(t, _)| t.expose().to_string())
     }
 
     fn fresh(&self) -> Option<Secret> {
@@ -469,7 +391,6 @@ impl TokenSource {
         if !refresh && let Some(t) = self.fresh() {
             return Ok(t);
         }
-        let secrets = &self.redact;
         let host = self.token_url.host_str().unwrap_or_default().to_string();
         let mut form = vec!["grant_type=client_credentials".to_string()];
         if !self.scopes.is_empty() {
@@ -492,18 +413,15 @@ impl TokenSource {
             .send()
             .await
             .map_err(|e| {
-                super::call::network_error(&e, &host)
-                    .with_context("OAuth2 token request")
-                    .redacted(secrets)
+                super::call::network_error(&e, &host).with_context("OAuth2 token request")
             })?;
         let status = response.status();
         let body = response.bytes().await.unwrap_or_default();
         if !status.is_success() {
             return Err(ToolError::permission_denied(format!(
                 "OAuth2 token request to {host} failed: HTTP {status}: {}",
-                String::from_utf8_lossy(&body[..body.len().min(512)])
-            ))
-            .redacted(secrets));
+                toolgate_model::text::cut_bytes(&String::from_utf8_lossy(&body), 512)
+            )));
         }
         #[derive(serde::Deserialize)]
         struct TokenResponse {
@@ -516,12 +434,12 @@ impl TokenSource {
                 crate::ErrorKind::Protocol,
                 format!("OAuth2 token response from {host} is not a token: {e}"),
             )
-            .redacted(secrets)
         })?;
         let lifetime = parsed
             .expires_in
             .map_or(DEFAULT_LIFETIME, Duration::from_secs)
             .saturating_sub(EXPIRY_MARGIN);
+        secrets::remember_as(&self.slot, &parsed.access_token);
         let token = Secret::new(parsed.access_token);
         *self
             .cached

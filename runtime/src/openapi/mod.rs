@@ -24,8 +24,12 @@
 //! the model does not give: it is an argument, not a credential. Its value, even one read from
 //! `${ENV}` or `${file:...}`, is sent and shown like any argument: in the debug log line of
 //! the request and unchanged in error messages (it is not redacted, so a short value such as
-//! `404` does not garble errors). Credentials belong in `auth:`, which is masked in logs and
-//! redacted (with its percent-encoded and base64 forms) from every error.
+//! `404` does not garble errors), unless the variable's name or the file's path says
+//! credential (`${API_TOKEN}`, `${file:/run/secrets/key}`: [`Field::Plain`]). Credentials
+//! belong in `auth:`, which is masked in logs and redacted (in every form: percent-encoded,
+//! JSON-escaped, base64) from every error and result.
+//!
+//! [`Field::Plain`]: toolgate_model::secrets::Field::Plain
 
 mod auth;
 mod call;
@@ -174,8 +178,8 @@ impl From<OpenApiSourceError> for crate::BuildError {
 struct Bound {
     op: Operation,
     base: reqwest::Url,
-    /// Resolved `value:` fills, by argument: arguments, not credentials (never redacted; see
-    /// [adapter fills](self#adapter-fills)).
+    /// Resolved `value:` fills, by argument: arguments, not credentials (see [adapter
+    /// fills](self#adapter-fills)).
     fills: BTreeMap<String, Secret>,
 }
 
@@ -237,12 +241,6 @@ impl OpenApiSource {
         self.by_name.get(name).map(|&i| &self.ops[i].base)
     }
 
-    /// What errors are redacted of: the credentials of `auth:` in all their forms (adapter
-    /// fills are arguments, not credentials).
-    fn secrets(&self) -> Vec<String> {
-        self.auth.all_secrets()
-    }
-
     async fn call_op(
         &self,
         tool: &str,
@@ -297,8 +295,7 @@ impl OpenApiSource {
                 timeout,
                 ctx,
             )
-            .await
-            .map_err(|e| e.redacted(&self.secrets()))?;
+            .await?;
             if received.status == reqwest::StatusCode::UNAUTHORIZED
                 && applied.oauth.is_some()
                 && !refreshed
@@ -311,8 +308,7 @@ impl OpenApiSource {
                     received.status,
                     received.retry_after.as_deref(),
                     &received.body,
-                )
-                .redacted(&self.secrets()));
+                ));
             }
             let uri = format!("{}{}", bound.base, parts.path.trim_start_matches('/'));
             let mut out = response::success(
@@ -321,8 +317,7 @@ impl OpenApiSource {
                 &received.body,
                 op.output_wrapped,
                 &uri,
-            )
-            .map_err(|e| e.redacted(&self.secrets()))?;
+            )?;
             if let Some(hook) = &self.hook {
                 hook.response(op, &mut out)?;
             }
@@ -428,7 +423,7 @@ impl OpenApiSourceBuilder {
         let config_base = cfg
             .and_then(|c| c.base_url.as_ref())
             .map(|u| {
-                u.resolve()
+                u.resolve_as(toolgate_model::secrets::Field::Plain)
                     .map(Secret::into_inner)
                     .map_err(|e| base_err(format!("base_url: {e}")))
             })
@@ -488,7 +483,8 @@ impl OpenApiSourceBuilder {
                     let value = Interpolated::new(raw.clone())
                         .and_then(|v| {
                             let literal = v.is_literal();
-                            v.resolve().map(|s| (s, literal))
+                            v.resolve_as(toolgate_model::secrets::Field::Plain)
+                                .map(|s| (s, literal))
                         })
                         .map_err(|e| {
                             auth_err(format!("tool `{}`: argument `{}`: {e}", op.name, fill.arg))

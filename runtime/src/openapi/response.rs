@@ -67,8 +67,8 @@ fn is_text(essence: &str) -> bool {
 /// A successful response as a tool output.
 ///
 /// # Errors
-/// `upstream`, not retryable, when the body is declared JSON but does not parse (not yet
-/// redacted: the caller redacts).
+/// `upstream`, not retryable, when the body is declared JSON but does not parse (its message
+/// masked of configured secrets, as every error's).
 pub(crate) fn success(
     status: StatusCode,
     content_type: Option<&str>,
@@ -88,7 +88,7 @@ pub(crate) fn success(
             }
             Err(e) if is_json(&ess) => {
                 let text = String::from_utf8_lossy(body);
-                let excerpt = cut(text.trim(), EXCERPT_BYTES);
+                let excerpt = toolgate_model::text::cut_bytes(text.trim(), EXCERPT_BYTES);
                 return Err(ToolError::new(
                     ErrorKind::Upstream,
                     format!(
@@ -145,11 +145,12 @@ fn blob(body: &[u8], mime: &str, uri: &str) -> ToolOutput {
     ])
 }
 
-/// A non-2xx response as a tool error (not yet redacted: the caller redacts).
+/// A non-2xx response as a tool error (its message masked of configured secrets, as every
+/// error's).
 pub(crate) fn failure(status: StatusCode, retry_after: Option<&str>, body: &[u8]) -> ToolError {
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
-    let excerpt = cut(text, EXCERPT_BYTES);
+    let excerpt = toolgate_model::text::cut_bytes(text, EXCERPT_BYTES);
     let message = if excerpt.is_empty() {
         format!("{} (empty body)", status_line(status))
     } else {
@@ -183,16 +184,4 @@ pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
         when.duration_since(SystemTime::now())
             .unwrap_or(Duration::ZERO),
     )
-}
-
-/// `text` cut to at most `max` bytes on a character boundary, with `…` when cut.
-fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }

@@ -184,7 +184,7 @@ pub(crate) struct FollowedUrlRules {
 impl FollowedUrlRules {
     /// Checks `url`, a URL the tool follows on its own; `Err` says which rule refused it.
     pub(crate) fn check(&self, url: &url::Url) -> Result<(), String> {
-        let shown: String = url.as_str().chars().take(200).collect();
+        let shown = toolgate_model::text::cut(url.as_str(), 200);
         self.applied
             .iter()
             .try_for_each(|&i| self.rules[i].check_url(url, &format!("redirect to `{shown}`")))
@@ -203,8 +203,7 @@ impl std::fmt::Debug for FollowedUrlRules {
 /// The value for a message: a string as it is, anything else as JSON, cut to 80 characters.
 fn shown(value: &Value) -> String {
     match value {
-        Value::String(s) if s.chars().count() <= 80 => s.clone(),
-        Value::String(s) => format!("{}…", s.chars().take(80).collect::<String>()),
+        Value::String(s) => toolgate_model::text::cut(s, 80).into_owned(),
         other => crate::validate::short(other),
     }
 }

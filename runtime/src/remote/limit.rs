@@ -120,28 +120,14 @@ fn what(part: &Content) -> String {
 }
 
 fn head_and_tail(text: &str, max: usize, uri: &str) -> String {
-    let head_end = floor_boundary(text, max * 2 / 3);
-    let tail_start = ceil_boundary(text, text.len() - max / 3);
+    let head_end = toolgate_model::text::floor_char_boundary(text, max * 2 / 3);
+    let tail_start = toolgate_model::text::ceil_char_boundary(text, text.len() - max / 3);
     let left_out = tail_start - head_end;
     format!(
         "{}\n[… truncated {left_out} bytes; full result: {uri}]\n{}",
         &text[..head_end],
         &text[tail_start..]
     )
-}
-
-fn floor_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 /// Full results of cut calls, the newest kept within a count and a byte budget.

@@ -296,6 +296,9 @@ impl ToolsetBuilder {
             if ids.insert(s.id().to_string(), ()).is_some() {
                 return Err(BuildError::DuplicateSource(s.id().to_string()));
             }
+            // A source id is shown in tool names and messages: never masked, even when a
+            // configured secret equals it (toolgate_model::secrets).
+            crate::redact::remember_public(s.id());
             if i < overlays {
                 continue;
             }

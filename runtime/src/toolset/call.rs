@@ -98,9 +98,25 @@ impl Toolset {
         }
     }
 
-    /// One call. `watch_cancel`: whether someone else may hold the context's cancellation token
-    /// (not so for the fresh context of [`call`](Self::call), which saves a `select!`).
+    /// One call, its result without any configured secret ([`crate::redact::output`]: a tool
+    /// may echo one; errors are masked when they are made). `watch_cancel`: whether someone
+    /// else may hold the context's cancellation token (not so for the fresh context of
+    /// [`call`](Self::call), which saves a `select!`).
     async fn run(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: ToolContext,
+        watch_cancel: bool,
+    ) -> Result<ToolOutput, ToolError> {
+        let mut result = self.run_unmasked(name, args, ctx, watch_cancel).await;
+        if let Ok(out) = &mut result {
+            crate::redact::output(out);
+        }
+        result
+    }
+
+    async fn run_unmasked(
         &self,
         name: &str,
         args: Value,

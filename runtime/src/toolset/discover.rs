@@ -216,13 +216,16 @@ impl Toolset {
     }
 
     /// A result kept in full after it was cut to a size limit, by the `toolgate://results/...`
-    /// URI named in the cut result.
+    /// URI named in the cut result; without any configured secret, as the call's result.
     pub fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
-        self.inner
+        let mut out = self
+            .inner
             .sources
             .iter()
             .filter_map(|s| s.lifecycle())
-            .find_map(|l| l.stored_result(uri))
+            .find_map(|l| l.stored_result(uri))?;
+        crate::redact::output(&mut out);
+        Some(out)
     }
 
     /// Closes every source: remote sessions end, child processes are asked to exit (stdin

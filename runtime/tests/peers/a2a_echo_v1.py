@@ -27,6 +27,8 @@ echoes the data):
                   cancels it at once
   files           completed with an artifact holding a file part (raw bytes, image/png,
                   "dot.png") and a data part {"ok": true}
+  headers         completed with artifact "headers": the request's HTTP headers as JSON
+  fail-headers    task failed, status message "you sent <the request's headers as JSON>"
   anything else   completed with artifact "echo" = text `echo: <text>` (plus the data part, if
                   the message had one)
 The `shout` skill behaves the same with every text uppercased; a caller picks it with metadata
@@ -137,8 +139,14 @@ class EchoExecutor(AgentExecutor):
 
         words = (text or '').split()
         command = words[0] if words else ''
+        sent = json.dumps(context.call_context.state.get('headers', {})) if context.call_context else '{}'
         if command == 'fail':
             await updater.failed(agent_text('cannot do that'))
+        elif command == 'headers':
+            await updater.add_artifact([new_text_part(sent)], name='headers')
+            await updater.complete()
+        elif command == 'fail-headers':
+            await updater.failed(agent_text('you sent ' + sent))
         elif command == 'reject':
             await updater.reject(agent_text('not my job'))
         elif command == 'canceled':

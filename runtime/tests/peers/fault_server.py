@@ -25,6 +25,10 @@ Usage: fault_server.py MODE
   paged_forever  every tools/list page has a nextCursor (f1, f2, ... without end).
   list_changed   tools/list = [a, add_tool] once initialized; calling add_tool sends
                  notifications/tools/list_changed, then replies; later lists are [a, add_tool, b].
+  stderr         tools `flood` {mb} (writes `mb` MiB to stderr as one line, its newline only
+                 at the end, then answers `flooded`) and `bad_utf8` (writes a stderr line with
+                 the invalid UTF-8 bytes ff fe, then 1 MiB of ordinary stderr lines, more than a
+                 pipe holds, then answers `still here`), and `echo`.
   echo           just `echo` (also the default without an argument).
 """
 
@@ -36,7 +40,7 @@ import sys
 MODE = sys.argv[1] if len(sys.argv) > 1 else "echo"
 MODES = {
     "junk", "junk_bom", "hang", "die", "old", "ancient", "results", "paged", "paged_forever",
-    "list_changed", "echo",
+    "list_changed", "stderr", "echo",
 }
 if MODE not in MODES:
     sys.stderr.write(f"fault_server.py: unknown mode {MODE!r}; modes: {', '.join(sorted(MODES))}\n")
@@ -118,6 +122,12 @@ def tools_for_mode():
                 "One text block of `bytes` bytes",
                 schema(bytes={"type": "integer", "description": "Size in bytes (default 5000000)"}),
             ),
+            ECHO,
+        ]
+    if MODE == "stderr":
+        return [
+            tool("flood", "MiB of stderr in one line", schema(mb={"type": "integer"})),
+            tool("bad_utf8", "A stderr line that is not UTF-8, then 1 MiB of stderr"),
             ECHO,
         ]
     if MODE == "list_changed":
@@ -205,6 +215,20 @@ def tools_call(msg_id, params):
         sys.stderr.flush()
         os.kill(os.getpid(), signal.SIGKILL)
         return None
+    if name == "flood":
+        chunk = b"f" * (1 << 20)
+        for _ in range(int(args.get("mb", 1))):
+            sys.stderr.buffer.write(chunk)
+        sys.stderr.buffer.write(b"\n")
+        sys.stderr.buffer.flush()
+        return result(msg_id, text("flooded"))
+    if name == "bad_utf8":
+        sys.stderr.buffer.write(b"bad bytes \xff\xfe here\n")
+        line = b"l" * 1023 + b"\n"
+        for _ in range(1024):
+            sys.stderr.buffer.write(line)
+        sys.stderr.buffer.flush()
+        return result(msg_id, text("still here"))
     if name == "multi":
         return result(msg_id, MULTI)
     if name == "empty":

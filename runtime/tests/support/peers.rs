@@ -174,6 +174,22 @@ pub fn fault_server_py() -> PathBuf {
     path
 }
 
+/// `runtime/tests/peers/leaky_server.py`: an MCP server on the Python SDK (run it with
+/// [`venv_python`]) that gives away its credentials (`stdio NAME...` or `http PORT`).
+pub fn leaky_server_py() -> PathBuf {
+    let path = test_peers_dir().join("leaky_server.py");
+    assert!(path.is_file(), "missing {}", path.display());
+    path
+}
+
+/// `runtime/tests/peers/echo_http.py`: an HTTP API (with its OpenAPI document) that echoes the
+/// credentials it was sent (first argument = port).
+pub fn echo_http_py() -> PathBuf {
+    let path = test_peers_dir().join("echo_http.py");
+    assert!(path.is_file(), "missing {}", path.display());
+    path
+}
+
 /// `runtime/tests/peers/http_session_server.py` (streamable HTTP; first argument = port).
 pub fn http_session_server_py() -> PathBuf {
     let path = test_peers_dir().join("http_session_server.py");

@@ -92,10 +92,7 @@ pub(super) fn decode(body: &[u8], content_type: Option<&str>, truncated: bool) -
 
 pub(super) fn excerpt(status: StatusCode, text: &str) -> String {
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut excerpt: String = text.chars().take(300).collect();
-    if excerpt.len() < text.len() {
-        excerpt.push('…');
-    }
+    let excerpt = toolgate_model::text::cut(&text, 300).into_owned();
     if excerpt.is_empty() {
         status.canonical_reason().unwrap_or("no body").to_owned()
     } else {

@@ -30,11 +30,7 @@ fn found(part: &str) -> String {
     if part.is_empty() {
         "end of filter".to_owned()
     } else {
-        let mut shown: String = part.chars().take(20).collect();
-        if shown.len() < part.len() {
-            shown.push('…');
-        }
-        format!("{shown:?}")
+        format!("{:?}", toolgate_model::text::cut(part, 20))
     }
 }
 

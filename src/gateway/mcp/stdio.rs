@@ -125,13 +125,15 @@ fn io_error(what: &str, e: std::io::Error) -> GatewayError {
     GatewayError::Io(std::io::Error::new(e.kind(), format!("stdio: {what}: {e}")))
 }
 
-/// Writes each message as one line, flushing whenever no more are queued. Ends when every
-/// sender is gone (`Ok`) or `output` fails.
+/// Writes each message as one line, every configured secret masked (`gateway::redact`),
+/// flushing whenever no more are queued. Ends when every sender is gone (`Ok`) or `output`
+/// fails.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut output: W,
     mut lines: mpsc::Receiver<String>,
 ) -> std::io::Result<()> {
     while let Some(line) = lines.recv().await {
+        let line = crate::gateway::redact::line_masked(line);
         output.write_all(line.as_bytes()).await?;
         output.write_all(b"\n").await?;
         if lines.is_empty() {
@@ -283,8 +285,8 @@ impl LineHandler {
                         return true;
                     }
                     Parsed::Invalid(answer) => {
-                        let shown: String =
-                            String::from_utf8_lossy(text).chars().take(200).collect();
+                        let shown = toolgate_model::text::cut(&String::from_utf8_lossy(text), 200)
+                            .into_owned();
                         self.complain(&format!("answered with an error: {answer} (line: {shown})"));
                         answer
                     }

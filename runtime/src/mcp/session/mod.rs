@@ -90,17 +90,14 @@ pub(crate) struct Client {
     closed: CancellationToken,
     /// Compiled output schemas, by the toolset's tool name.
     output_validators: Mutex<HashMap<String, (Value, Arc<jsonschema::Validator>)>>,
-    /// Values that must never show in an error: header values, tokens, environment values.
-    secrets: Vec<String>,
     /// What the other features' requests remember (resources, prompts, subscriptions).
     passthrough: requests::Passthrough,
 }
 
 impl Client {
     pub(crate) fn new(id: String, connection: McpConnection, options: McpOptions) -> Arc<Self> {
-        let secrets = secrets_of(&connection);
+        remember_secrets(&connection);
         Arc::new(Self {
-            secrets,
             shared: Shared::new(id.clone()),
             id,
             connection,
@@ -117,11 +114,6 @@ impl Client {
 
     pub(crate) fn connection(&self) -> &McpConnection {
         &self.connection
-    }
-
-    /// `e` without any configured secret in it (a server may echo a header back in an error).
-    pub(crate) fn redact(&self, e: ToolError) -> ToolError {
-        e.redacted(&self.secrets)
     }
 
     pub(crate) fn changes(&self) -> watch::Receiver<u64> {
@@ -431,11 +423,10 @@ impl Client {
                     format!(
                         "MCP server `{}` answered {what} with a result that is not a tool result: {}",
                         self.id,
-                        serde_json::to_string(&other)
-                            .unwrap_or_default()
-                            .chars()
-                            .take(200)
-                            .collect::<String>()
+                        toolgate_model::text::cut(
+                            &serde_json::to_string(&other).unwrap_or_default(),
+                            200
+                        )
                     ),
                 ));
             }
@@ -530,27 +521,21 @@ impl Client {
     }
 }
 
-/// The values of a connection that may be secrets: header values (and a bearer token alone),
-/// environment values given to a stdio server; short ones (under 6 bytes) are too common to
-/// scrub.
-fn secrets_of(connection: &McpConnection) -> Vec<String> {
-    let values: Vec<&String> = match connection {
-        McpConnection::Http { headers, .. } | McpConnection::Sse { headers, .. } => {
-            headers.values().collect()
-        }
-        McpConnection::Stdio { env, .. } => env.values().collect(),
+/// Remembers the values of a connection that are secrets ([`crate::redact::remember`]), for a
+/// connection made in code (tools.yaml's are remembered as they are resolved): the header
+/// values and environment values whose names [say credential](crate::redact::is_secret_name)
+/// (`Authorization`, `X-API-Key`, `GITHUB_TOKEN`, ...). Other values are not secrets: masking
+/// every env value would garble the log wherever one equals a word or a name.
+fn remember_secrets(connection: &McpConnection) {
+    let values = match connection {
+        McpConnection::Http { headers, .. } | McpConnection::Sse { headers, .. } => headers,
+        McpConnection::Stdio { env, .. } => env,
     };
-    let mut secrets: Vec<String> = values
-        .into_iter()
-        .flat_map(|v| {
-            let token = v.strip_prefix("Bearer ").map(str::to_string);
-            std::iter::once(v.clone()).chain(token)
-        })
-        .filter(|v| v.len() >= 6)
-        .collect();
-    // The longest first, so that a token inside a header value is not left half-scrubbed.
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    secrets
+    for (name, value) in values {
+        if crate::redact::is_secret_name(name) {
+            crate::redact::remember(value);
+        }
+    }
 }
 
 /// Sends `notifications/cancelled` for a request dropped before its answer (the caller's

@@ -375,11 +375,7 @@ impl Client {
             format!(
                 "MCP server `{}` answered {what} with a result of another request: {}",
                 self.id,
-                serde_json::to_string(result)
-                    .unwrap_or_default()
-                    .chars()
-                    .take(200)
-                    .collect::<String>()
+                toolgate_model::text::cut(&serde_json::to_string(result).unwrap_or_default(), 200)
             ),
         )
     }

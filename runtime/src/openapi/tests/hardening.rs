@@ -146,7 +146,7 @@ async fn query_key_echoed_percent_encoded_is_redacted() {
 
 #[test]
 fn secret_forms() {
-    let f = crate::openapi::auth::forms("a b+c/~*");
+    let f = toolgate_model::secrets::forms("a b+c/~*");
     for want in [
         "a b+c/~*",
         "a%20b%2Bc%2F~%2A",
@@ -155,7 +155,7 @@ fn secret_forms() {
     ] {
         assert!(f.iter().any(|s| s == want), "{want} not in {f:?}");
     }
-    assert!(crate::openapi::auth::forms("").is_empty());
+    assert!(toolgate_model::secrets::forms("").is_empty());
 }
 
 #[tokio::test]

@@ -139,6 +139,14 @@ async fn render(State(gateway): State<Gateway>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, CONTENT_TYPE)], text)
 }
 
+/// A label value escaped for the text format (backslash, quote, newline).
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Instant;
@@ -160,12 +168,4 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-}
-
-/// A label value escaped for the text format (backslash, quote, newline).
-fn escape(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }

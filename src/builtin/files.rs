@@ -10,6 +10,16 @@
 //!   and so is an absolute target even when it names a place inside the root;
 //! - `list_dir` reports symlinks as `symlink` without following them.
 //!
+//! Without a root (the default: no `settings.files.root` in tools.yaml) both tools refuse
+//! every call ([`FilesError::NoRoot`]): file access is never granted implicitly, least of all
+//! to the directory a client happened to start the gateway in.
+//!
+//! What is read is checked on the opened handle, not on the path before opening it (the path
+//! may be swapped in between): `read_file` opens without blocking (`O_NONBLOCK`, so a FIFO or
+//! device put in a file's place cannot hold a worker thread, and `O_NOCTTY`) and reads only
+//! when the opened handle is a regular file; `list_dir` opens a directory only
+//! (`O_DIRECTORY`) and checks the handle is one.
+//!
 //! Error messages name the path as the caller gave it, never the root's location on disk.
 
 use std::{
@@ -17,7 +27,8 @@ use std::{
     path::{Component, Path, PathBuf},
 };
 
-use cap_std::{ambient_authority, fs::Dir};
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
 use serde::{Deserialize, Serialize};
 
 /// Most entries `list_dir` returns; the rest are cut (sorted by name first).
@@ -27,9 +38,10 @@ pub const MAX_DIR_ENTRIES: usize = 1000;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FilesSettings {
-    /// The directory the tools are confined to; relative paths are relative to the gateway's
-    /// working directory. Default ".".
-    pub root: PathBuf,
+    /// The directory the tools are confined to; a relative path is relative to the folder of
+    /// the tools.yaml that sets it. No default: without a root both tools refuse every call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<PathBuf>,
     /// Largest file `read_file` returns, in bytes. Default 1 MiB.
     pub max_bytes: usize,
 }
@@ -37,7 +49,7 @@ pub struct FilesSettings {
 impl Default for FilesSettings {
     fn default() -> Self {
         Self {
-            root: PathBuf::from("."),
+            root: None,
             max_bytes: 1024 * 1024,
         }
     }
@@ -128,6 +140,14 @@ pub enum EntryKind {
 /// Why `read_file` or `list_dir` failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FilesError {
+    /// No shared directory is configured (`settings.files.root`): file access is off.
+    #[error(
+        "{path}: file access is off: the operator has not shared a directory (settings.files.root in tools.yaml)"
+    )]
+    NoRoot {
+        /// The path, as given.
+        path: String,
+    },
     /// Nothing exists at the path.
     #[error("{path}: no such file or directory")]
     NotFound {
@@ -185,6 +205,7 @@ pub fn read_file(
     args: ReadFileArgs,
 ) -> Result<ReadFileResult, FilesError> {
     let path = args.path;
+    let root = open_root(settings, &path)?;
     let rel = relative(&path)?;
     if rel.as_os_str().is_empty() {
         return Err(FilesError::NotAFile { path });
@@ -192,19 +213,16 @@ pub fn read_file(
     let max = args
         .max_bytes
         .map_or(settings.max_bytes, |m| m.min(settings.max_bytes));
-    let root = open_root(settings, &path)?;
     let err = |e| map_err(e, &path);
-    // Check the type before opening: opening a FIFO would block.
-    let meta = root.metadata(&rel).map_err(err)?;
+    // The type is checked on the opened handle: a path checked first could be swapped for a
+    // FIFO before it is opened, and opening a FIFO (without O_NONBLOCK) waits for a writer.
+    let file = root.open_with(&rel, &read_options()).map_err(err)?;
+    let meta = file.metadata().map_err(err)?;
     if !meta.is_file() {
         return Err(FilesError::NotAFile { path });
     }
     if meta.len() > max as u64 {
         return Err(too_large(path, meta.len(), max));
-    }
-    let file = root.open(&rel).map_err(err)?;
-    if !file.metadata().map_err(err)?.is_file() {
-        return Err(FilesError::NotAFile { path });
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(max as u64 + 1)
@@ -233,18 +251,30 @@ pub fn read_file(
 /// List a directory inside the root, sorted by name, at most [`MAX_DIR_ENTRIES`] entries.
 pub fn list_dir(settings: &FilesSettings, args: ListDirArgs) -> Result<ListDirResult, FilesError> {
     let path = args.path;
-    let rel = relative(&path)?;
     let root = open_root(settings, &path)?;
+    let rel = relative(&path)?;
     let err = |e| map_err(e, &path);
     let dir = if rel.as_os_str().is_empty() {
         root
     } else {
-        match root.metadata(&rel) {
-            Ok(meta) if !meta.is_dir() => return Err(FilesError::NotADirectory { path }),
-            Ok(_) => root.open_dir(&rel).map_err(err)?,
+        // Opened as a directory only (O_DIRECTORY: a FIFO is refused, never opened), and the
+        // handle checked, not the path before it.
+        match root.open_dir(&rel) {
+            Ok(dir) => dir,
+            Err(e) if e.kind() == io::ErrorKind::NotADirectory => {
+                // The last component is not a directory, or one before it: which one says
+                // whether the path names something.
+                return Err(match root.symlink_metadata(&rel) {
+                    Ok(_) => FilesError::NotADirectory { path },
+                    Err(e) => err(e),
+                });
+            }
             Err(e) => return Err(err(e)),
         }
     };
+    if !dir.dir_metadata().map_err(err)?.is_dir() {
+        return Err(FilesError::NotADirectory { path });
+    }
     let mut entries = Vec::new();
     for entry in dir.entries().map_err(err)? {
         let entry = entry.map_err(err)?;
@@ -295,8 +325,27 @@ fn relative(path: &str) -> Result<PathBuf, FilesError> {
     Ok(out)
 }
 
+/// How `read_file` opens a file: read-only, without blocking on a FIFO or device put in a
+/// file's place (`O_NONBLOCK`: has no effect on reading a regular file), and without making a
+/// terminal the process's controlling terminal (`O_NOCTTY`).
+fn read_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    options
+}
+
 fn open_root(settings: &FilesSettings, path: &str) -> Result<Dir, FilesError> {
-    Dir::open_ambient_dir(&settings.root, ambient_authority()).map_err(|e| FilesError::Io {
+    let Some(root) = &settings.root else {
+        return Err(FilesError::NoRoot {
+            path: path.to_owned(),
+        });
+    };
+    Dir::open_ambient_dir(root, ambient_authority()).map_err(|e| FilesError::Io {
         path: path.to_owned(),
         source: io::Error::new(
             e.kind(),

@@ -124,17 +124,19 @@ impl BuiltinSettings {
             fetch: entry(settings, "fetch")?,
             files: entry(settings, "files")?,
         };
-        if out.files.root.is_relative() {
-            out.files.root = base.join(&out.files.root);
-        }
-        if !out.files.root.is_dir() {
-            return Err(SettingsError {
-                pointer: "/settings/files/root".into(),
-                message: format!(
-                    "settings.files.root: `{}` is not a directory",
-                    out.files.root.display()
-                ),
-            });
+        if let Some(root) = &mut out.files.root {
+            if root.is_relative() {
+                *root = base.join(&*root);
+            }
+            if !root.is_dir() {
+                return Err(SettingsError {
+                    pointer: "/settings/files/root".into(),
+                    message: format!(
+                        "settings.files.root: `{}` is not a directory",
+                        root.display()
+                    ),
+                });
+            }
         }
         for (i, host) in out.fetch.allow_hosts.iter().enumerate() {
             if host.contains("://") || host.contains('/') || host.trim().is_empty() {
@@ -195,7 +197,7 @@ mod tests {
             base,
         )
         .unwrap();
-        assert_eq!(ok.files.root, base.join("src"));
+        assert_eq!(ok.files.root, Some(base.join("src")));
     }
 
     #[test]
@@ -206,7 +208,10 @@ mod tests {
         assert_eq!(s.fetch.max_bytes, 1024 * 1024);
         assert_eq!(s.fetch.timeout_ms, 10_000);
         assert!(!s.fetch.allow_private);
-        assert_eq!(s.files.root, std::path::PathBuf::from("."));
+        assert_eq!(
+            s.files.root, None,
+            "no directory is shared unless one is set"
+        );
         assert_eq!(s.files.max_bytes, 1024 * 1024);
 
         let s: BuiltinSettings = serde_json::from_value(serde_json::json!({
@@ -217,7 +222,7 @@ mod tests {
         assert_eq!(s.fetch.allow_hosts.len(), 2);
         assert_eq!(s.fetch.timeout_ms, 500);
         assert_eq!(s.fetch.max_bytes, 1024 * 1024);
-        assert_eq!(s.files.root, std::path::PathBuf::from("/srv/data"));
+        assert_eq!(s.files.root, Some(std::path::PathBuf::from("/srv/data")));
 
         let err = serde_json::from_value::<BuiltinSettings>(serde_json::json!({"fetc": {}}));
         assert!(err.is_err());

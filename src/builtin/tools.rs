@@ -94,7 +94,7 @@ impl From<FilesError> for ToolError {
     fn from(e: FilesError) -> Self {
         let kind = match &e {
             FilesError::NotFound { .. } => ErrorKind::NotFound,
-            FilesError::Escape { .. } => ErrorKind::PermissionDenied,
+            FilesError::Escape { .. } | FilesError::NoRoot { .. } => ErrorKind::PermissionDenied,
             FilesError::NotText { .. }
             | FilesError::TooLarge { .. }
             | FilesError::NotAFile { .. }

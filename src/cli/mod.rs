@@ -113,7 +113,8 @@ fn run(cli: Cli) -> CmdResult {
         }
         Command::Serve { stdio, http } => {
             let runtime = runtime()?;
-            let (tools, loaded) = toolset_and_config(cli.config.as_deref())?;
+            let (tools, loaded, settings) = toolset_and_config(cli.config.as_deref())?;
+            serve::say_files_root(settings.files.root.as_deref());
             let result = runtime.block_on(serve::run(tools, &loaded.config.gateway, stdio, http));
             runtime.shutdown_background();
             result
@@ -357,7 +358,9 @@ fn not_found(name: &str) -> Failure {
 }
 
 /// Loads the configuration: `--config`, else ./tools.yaml, else the one built into the binary.
-/// Relative paths in its settings are relative to the file's folder.
+/// Relative paths in its settings are relative to the file's folder; the built-in one has no
+/// folder (the file it was built from is not there at run time), so it shares no directory
+/// with `read_file` and `list_dir` (its `files.root` is dropped).
 fn load_config(path: Option<&Path>) -> Result<(LoadedConfig, PathBuf), Failure> {
     let config_error =
         |e: toolgate::model::config::ConfigError| Failure::new(exit::CONFIG, e.to_string());
@@ -377,22 +380,34 @@ fn load_config(path: Option<&Path>) -> Result<(LoadedConfig, PathBuf), Failure> 
             Ok((loaded, base))
         }
         None => {
-            let loaded = ToolsConfig::from_yaml_str(
+            let mut loaded = ToolsConfig::from_yaml_str(
                 toolgate::builtin::toolset::TOOLS_YAML,
                 Path::new("<built-in tools.yaml>"),
             )
             .map_err(config_error)?;
+            // `root: .` means the built-in file's folder, which is not there: never the
+            // directory the binary happens to run in (a desktop client may start it in `/`).
+            if let Some(files) = loaded
+                .config
+                .settings
+                .get_mut("files")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                files.remove("root");
+            }
             Ok((loaded, PathBuf::from(".")))
         }
     }
 }
 
 fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
-    toolset_and_config(config).map(|(tools, _)| tools)
+    toolset_and_config(config).map(|(tools, _, _)| tools)
 }
 
-/// The toolset and the configuration it was built from.
-fn toolset_and_config(config: Option<&Path>) -> Result<(Toolset, LoadedConfig), Failure> {
+/// The toolset, the configuration it was built from and its built-in tools' settings.
+fn toolset_and_config(
+    config: Option<&Path>,
+) -> Result<(Toolset, LoadedConfig, BuiltinSettings), Failure> {
     let (loaded, base) = load_config(config)?;
     let settings = BuiltinSettings::from_config(&loaded.config.settings, &base).map_err(|e| {
         Failure::new(
@@ -407,7 +422,7 @@ fn toolset_and_config(config: Option<&Path>) -> Result<(Toolset, LoadedConfig), 
     // OpenAPI entries not compiled into this binary are read and converted at run time (the
     // binary's compiled ones come from the tools.yaml it was built from).
     let compiled = compiled_openapi_ids();
-    let builder = toolgate::builtin::toolset(settings)
+    let builder = toolgate::builtin::toolset(settings.clone())
         .policy(&loaded.config.policy)
         .config_dir(&base)
         .openapi_sources(
@@ -420,7 +435,7 @@ fn toolset_and_config(config: Option<&Path>) -> Result<(Toolset, LoadedConfig), 
     let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
     let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
-    Ok((tools, loaded))
+    Ok((tools, loaded, settings))
 }
 
 /// The ids of the OpenAPI sources compiled into this binary: the `load: build` entries of the

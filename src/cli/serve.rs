@@ -1,6 +1,7 @@
 //! `toolgate serve`: the gateway on HTTP and/or stdio until Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
+use std::path::Path;
 
 use toolgate::Toolset;
 use toolgate::gateway::{DEFAULT_LISTEN, Gateway, GatewayError, mcp};
@@ -147,7 +148,72 @@ pub(super) async fn run(
     Ok(exit::OK)
 }
 
+/// Says on stderr which directory `read_file` and `list_dir` serve, or that they serve none:
+/// whoever starts the gateway (a desktop client too) sees what it shares.
+pub(super) fn say_files_root(root: Option<&Path>) {
+    match root {
+        Some(root) => {
+            let shown = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+            output::write_err(&format!(
+                "toolgate serve: read_file and list_dir serve {} (settings.files.root)",
+                shown.display()
+            ));
+        }
+        None => output::write_err(
+            "toolgate serve: read_file and list_dir are off: no settings.files.root (set one in a tools.yaml, here or with --config, to share a directory)",
+        ),
+    }
+}
+
+/// File descriptors kept for what is not a client connection (remote sessions, stdio servers,
+/// files, the log).
+const RESERVED_FDS: u64 = 256;
+
+/// Makes room for `max` connections under the process's open-file limit (`RLIMIT_NOFILE`):
+/// raises the soft limit towards the hard one when it is too low (as Go's runtime does for
+/// every program), and says so when even that is not enough.
+#[cfg(unix)]
+fn make_room_for_connections(max: usize) {
+    let wanted = (max as u64).saturating_add(RESERVED_FDS);
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return;
+    }
+    let current = u64::from(limit.rlim_cur);
+    if current >= wanted {
+        return;
+    }
+    let raised = wanted.min(u64::from(limit.rlim_max));
+    if raised > current {
+        let new = libc::rlimit {
+            rlim_cur: raised as libc::rlim_t,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct it is given.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } == 0 && raised >= wanted {
+            return;
+        }
+    }
+    output::write_err(&format!(
+        "warning: gateway.max_connections is {max}, but this process may open only {} files (ulimit -n; hard limit {}): connections beyond that fail to be accepted; lower max_connections or raise the limit",
+        raised.max(current),
+        limit.rlim_max
+    ));
+}
+
+#[cfg(not(unix))]
+fn make_room_for_connections(_max: usize) {}
+
 async fn bind(addr: &str, config: &GatewayConfig) -> Result<tokio::net::TcpListener, Failure> {
+    make_room_for_connections(
+        config
+            .max_connections
+            .unwrap_or(toolgate::gateway::DEFAULT_MAX_CONNECTIONS),
+    );
     let parsed: SocketAddr = addr.parse().map_err(|_| {
         Failure::new(
             exit::USAGE,

@@ -17,14 +17,14 @@
 //! "Transports", security warning) and, when API keys are configured, the key (all but
 //! `/healthz` and `/readyz`).
 
+mod body;
 pub mod mcp;
 pub mod metrics;
 mod redact;
 pub mod rest;
 mod security;
+mod server;
 
-use std::future::IntoFuture;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,9 +32,14 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolgate_model::config::GatewayConfig;
-use toolgate_runtime::{ProgressReporter, ToolContext, ToolError, ToolOutput, Toolset};
+use toolgate_runtime::{
+    ProgressReporter, ToolContext, ToolContextBuilder, ToolError, ToolOutput, Toolset,
+};
 
 pub use security::Caller;
+pub use server::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+};
 
 /// The default `--http` address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
@@ -74,8 +79,10 @@ struct Inner {
 pub(crate) struct Settings {
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
-    pub(crate) api_keys: Vec<(toolgate_model::config::Secret, Caller)>,
+    pub(crate) api_keys: Vec<security::ApiKey>,
     pub(crate) max_body_bytes: usize,
+    pub(crate) body_timeout: Duration,
+    pub(crate) connections: server::ConnectionLimits,
     pub(crate) shutdown_grace: Duration,
     pub(crate) page_size: usize,
 }
@@ -87,6 +94,12 @@ impl Default for Settings {
             allowed_origins: Vec::new(),
             api_keys: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            connections: server::ConnectionLimits {
+                header_timeout: DEFAULT_HEADER_TIMEOUT,
+                idle_timeout: DEFAULT_IDLE_TIMEOUT,
+                max_connections: DEFAULT_MAX_CONNECTIONS,
+            },
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             page_size: DEFAULT_PAGE_SIZE,
         }
@@ -143,8 +156,8 @@ impl GatewayBuilder {
         let name = name.into();
         toolgate_model::secrets::remember(&key);
         toolgate_model::secrets::remember_public(&name);
-        self.settings.api_keys.push((
-            toolgate_model::config::Secret::new(key),
+        self.settings.api_keys.push(security::ApiKey::new(
+            &toolgate_model::config::Secret::new(key),
             Caller {
                 name: Some(name),
                 roles: roles.into_iter().map(Into::into).collect(),
@@ -157,6 +170,35 @@ impl GatewayBuilder {
     /// The largest request body accepted, in bytes (default 4 MiB).
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.settings.max_body_bytes = bytes;
+        self
+    }
+
+    /// How long a client may take to send a whole request head (default 10 s, at least 1 ms),
+    /// counted from the moment its connection waits for one (accepted, or done answering the
+    /// previous request); a connection that has not sent one by then is closed.
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.connections.header_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a client may take to send a request body, from the end of its head (default
+    /// 30 s, at least 1 ms); a body still incomplete then is answered 408.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.body_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a kept-alive connection may wait for its next request after an answer (default
+    /// 10 s, at least 1 ms); then it is closed. The header timeout bounds that wait too.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.connections.idle_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The most connections served at once (default 1024, at least 1); beyond it new
+    /// connections wait to be accepted until one closes.
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.settings.connections.max_connections = max.max(1);
         self
     }
 
@@ -192,8 +234,8 @@ impl GatewayBuilder {
                     key.key.raw()
                 )));
             }
-            self.settings.api_keys.push((
-                secret,
+            self.settings.api_keys.push(security::ApiKey::new(
+                &secret,
                 Caller {
                     name: Some(key.name.clone()),
                     roles: key.roles.clone(),
@@ -203,6 +245,18 @@ impl GatewayBuilder {
         }
         if let Some(bytes) = config.max_body_bytes {
             self.settings.max_body_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        }
+        if let Some(ms) = config.header_timeout_ms {
+            self = self.header_timeout(Duration::from_millis(ms));
+        }
+        if let Some(ms) = config.body_timeout_ms {
+            self = self.body_timeout(Duration::from_millis(ms));
+        }
+        if let Some(ms) = config.idle_timeout_ms {
+            self = self.idle_timeout(Duration::from_millis(ms));
+        }
+        if let Some(max) = config.max_connections {
+            self = self.max_connections(max);
         }
         if let Some(ms) = config.shutdown_grace_ms {
             self.settings.shutdown_grace = Duration::from_millis(ms);
@@ -293,6 +347,33 @@ impl Gateway {
         tokio::spawn(async move { gateway.discover().await })
     }
 
+    /// The [`ToolContext`] of a call made for `caller`: its name, roles, agent and task (as
+    /// the security layer found them), its `traceparent` (or a new trace), `progress` for the
+    /// tool's progress reports and `cancel` as its cancellation. The one place every front
+    /// builds a call's context ([`call`](Self::call), `POST /calls`); add a deadline with
+    /// [`ToolContextBuilder::timeout`] before building it.
+    pub fn context(
+        &self,
+        caller: &Caller,
+        progress: ProgressReporter,
+        cancel: CancellationToken,
+    ) -> ToolContextBuilder {
+        let mut ctx = ToolContext::builder()
+            .roles(caller.roles.clone())
+            .cancellation(cancel)
+            .progress(progress);
+        if let Some(name) = &caller.name {
+            ctx = ctx.caller(name.clone());
+        }
+        if let Some(agent) = &caller.agent {
+            ctx = ctx.agent(agent.clone());
+        }
+        if let Some(task) = &caller.task {
+            ctx = ctx.task(task.clone());
+        }
+        ctx.traceparent(caller.traceparent_or_new())
+    }
+
     /// Calls tool `name` (as the toolset or a model names it) with `args` for `caller`: the one
     /// path every front uses. `progress` receives the tool's progress reports; cancelling
     /// `cancel` (the client cancelled, the connection dropped) cancels the call, and so does the
@@ -309,25 +390,23 @@ impl Gateway {
         progress: ProgressReporter,
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
-        let _in_flight = InFlight::enter(&self.inner.in_flight);
         // Cancelled by the client (its token is the parent), or below when the shutdown grace
         // period ends: no task per call to link the two.
         let token = cancel.child_token();
-        let mut ctx = ToolContext::builder()
-            .roles(caller.roles.clone())
-            .cancellation(token.clone())
-            .progress(progress);
-        if let Some(name) = &caller.name {
-            ctx = ctx.caller(name.clone());
-        }
-        if let Some(agent) = &caller.agent {
-            ctx = ctx.agent(agent.clone());
-        }
-        if let Some(task) = &caller.task {
-            ctx = ctx.task(task.clone());
-        }
-        ctx = ctx.traceparent(caller.traceparent_or_new());
-        let call = self.toolset().call_with(name, args, ctx.build());
+        let ctx = self.context(caller, progress, token.clone()).build();
+        self.run_call(token, self.toolset().call_with(name, args, ctx))
+            .await
+    }
+
+    /// Runs `call` (one call or a batch, made with a context whose cancellation is `token`)
+    /// counted in flight, so that shutdown waits for it; cancels `token` when the shutdown grace
+    /// period ends, then waits for the call to end.
+    pub(crate) async fn run_call<T>(
+        &self,
+        token: CancellationToken,
+        call: impl std::future::Future<Output = T>,
+    ) -> T {
+        let _in_flight = InFlight::enter(&self.inner.in_flight);
         tokio::pin!(call);
         tokio::select! {
             result = &mut call => result,
@@ -351,35 +430,40 @@ impl Gateway {
         security::layer(self, router).layer(axum::middleware::from_fn(redact::responses))
     }
 
-    /// Serves [`router`](Self::router) on `listener` until [`shutdown`](Self::shutdown) (the
-    /// CLI wires Ctrl-C and SIGTERM to it). Then no new request is accepted; calls in flight
-    /// get the grace period (default 10 s) to finish and are cancelled after it; open streams
-    /// (SSE) end; every remote session is closed; and this returns.
+    /// Serves [`router`](Self::router) on `listener` (HTTP/1.1) until
+    /// [`shutdown`](Self::shutdown) (the CLI wires Ctrl-C and SIGTERM to it). Each connection
+    /// is bounded by the header, idle and body timeouts, and at most `max_connections` are
+    /// served at once (more wait to be accepted). At shutdown the listener closes (new
+    /// connections are refused) and idle connections close; calls in flight get the grace
+    /// period (default 10 s) to finish and are cancelled after it; open streams (SSE) end;
+    /// every remote session is closed; and this returns.
     ///
     /// # Errors
-    /// [`GatewayError::Io`] when serving fails.
+    /// None so far: a failed `accept` (e.g. no file descriptor left) is logged and retried a
+    /// second later. The `Result` is kept for errors a later version may report.
     pub async fn serve(&self, listener: tokio::net::TcpListener) -> Result<(), GatewayError> {
-        let app = self
-            .router()
-            .into_make_service_with_connect_info::<SocketAddr>();
         let stop = self.inner.shutdown.clone();
-        let graceful = axum::serve(listener, app)
-            .with_graceful_shutdown(stop.clone().cancelled_owned())
-            .into_future();
-        // axum's graceful shutdown waits for every connection without a bound: the calls get
-        // the grace period, then a second for their answers to go out.
+        let connections = server::run(
+            listener,
+            self.router(),
+            self.settings().connections,
+            stop.clone(),
+        );
+        // The connections close gracefully at shutdown, but one may be streaming (SSE) or
+        // waiting for a call: the calls get the grace period, then a second for their answers
+        // to go out.
         let bounded = async {
             stop.cancelled().await;
             self.finish_calls().await;
             self.inner.streams.cancel();
             tokio::time::sleep(Duration::from_secs(1)).await;
         };
-        let result = tokio::select! {
-            r = graceful => r.map_err(GatewayError::from),
-            () = bounded => Ok(()),
-        };
+        tokio::select! {
+            () = connections => {}
+            () = bounded => {}
+        }
         self.toolset().close().await;
-        result
+        Ok(())
     }
 
     /// Starts shutting down: new requests are refused, calls in flight get the grace period.

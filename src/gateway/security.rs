@@ -1,12 +1,15 @@
 //! What every HTTP request passes first: the `Host`/`Origin` check (DNS-rebinding
-//! protection), the API-key check, the body size limit. The caller it finds (or the anonymous
-//! one) is put in the request's extensions as a [`Caller`].
+//! protection), the API-key check, then the body, read whole within the size limit and the
+//! body timeout (`gateway::body`). The caller it finds (or the anonymous one) is put in the
+//! request's extensions as a [`Caller`].
 
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq as _;
 use toolgate_runtime::{ErrorKind, ToolError};
 
 use super::Gateway;
@@ -113,7 +116,11 @@ async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next:
     caller.traceparent = header_text(request.headers(), "traceparent")
         .filter(|t| toolgate_runtime::trace_context::is_valid(t));
     request.extensions_mut().insert(caller);
-    next.run(request).await
+    let settings = gateway.settings();
+    match super::body::read_whole(request, settings.max_body_bytes, settings.body_timeout).await {
+        Ok(request) => next.run(request).await,
+        Err(refused) => refused,
+    }
 }
 
 fn refused(status: StatusCode, e: ToolError) -> Response {
@@ -211,19 +218,50 @@ fn authenticate(gateway: &Gateway, headers: &HeaderMap) -> Result<Caller, ToolEr
             "an API key is required: send `Authorization: Bearer <key>` or `X-API-Key: <key>`",
         ));
     };
-    keys.iter()
-        .find(|(key, _)| constant_time_eq(key.expose().as_bytes(), given.as_bytes()))
-        .map(|(_, caller)| caller.clone())
+    let given = ApiKey::digest(given.as_bytes());
+    // Every key is compared, whichever matches: the time taken says nothing about which did.
+    let mut found = None;
+    for key in keys {
+        if bool::from(key.digest.ct_eq(&given)) {
+            found = found.or(Some(&key.caller));
+        }
+    }
+    found
+        .cloned()
         .ok_or_else(|| ToolError::permission_denied("the API key is not valid"))
 }
 
-/// Compares without stopping at the first difference (the time taken says nothing about how
-/// much of a key was right).
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+/// One configured API key: the SHA-256 digest of the key (the key itself is not kept) and the
+/// caller its requests run as.
+///
+/// A request's key is hashed and the two 32-byte digests compared in constant time
+/// (`subtle`), so the time a check takes depends neither on how much of a key was right nor
+/// on its length (comparing the keys themselves would stop at a length mismatch).
+#[derive(Clone)]
+pub(crate) struct ApiKey {
+    digest: [u8; 32],
+    caller: Caller,
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("caller", &self.caller)
+            .finish_non_exhaustive()
     }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl ApiKey {
+    pub(crate) fn new(key: &toolgate_model::config::Secret, caller: Caller) -> Self {
+        Self {
+            digest: Self::digest(key.expose().as_bytes()),
+            caller,
+        }
+    }
+
+    fn digest(key: &[u8]) -> [u8; 32] {
+        Sha256::digest(key).into()
+    }
 }
 
 #[cfg(test)]
@@ -238,10 +276,41 @@ mod tests {
         assert_eq!(strip_port("example.com"), "example.com");
     }
 
+    fn keys(keys: &[(&str, &str)]) -> Gateway {
+        let mut builder = Gateway::builder(toolgate_runtime::Toolset::builder().build().unwrap());
+        for (name, key) in keys {
+            builder = builder.api_key(*name, *key, ["r"]);
+        }
+        builder.build()
+    }
+
+    fn with_key(key: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-api-key", key.parse().unwrap());
+        headers
+    }
+
     #[test]
-    fn keys_compare_in_full() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"ab"));
+    fn keys_are_found_by_digest_and_only_whole() {
+        let gateway = keys(&[("a", "key-one"), ("b", "key-two")]);
+        let caller = |key: &str| authenticate(&gateway, &with_key(key)).map(|c| c.name);
+        assert_eq!(caller("key-one").unwrap().as_deref(), Some("a"));
+        assert_eq!(caller("key-two").unwrap().as_deref(), Some("b"));
+        for wrong in ["key-on", "key-one!", "key-onf", "", "KEY-ONE"] {
+            assert!(caller(wrong).is_err(), "{wrong:?}");
+        }
+    }
+
+    #[test]
+    fn a_key_is_compared_as_a_digest_whatever_its_length() {
+        // What is compared is always two 32-byte digests, never the keys: a key of another
+        // length is no shortcut (the compare of the keys themselves stopped at the length).
+        let short = ApiKey::digest(b"k");
+        let long = ApiKey::digest(&[b'k'; 4096]);
+        assert_eq!((short.len(), long.len()), (32, 32));
+        assert_ne!(short, long);
+        let key = ApiKey::new(&toolgate_model::config::Secret::new("k"), Caller::default());
+        assert_eq!(key.digest, short);
+        assert!(!format!("{key:?}").contains("digest"), "{key:?}");
     }
 }

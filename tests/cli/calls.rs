@@ -28,6 +28,29 @@ fn call_read_file_reads_a_file_of_the_repository() {
     .stderr_has(&["invalid_arguments", "larger than the limit"]);
 }
 
+/// Where there is no tools.yaml, the binary's own (compiled-in) configuration shares no
+/// directory: a file next to it is not readable (its `files.root: .` meant the folder of the
+/// tools.yaml it was built from, never the working directory).
+#[test]
+fn without_a_tools_yaml_read_file_reads_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "not for models").unwrap();
+    let run = toolgate_in(
+        dir.path(),
+        &["call", "read_file", r#"{"path": "secret.txt"}"#],
+        None,
+    );
+    run.code(1).stderr_has(&[
+        "permission_denied",
+        "file access is off",
+        "settings.files.root",
+    ]);
+    assert!(!run.stdout.contains("not for models"), "{}", run.context());
+    toolgate_in(dir.path(), &["call", "list_dir", "{}"], None)
+        .code(1)
+        .stderr_has(&["file access is off"]);
+}
+
 #[test]
 fn call_read_file_errors() {
     for path in ["../../etc/passwd", "/etc/passwd", "src/../../Cargo.toml"] {

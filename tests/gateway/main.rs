@@ -6,7 +6,9 @@ mod harness;
 
 mod a2a;
 mod conformance;
+mod connections;
 mod inspector;
+mod mcp_errors;
 mod mcp_http;
 mod passthrough;
 mod policy_access;

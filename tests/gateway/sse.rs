@@ -13,7 +13,7 @@ use toolgate::{ErrorKind, SourceState, Toolset};
 
 use crate::harness::{self, Served};
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -81,13 +81,13 @@ fn toolgates_own_sse_client_lists_and_calls_built_in_and_remote_tools() {
 }
 
 /// An open `GET /sse`: its events, read as they come.
-struct Stream {
+pub(crate) struct Stream {
     response: reqwest::Response,
     buffer: String,
 }
 
 impl Stream {
-    async fn open(served: &Served, headers: &[(&str, &str)]) -> Self {
+    pub(crate) async fn open(served: &Served, headers: &[(&str, &str)]) -> Self {
         let mut request = reqwest::Client::new().get(served.url("/sse"));
         for (k, v) in headers {
             request = request.header(*k, *v);
@@ -134,7 +134,7 @@ impl Stream {
     }
 
     /// The first event, `endpoint`: the message URL's path and query.
-    async fn endpoint(&mut self) -> String {
+    pub(crate) async fn endpoint(&mut self) -> String {
         let (event, data) = self.next().await.expect("an endpoint event");
         assert_eq!(event, "endpoint", "{data}");
         data
@@ -148,7 +148,7 @@ impl Stream {
     }
 
     /// The next message that is not a notification.
-    async fn answer(&mut self) -> Value {
+    pub(crate) async fn answer(&mut self) -> Value {
         loop {
             let message = self.message().await;
             if message.get("id").is_some() {
@@ -160,7 +160,12 @@ impl Stream {
 
 /// POSTs `body` to `path` (as `application/json` unless `headers` say otherwise); (status,
 /// body).
-async fn post(served: &Served, path: &str, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
+pub(crate) async fn post(
+    served: &Served,
+    path: &str,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String) {
     let mut request = reqwest::Client::new()
         .post(served.url(path))
         .body(body.to_string());
@@ -178,7 +183,7 @@ async fn post(served: &Served, path: &str, body: &str, headers: &[(&str, &str)])
     (status, response.text().await.unwrap())
 }
 
-fn initialize(id: u64) -> String {
+pub(crate) fn initialize(id: u64) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
         "protocolVersion": "2024-11-05", "capabilities": {},
         "clientInfo": {"name": "sse-test", "version": "1"}}})

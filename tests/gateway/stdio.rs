@@ -16,7 +16,7 @@ const ANSWER_BOUND: Duration = Duration::from_secs(30);
 
 /// A running `toolgate --config … serve --stdio`, its stdout read line by line by a thread.
 /// Dropping it kills the process.
-struct StdioServer {
+pub(crate) struct StdioServer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -28,7 +28,7 @@ struct StdioServer {
 impl StdioServer {
     /// Starts the server on the repository's tools.yaml with `extra` appended; its log (at
     /// `RUST_LOG=debug`, to show that nothing of it reaches stdout) goes to a file.
-    fn start(extra: &str) -> Self {
+    pub(crate) fn start(extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("tools.yaml");
         std::fs::write(&config, harness::tools_yaml("", extra)).unwrap();
@@ -62,12 +62,12 @@ impl StdioServer {
         }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self._dir.path().join("stderr.log")).unwrap_or_default()
     }
 
     /// Writes `bytes` as they are (no newline added).
-    fn write(&mut self, bytes: &[u8]) {
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(bytes).unwrap();
         stdin.flush().unwrap();
@@ -91,7 +91,7 @@ impl StdioServer {
     }
 
     /// The next message that is not a notification.
-    fn answer(&mut self) -> Value {
+    pub(crate) fn answer(&mut self) -> Value {
         loop {
             let line = self.next_line();
             let message: Value = serde_json::from_str(&line)
@@ -103,7 +103,7 @@ impl StdioServer {
     }
 
     /// Sends `initialize` for `version` (and `notifications/initialized`); the result.
-    fn initialize(&mut self, version: &str) -> Value {
+    pub(crate) fn initialize(&mut self, version: &str) -> Value {
         self.send(
             &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
             "protocolVersion": version, "capabilities": {},
@@ -414,4 +414,88 @@ fn sigterm_ends_the_session() {
     assert!(status.success(), "{status}\n{}", server.log());
     assert!(took < Duration::from_secs(3), "exit took {took:?}");
     server.rest_of_stdout();
+}
+
+/// Started where there is no tools.yaml (as a desktop client may start it, in `/`), the
+/// binary shares no directory: it says so on stderr, and `read_file` refuses even a file next
+/// to it (the compiled-in tools.yaml's `files.root: .` meant that file's folder, not the
+/// working directory).
+#[test]
+fn without_a_tools_yaml_no_directory_is_shared() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "not for models").unwrap();
+    let log = dir.path().join("stderr.log");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--stdio"])
+        .current_dir(dir.path())
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("start toolgate serve --stdio");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut send = |message: Value| {
+        stdin.write_all(format!("{message}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    };
+    let answer = |id: u64| loop {
+        let line = lines.recv_timeout(ANSWER_BOUND).expect("an answer");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == id {
+            return message;
+        }
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    answer(1);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (id, tool, path) in [(2, "read_file", "secret.txt"), (3, "list_dir", ".")] {
+        send(call(id, tool, json!({"path": path})));
+        let result = answer(id)["result"].clone();
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("file access is off"), "{tool}: {result}");
+        assert!(!text.contains("not for models"), "{tool}: {result}");
+        assert_eq!(
+            result["_meta"]["toolgate/error"]["kind"], "permission_denied",
+            "{tool}: {result}"
+        );
+    }
+    drop(send);
+    let _ = child.kill();
+    let _ = child.wait();
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        stderr.contains("read_file and list_dir are off"),
+        "no start-up line about the shared directory: {stderr}"
+    );
+}
+
+/// With the repository's tools.yaml (`files.root: .`, relative to that file), the start-up
+/// line names the directory served.
+#[test]
+fn the_start_up_line_names_the_directory_served() {
+    let mut server = StdioServer::start("");
+    server.initialize("2025-06-18");
+    let (_, _) = server.close_stdin_and_wait(Duration::from_secs(30));
+    let root = std::fs::canonicalize(harness::repo_root()).unwrap();
+    let log = server.log();
+    assert!(
+        log.contains(&format!("read_file and list_dir serve {}", root.display())),
+        "{log}"
+    );
 }

@@ -14,6 +14,10 @@ use super::interpolate::Interpolated;
 ///   api_keys:
 ///     - {name: ci, key: "${TOOLGATE_CI_KEY}", roles: [reader]}
 ///   max_body_bytes: 4194304
+///   header_timeout_ms: 10000        # a request head must arrive whole within this
+///   body_timeout_ms: 30000          # a request body must arrive whole within this (408 beyond)
+///   idle_timeout_ms: 10000          # a kept-alive connection waits this long for its next request
+///   max_connections: 1024           # connections served at once; more wait to be accepted
 ///   shutdown_grace_ms: 10000
 ///   page_size: 100
 /// ```
@@ -43,6 +47,26 @@ pub struct GatewayConfig {
     /// with 413 before it is read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_body_bytes: Option<u64>,
+    /// How long a client may take to send a request's head (request line and headers), in
+    /// milliseconds (default 10000): counted from the moment the connection waits for it (it
+    /// was accepted, or answered its previous request). A connection that has not sent a whole
+    /// head by then is closed, so a client sending partial headers cannot hold it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_timeout_ms: Option<u64>,
+    /// How long a client may take to send a request's body, in milliseconds (default 30000),
+    /// counted from the end of its head; a body still incomplete then is answered 408 and the
+    /// connection closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_timeout_ms: Option<u64>,
+    /// How long a kept-alive connection may wait for its next request once its previous one was
+    /// answered, in milliseconds (default 10000); then it is closed. The wait for a request head
+    /// is also bounded by `header_timeout_ms`, so a longer value than that has no effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_ms: Option<u64>,
+    /// The most client connections served at once (default 1024; long-lived streams such as
+    /// `GET /sse` count). Beyond it new connections wait in the listen queue until one closes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_connections: Option<usize>,
     /// How long a shutdown waits for calls in flight to finish, in milliseconds (default
     /// 10000); then they are cancelled and remote sessions closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

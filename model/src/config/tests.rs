@@ -412,3 +412,48 @@ tools:
         (Some(true), false, Some(50), true, false)
     );
 }
+
+#[test]
+fn gateway_connection_limits_are_checked() {
+    let ok = load(
+        "version: 1\ngateway: {header_timeout_ms: 2000, body_timeout_ms: 5000, idle_timeout_ms: 1000, max_connections: 64}\n",
+    )
+    .unwrap();
+    let g = &ok.config.gateway;
+    assert_eq!(
+        (
+            g.header_timeout_ms,
+            g.body_timeout_ms,
+            g.idle_timeout_ms,
+            g.max_connections
+        ),
+        (Some(2000), Some(5000), Some(1000), Some(64))
+    );
+    assert!(ok.warnings.is_empty(), "{:?}", ok.warnings);
+
+    let e = errors(
+        "version: 1\ngateway: {header_timeout_ms: 0, body_timeout_ms: 0, idle_timeout_ms: 0, max_connections: 0}\n",
+    );
+    for want in [
+        "`header_timeout_ms: 0`",
+        "`body_timeout_ms: 0`",
+        "`idle_timeout_ms: 0`",
+        "`max_connections: 0`",
+    ] {
+        assert!(
+            e.iter().any(|m| m.contains(want)),
+            "missing {want} in {e:#?}"
+        );
+    }
+
+    let longer =
+        load("version: 1\ngateway: {header_timeout_ms: 1000, idle_timeout_ms: 5000}\n").unwrap();
+    assert_eq!(longer.warnings.len(), 1, "{:?}", longer.warnings);
+    assert!(
+        longer.warnings[0]
+            .to_string()
+            .contains("idle_timeout_ms: 5000"),
+        "{}",
+        longer.warnings[0]
+    );
+}

@@ -6,6 +6,7 @@ use super::*;
 struct Fixture {
     _tmp: tempfile::TempDir,
     settings: FilesSettings,
+    root: PathBuf,
     outside: PathBuf,
 }
 
@@ -32,12 +33,13 @@ fn fixture() -> Fixture {
     symlink(root.join("hello.txt"), root.join("absolute_inner_link")).unwrap();
     symlink("missing", root.join("dangling")).unwrap();
     let settings = FilesSettings {
-        root,
+        root: Some(root.clone()),
         max_bytes: 4096,
     };
     Fixture {
         _tmp: tmp,
         settings,
+        root,
         outside,
     }
 }
@@ -87,7 +89,7 @@ fn refuses_escapes() {
     ] {
         let err = read(&f, path).unwrap_err();
         assert!(matches!(err, FilesError::Escape { .. }), "{path}: {err:?}");
-        assert!(!err.to_string().contains(f.settings.root.to_str().unwrap()));
+        assert!(!err.to_string().contains(f.root.to_str().unwrap()));
     }
     for path in ["..", "/etc", "etc_link", "outside_dir_link", "sub/../.."] {
         let err = list(&f, path).unwrap_err();
@@ -178,7 +180,7 @@ fn max_bytes_argument_only_lowers_the_limit() {
 #[test]
 fn special_files_are_not_read() {
     let f = fixture();
-    let fifo = f.settings.root.join("fifo");
+    let fifo = f.root.join("fifo");
     let status = std::process::Command::new("mkfifo").arg(&fifo).status();
     if !status.is_ok_and(|s| s.success()) {
         return; // no mkfifo here
@@ -225,7 +227,7 @@ fn lists_sorted_entries() {
 #[test]
 fn caps_huge_directories() {
     let f = fixture();
-    let dir = f.settings.root.join("many");
+    let dir = f.root.join("many");
     std::fs::create_dir(&dir).unwrap();
     for i in 0..MAX_DIR_ENTRIES + 5 {
         std::fs::write(dir.join(format!("f{i:05}")), "").unwrap();
@@ -240,7 +242,7 @@ fn caps_huge_directories() {
 #[test]
 fn missing_root_is_an_io_error_without_its_location() {
     let settings = FilesSettings {
-        root: PathBuf::from("/nonexistent/toolgate-root"),
+        root: Some(PathBuf::from("/nonexistent/toolgate-root")),
         max_bytes: 10,
     };
     let err = list_dir(&settings, ListDirArgs::default()).unwrap_err();
@@ -256,4 +258,137 @@ fn args_are_strict_and_defaulted() {
     let a: ReadFileArgs = serde_json::from_str(r#"{"path":"a"}"#).unwrap();
     assert_eq!(a.max_bytes, None);
     assert!(serde_json::from_str::<ReadFileArgs>(r#"{"path":"a","offset":1}"#).is_err());
+}
+
+#[test]
+fn without_a_root_nothing_is_shared() {
+    let settings = FilesSettings::default();
+    assert_eq!(settings.root, None);
+    for path in ["hello.txt", "/etc/hostname", "."] {
+        let e = read_file(
+            &settings,
+            ReadFileArgs {
+                path: path.into(),
+                max_bytes: None,
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, FilesError::NoRoot { .. }), "{e:?}");
+        assert!(e.to_string().contains("settings.files.root"), "{e}");
+        let e = list_dir(&settings, ListDirArgs { path: path.into() }).unwrap_err();
+        assert!(matches!(e, FilesError::NoRoot { .. }), "{e:?}");
+    }
+    let e = crate::ToolError::from(FilesError::NoRoot { path: "x".into() });
+    assert_eq!(e.kind(), crate::ErrorKind::PermissionDenied);
+}
+
+#[test]
+fn list_dir_of_a_file_or_below_one() {
+    let f = fixture();
+    assert!(matches!(
+        list(&f, "hello.txt"),
+        Err(FilesError::NotADirectory { .. })
+    ));
+    assert!(matches!(
+        list(&f, "hello.txt/x"),
+        Err(FilesError::NotFound { .. })
+    ));
+    assert!(matches!(list(&f, "nope"), Err(FilesError::NotFound { .. })));
+    assert!(matches!(read(&f, "sub"), Err(FilesError::NotAFile { .. })));
+}
+
+/// A FIFO swapped in for a regular file while `read_file` and `list_dir` run: neither may
+/// block on it (opening a FIFO for reading without O_NONBLOCK waits for a writer, forever).
+/// The swap is a race (`renameat2(RENAME_EXCHANGE)` in a loop, so `swap` is always one or the
+/// other), so it runs many times; each call runs on a thread of its own and one still running
+/// 20 s later is taken as blocked (the FIFO is then opened for writing, which releases it, and
+/// the test fails).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fifo_swapped_in_never_blocks() {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt as _;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let f = fixture();
+    let fifo = f.root.join("swap.fifo");
+    let status = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !status.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here
+    }
+    let target = f.root.join("swap");
+    std::fs::write(&target, "text").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = std::thread::spawn({
+        let stop = stop.clone();
+        let a = CString::new(target.as_os_str().as_bytes()).unwrap();
+        let b = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        move || {
+            while !stop.load(Ordering::Relaxed) {
+                // SAFETY: two NUL-terminated paths, relative to nothing (absolute).
+                let r = unsafe {
+                    libc::renameat2(
+                        libc::AT_FDCWD,
+                        a.as_ptr(),
+                        libc::AT_FDCWD,
+                        b.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
+            }
+        }
+    });
+    const CALLS: usize = 50_000;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let settings = f.settings.clone();
+    let reader = std::thread::spawn(move || {
+        for i in 0..CALLS {
+            let args = ReadFileArgs {
+                path: "swap".into(),
+                max_bytes: None,
+            };
+            if let Ok(r) = read_file(&settings, args) {
+                assert_eq!(r.text, "text");
+            }
+            if i % 64 == 0 {
+                let _ = list_dir(
+                    &settings,
+                    ListDirArgs {
+                        path: "swap".into(),
+                    },
+                );
+            }
+            if tx.send(i).is_err() {
+                return;
+            }
+        }
+    });
+    let mut done = 0;
+    let blocked = loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(20)) {
+            Ok(_) => done += 1,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break false,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => break true,
+        }
+    };
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    if blocked {
+        // Release the blocked open: a writer on the FIFO, under either name.
+        use std::os::unix::fs::OpenOptionsExt as _;
+        for name in [&fifo, &target] {
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(name);
+        }
+    }
+    let _ = reader.join();
+    assert!(
+        !blocked,
+        "read_file or list_dir blocked on a FIFO after {done} calls"
+    );
+    assert_eq!(done, CALLS);
 }

@@ -2,6 +2,15 @@
 //! protocol eras: initialize-based sessions with `Mcp-Session-Id`, and stateless 2026-07-28).
 //! Host/Origin and API keys are checked by the gateway's own layer before rmcp sees a request;
 //! with API keys, a session is bound to the key that opened it ([`Owners`]).
+//!
+//! Where rmcp's answers are not what MCP clients expect, [`answer_as_mcp`] changes them:
+//! * a POST body that is no JSON-RPC message (not JSON, a batch, JSON that is no message, a
+//!   known method with params that do not fit it before a session exists) gets the JSON-RPC
+//!   error stdio and SSE answer it with (-32700, -32600, -32602; `400` with the error as an
+//!   `application/json` body, as the TypeScript SDK answers it), not rmcp's
+//!   `415 fail to deserialize request body`;
+//! * a `DELETE` that ended its session answers `200 OK` (the TypeScript SDK's answer; the
+//!   Python SDK warns about anything but 200 and 204), not rmcp's `202 Accepted`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,6 +26,7 @@ use rmcp::transport::streamable_http_server::{
 use toolgate_runtime::ToolError;
 
 use super::McpHandler;
+use super::stdio::frame::{self, INVALID_REQUEST, Parsed};
 use crate::gateway::rest::error::ErrorResponse;
 use crate::gateway::{Caller, Gateway};
 
@@ -40,7 +50,9 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let router = axum::Router::new().route_service("/mcp", service);
+    let router = axum::Router::new()
+        .route_service("/mcp", service)
+        .layer(axum::middleware::from_fn(answer_as_mcp));
     if gateway.settings().api_keys.is_empty() {
         return router;
     }
@@ -131,4 +143,77 @@ async fn bind_sessions(
         Some(_) => {}
     }
     response
+}
+
+/// Changes rmcp's answers where MCP clients expect others (see the [module docs](self)): a
+/// POST body rmcp could not take as a JSON-RPC message is answered with the JSON-RPC error our
+/// frame reader gives it; a successful `DELETE` answers 200.
+///
+/// Costs nothing on the way of a good request: the body was already read whole (the gateway's
+/// body layer) and is only looked at again when rmcp refused it.
+async fn answer_as_mcp(request: Request<Body>, next: Next) -> Response {
+    if request.method() == Method::DELETE {
+        let mut response = next.run(request).await;
+        if response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
+        return response;
+    }
+    if request.method() != Method::POST || !declares_json(request.headers()) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    // Already buffered: this takes the bytes without copying them.
+    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return rpc_error(
+                INVALID_REQUEST,
+                &format!("Invalid Request: the body could not be read: {e}"),
+            );
+        }
+    };
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes.clone())))
+        .await;
+    // rmcp refuses a body it cannot deserialize with 415, and a known method with params that
+    // do not fit (a custom request to it) outside a session with 400.
+    if !matches!(
+        response.status(),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE | StatusCode::BAD_REQUEST
+    ) {
+        return response;
+    }
+    match frame::parse(&bytes) {
+        Parsed::Message(_) => response,
+        Parsed::Invalid(answer) => json_error(answer),
+        Parsed::Dropped(why) => rpc_error(INVALID_REQUEST, &format!("Invalid Request: {why}")),
+    }
+}
+
+/// A `Content-Type` of `application/json` (any parameters): rmcp's 415 means "not JSON" for
+/// anything else, and that answer is right.
+fn declares_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn rpc_error(code: i64, message: &str) -> Response {
+    json_error(frame::error_response(None, code, message))
+}
+
+/// `400 Bad Request` with a JSON-RPC error response as the `application/json` body.
+fn json_error(answer: String) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        answer,
+    )
+        .into_response()
 }

@@ -290,6 +290,28 @@ impl ServerHandler for McpHandler {
         Ok(CallToolResponse::Complete(result))
     }
 
+    /// A request rmcp did not recognise: a method MCP defines whose params do not fit it (rmcp
+    /// parses those as custom requests) is answered -32602 with the reason, as stdio and SSE
+    /// answer it before the session sees it; any other method -32601.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        let method = request.method.as_str();
+        if let Err(why) = stdio::frame::check_params(method, request.params.as_ref()) {
+            return Err(McpError::invalid_params(
+                stdio::frame::invalid_params_message(method, &why),
+                None,
+            ));
+        }
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            method.to_string(),
+            None,
+        ))
+    }
+
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,

@@ -11,13 +11,13 @@ use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use toolgate_runtime::{ErrorKind, ToolContext, ToolError, ToolOutput};
+use toolgate_runtime::{ErrorKind, ProgressReporter, ToolError, ToolOutput};
 use utoipa::ToSchema;
 
 use super::api_doc::{CallArguments, ToolErrorBody, ToolOutputSchema};
 use super::call::{body_rejection, check_content_type};
 use super::error::RestError;
-use crate::gateway::{Caller, Gateway, InFlight};
+use crate::gateway::{Caller, Gateway};
 
 /// How many calls of a batch run at once when the request does not say.
 pub const DEFAULT_BATCH_CONCURRENCY: usize = 8;
@@ -115,6 +115,7 @@ impl From<Result<ToolOutput, ToolError>> for BatchResult {
     responses(
         (status = 200, description = "One result per call, in the order of the request: `{\"output\"}` (the tool's result) or `{\"error\"}` (its ToolError, e.g. `rate_limited` with `retry_after_ms`).", body = BatchResponse),
         (status = 400, description = "The body is not a batch: not JSON, an unknown field, no `calls`, more than 1000 calls, `concurrency` or `timeout_ms` of 0.", body = ToolErrorBody),
+        (status = 408, description = "The body did not arrive whole within gateway.body_timeout_ms (the connection is closed).", body = ToolErrorBody),
         (status = 413, description = "The body is larger than gateway.max_body_bytes.", body = ToolErrorBody),
         (status = 415, description = "The body is sent with a Content-Type other than JSON.", body = ToolErrorBody),
     )
@@ -135,35 +136,15 @@ pub(super) async fn call_batch(
     let caller = caller.map(|Extension(c)| c).unwrap_or_default();
     // As `Gateway::call`: counted in flight (shutdown waits for it), cancelled when this
     // future is dropped (the client went away) or when the shutdown grace period ends.
-    let _in_flight = InFlight::enter(&gateway.inner.in_flight);
     let cancel = CancellationToken::new();
     let _cancel_on_drop = cancel.clone().drop_guard();
-    let mut ctx = ToolContext::builder()
-        .roles(caller.roles.clone())
-        .cancellation(cancel.clone());
-    if let Some(name) = &caller.name {
-        ctx = ctx.caller(name.clone());
-    }
-    if let Some(agent) = &caller.agent {
-        ctx = ctx.agent(agent.clone());
-    }
-    if let Some(task) = &caller.task {
-        ctx = ctx.task(task.clone());
-    }
-    ctx = ctx.traceparent(caller.traceparent_or_new());
+    let mut ctx = gateway.context(&caller, ProgressReporter::default(), cancel.clone());
     if let Some(ms) = request.timeout_ms {
         ctx = ctx.timeout(Duration::from_millis(ms));
     }
     let calls = request.calls.into_iter().map(|c| (c.name, c.arguments));
     let batch = gateway.toolset().call_many(calls, ctx.build(), concurrency);
-    tokio::pin!(batch);
-    let results = tokio::select! {
-        results = &mut batch => results,
-        () = gateway.inner.calls.cancelled() => {
-            cancel.cancel();
-            batch.await
-        }
-    };
+    let results = gateway.run_call(cancel, batch).await;
     Ok(Json(BatchResponse {
         results: results.into_iter().map(BatchResult::from).collect(),
     }))

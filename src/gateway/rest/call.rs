@@ -58,6 +58,7 @@ pub struct CallQuery {
         (status = 400, description = "The body is not JSON, or an unknown query parameter.", body = ToolErrorBody),
         (status = 402, description = "The caller's budget would be exceeded (`budget_exceeded`).", body = ToolErrorBody),
         (status = 404, description = "No tool of that name (`not_found`).", body = ToolErrorBody),
+        (status = 408, description = "The body did not arrive whole within gateway.body_timeout_ms (the connection is closed).", body = ToolErrorBody),
         (status = 413, description = "The body is larger than gateway.max_body_bytes.", body = ToolErrorBody),
         (status = 415, description = "The body is sent with a Content-Type other than JSON.", body = ToolErrorBody),
         (status = 422, description = "The arguments do not match the tool's input schema, or are not an object (`invalid_arguments`; `details.errors` lists each violation with its JSON pointer).", body = ToolErrorBody),

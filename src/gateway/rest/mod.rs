@@ -16,9 +16,10 @@
 //! `{name}` is the tool's name inside toolgate (`everything.echo`) or the one a model sees
 //! (`everything__echo`). Every error — a tool's, and the HTTP request's own (a query or body
 //! that does not parse, an unknown route, a method a route does not offer, a body over the
-//! size limit) — is answered with the `ToolError` JSON `{"kind", "message", "retryable",
-//! "retry_after_ms"?, "details"?}`; the status follows the kind ([`error::status_for`]) or, for
-//! the request's own errors, says what was wrong with the request (400, 404, 405, 413, 415).
+//! size limit or not sent in time) — is answered with the `ToolError` JSON `{"kind",
+//! "message", "retryable", "retry_after_ms"?, "details"?}`; the status follows the kind
+//! ([`error::status_for`]) or, for the request's own errors, says what was wrong with the
+//! request (400, 404, 405, 408, 413, 415).
 //!
 //! The REST router owns the gateway's fallback (unknown routes anywhere answer the ToolError
 //! JSON 404): routers merged with it must not set one of their own (axum refuses two).

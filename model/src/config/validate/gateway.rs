@@ -27,6 +27,50 @@ pub(super) fn check_gateway(
             "`max_body_bytes: 0` would refuse every request with a body (413)",
         ));
     }
+    for (key, value, what) in [
+        (
+            "header_timeout_ms",
+            g.header_timeout_ms,
+            "no request head could arrive in time",
+        ),
+        (
+            "body_timeout_ms",
+            g.body_timeout_ms,
+            "no request body could arrive in time (408)",
+        ),
+        (
+            "idle_timeout_ms",
+            g.idle_timeout_ms,
+            "every kept-alive connection would close at once",
+        ),
+    ] {
+        if value == Some(0) {
+            errors.push(
+                cfg.error_at(&format!("/gateway/{key}"), format!("`{key}: 0`: {what}"))
+                    .with_hint("give milliseconds, at least 1"),
+            );
+        }
+    }
+    if g.max_connections == Some(0) {
+        errors.push(cfg.error_at(
+            "/gateway/max_connections",
+            "`max_connections: 0` would serve no connection",
+        ));
+    }
+    if let (Some(idle), Some(header)) = (g.idle_timeout_ms, g.header_timeout_ms)
+        && idle > header
+    {
+        warnings.push(
+            Diagnostic::warning(
+                &cfg.path,
+                Some(cfg.locate("/gateway/idle_timeout_ms")),
+                format!(
+                    "`idle_timeout_ms: {idle}` is longer than `header_timeout_ms: {header}`: a kept-alive connection is closed after {header} ms without a request anyway"
+                ),
+            )
+            .with_hint("the wait for the next request head is bounded by header_timeout_ms too"),
+        );
+    }
     if g.page_size == Some(0) {
         errors.push(cfg.error_at(
             "/gateway/page_size",

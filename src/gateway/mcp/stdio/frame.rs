@@ -61,7 +61,7 @@ pub(crate) fn parse(frame: &[u8]) -> Parsed {
     };
     let Some(object) = value.as_object() else {
         let what = if value.is_array() {
-            "a batch (JSON array); send one message per frame"
+            "a batch (JSON array); send one message at a time"
         } else {
             "not a JSON object"
         };
@@ -96,7 +96,11 @@ pub(crate) fn parse(frame: &[u8]) -> Parsed {
                         let why = check_params(method, object.get("params"))
                             .err()
                             .unwrap_or_else(|| e.to_string());
-                        Parsed::Invalid(invalid_params(id, method, &why))
+                        Parsed::Invalid(error_response(
+                            Some(id),
+                            INVALID_PARAMS,
+                            &invalid_params_message(method, &why),
+                        ))
                     }
                 }
             }
@@ -123,16 +127,27 @@ fn checked(message: ClientJsonRpcMessage) -> Parsed {
         && let Err(why) = check_params(&custom.method, custom.params.as_ref())
     {
         let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
-        return Parsed::Invalid(invalid_params(&id, &custom.method, &why));
+        return Parsed::Invalid(error_response(
+            Some(&id),
+            INVALID_PARAMS,
+            &invalid_params_message(&custom.method, &why),
+        ));
     }
     Parsed::Message(Box::new(message))
+}
+
+/// The message of the -32602 answer to a request of `method` whose params do not fit it
+/// because of `why`: the same text on every transport (stdio and SSE answer it before rmcp
+/// sees the request, streamable HTTP from the handler's `on_custom_request`).
+pub(crate) fn invalid_params_message(method: &str, why: &str) -> String {
+    format!("Invalid params for `{method}`: {why}")
 }
 
 /// Whether `params` fit `method`, for the requests a client sends that take params (MCP
 /// 2025-11-25 schema); other methods are not checked here.
 // `logging/setLevel` is deprecated in rmcp (SEP-2577), but clients of the initialize era send it.
 #[allow(deprecated)]
-fn check_params(method: &str, params: Option<&Value>) -> Result<(), String> {
+pub(crate) fn check_params(method: &str, params: Option<&Value>) -> Result<(), String> {
     use rmcp::model::{
         CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams,
         InitializeRequestParams, PaginatedRequestParams, ReadResourceRequestParams,
@@ -146,7 +161,10 @@ fn check_params(method: &str, params: Option<&Value>) -> Result<(), String> {
     }
     match method {
         "initialize" => fits::<InitializeRequestParams>(params),
-        "tools/call" => fits::<CallToolRequestParams>(params),
+        "tools/call" => {
+            check_call(params)?;
+            fits::<CallToolRequestParams>(params)
+        }
         "resources/read" => fits::<ReadResourceRequestParams>(params),
         "prompts/get" => fits::<GetPromptRequestParams>(params),
         "completion/complete" => fits::<CompleteRequestParams>(params),
@@ -160,12 +178,41 @@ fn check_params(method: &str, params: Option<&Value>) -> Result<(), String> {
     }
 }
 
-fn invalid_params(id: &Value, method: &str, why: &str) -> String {
-    error_response(
-        Some(id),
-        INVALID_PARAMS,
-        &format!("Invalid params for `{method}`: {why}"),
-    )
+/// The two mistakes a `tools/call` is most often sent with, said in words rather than serde's:
+/// no tool name, and `arguments` that are not an object (a string holding JSON, an array).
+fn check_call(params: Option<&Value>) -> Result<(), String> {
+    let Some(Value::Object(params)) = params else {
+        return Ok(()); // serde's message says what the params are instead
+    };
+    let name = match params.get("name") {
+        None => return Err("missing field `name` (the tool to call)".into()),
+        Some(Value::String(name)) => name,
+        Some(other) => {
+            return Err(format!(
+                "`name` must be a string (the tool to call), not {}",
+                json_type(other)
+            ));
+        }
+    };
+    match params.get("arguments") {
+        None | Some(Value::Null | Value::Object(_)) => Ok(()),
+        Some(other) => Err(format!(
+            "the arguments of tool `{name}` must be a JSON object, not {}",
+            json_type(other)
+        )),
+    }
+}
+
+/// `a string`, `an array`, ...: what a JSON value is, for messages.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 fn invalid_request(id: Option<&Value>, why: &str) -> String {
@@ -283,6 +330,33 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .contains("missing field `name`"),
+            "{e}"
+        );
+        // Arguments that are not an object, and a name that is not a string, are named.
+        for (args, what) in [
+            (r#""{\"x\":1}""#, "a string"),
+            ("7", "a number"),
+            ("[1]", "an array"),
+        ] {
+            let frame = format!(
+                r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"calc","arguments":{args}}}}}"#
+            );
+            let e = invalid(&frame);
+            assert_eq!(e["error"]["code"], -32602, "{e}");
+            assert_eq!(
+                e["error"]["message"],
+                format!(
+                    "Invalid params for `tools/call`: the arguments of tool `calc` must be a JSON object, not {what}"
+                ),
+                "{e}"
+            );
+        }
+        let e = invalid(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":5}}"#);
+        assert!(
+            e["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`name` must be a string"),
             "{e}"
         );
         let e = invalid(r#"{"jsonrpc":"2.0","id":3,"method":"ping","result":{}}"#);

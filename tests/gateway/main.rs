@@ -7,6 +7,7 @@ mod harness;
 mod a2a;
 mod conformance;
 mod inspector;
+mod jq_bombs;
 mod mcp_http;
 mod passthrough;
 mod policy_access;

@@ -3,5 +3,7 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
+    // Before anything else: in a jq worker process this serves filters and never returns.
+    toolgate::builtin::jq::worker_main_if_requested();
     cli::main()
 }

@@ -11,7 +11,7 @@
 //! | `read_file` | [`files::read_file`] | [`files::FilesSettings`] |
 //! | `list_dir` | [`files::list_dir`] | [`files::FilesSettings`] |
 //! | `calc` | [`calc::calc`] | none |
-//! | `jq` | [`jq::jq`] | none |
+//! | `jq` | [`jq::JqPool::run`] | [`jq::JqSettings`] |
 //! | `current_time` | [`clock::clock`] | none |
 //!
 //! ```no_run
@@ -40,11 +40,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::ToolError;
 
-/// The shared state of the built-in tools: their settings and one pooled HTTP client.
+/// The shared state of the built-in tools: their settings, one pooled HTTP client and the
+/// `jq` worker processes.
 #[derive(Debug)]
 pub struct Builtins {
     /// The operator's settings.
     pub settings: BuiltinSettings,
+    /// The worker processes `jq` runs filters in (none start before the first call).
+    pub jq: jq::JqPool,
     client: Result<reqwest::Client, String>,
 }
 
@@ -52,7 +55,12 @@ impl Builtins {
     /// State for the built-in tools under `settings` (builds the HTTP client once).
     pub fn new(settings: BuiltinSettings) -> Self {
         let client = fetch::client(&settings.fetch).map_err(|e| e.to_string());
-        Self { settings, client }
+        let jq = jq::JqPool::new(&settings.jq);
+        Self {
+            settings,
+            jq,
+            client,
+        }
     }
 
     /// The shared HTTP client, or why it could not be built.
@@ -82,10 +90,12 @@ pub struct BuiltinSettings {
     pub fetch: fetch::FetchSettings,
     /// Settings of the `read_file` and `list_dir` tools (the root directory they are confined to).
     pub files: files::FilesSettings,
+    /// Settings of the `jq` tool (its worker processes' memory, time and number).
+    pub jq: jq::JqSettings,
 }
 
 impl BuiltinSettings {
-    /// Reads the `fetch` and `files` entries of a tools.yaml `settings:` section (other entries
+    /// Reads the `fetch`, `files` and `jq` entries of a tools.yaml `settings:` section (other entries
     /// belong to other features and are left alone); a relative `files.root` is taken relative to
     /// `base` (the folder of the tools.yaml).
     ///
@@ -123,7 +133,14 @@ impl BuiltinSettings {
         let mut out = Self {
             fetch: entry(settings, "fetch")?,
             files: entry(settings, "files")?,
+            jq: entry(settings, "jq")?,
         };
+        if let Err((field, message)) = out.jq.validate() {
+            return Err(SettingsError {
+                pointer: format!("/settings/jq/{field}"),
+                message: format!("settings.jq.{field}: {message}"),
+            });
+        }
         if let Some(root) = &mut out.files.root {
             if root.is_relative() {
                 *root = base.join(&*root);

@@ -8,7 +8,7 @@ use super::calc::{self, CalcArgs, CalcError, CalcResult};
 use super::clock::{self, ClockArgs, ClockError, ClockResult};
 use super::fetch::{self, FetchArgs, FetchError, FetchResult};
 use super::files::{self, FilesError, ListDirArgs, ListDirResult, ReadFileArgs, ReadFileResult};
-use super::jq::{self, JqArgs, JqError, JqResult};
+use super::jq::{JqArgs, JqError, JqResult};
 
 /// Fetch a web page or API response over HTTP(S) and return its text.
 ///
@@ -62,8 +62,12 @@ pub fn calc(args: CalcArgs) -> Result<CalcResult, CalcError> {
 ///
 /// The filter language is jq's (`.items[] | select(.age > 30) | .name`).
 #[tool(read_only, category = "compute", tags = ["json"], blocking)]
-pub fn jq(args: JqArgs) -> Result<JqResult, JqError> {
-    jq::jq(args)
+pub fn jq(
+    ctx: &ToolContext,
+    State(builtins): State<Builtins>,
+    args: JqArgs,
+) -> Result<JqResult, JqError> {
+    builtins.jq.run_cancellable(args, &|| ctx.is_cancelled())
 }
 
 /// The current date and time in an IANA time zone (default UTC).
@@ -132,12 +136,17 @@ impl From<JqError> for ToolError {
         let kind = match &e {
             // A filter that fails at run time (`.a` on an array, `error("x")`) or produces too
             // much is the caller's to fix, like a filter that does not parse.
+            // So is one that needs too much memory or nests too deeply.
             JqError::Rejected { .. }
             | JqError::Parse { .. }
             | JqError::Runtime { .. }
-            | JqError::OutputTooLarge { .. } => ErrorKind::InvalidArguments,
+            | JqError::OutputTooLarge { .. }
+            | JqError::MemoryLimit { .. }
+            | JqError::StackOverflow => ErrorKind::InvalidArguments,
             JqError::Timeout { .. } => ErrorKind::Timeout,
             JqError::Busy => ErrorKind::RateLimited,
+            JqError::Cancelled => ErrorKind::Cancelled,
+            JqError::Crashed { .. } | JqError::Unavailable { .. } => ErrorKind::Internal,
         };
         ToolError::new(kind, e.to_string())
     }

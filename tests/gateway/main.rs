@@ -8,6 +8,7 @@ mod a2a;
 mod conformance;
 mod connections;
 mod inspector;
+mod jq_bombs;
 mod mcp_errors;
 mod mcp_http;
 mod passthrough;

@@ -1,22 +1,31 @@
-//! jaq values to `serde_json` values, within size limits.
+//! jaq values to `serde_json` values, within size limits; depth checks and teardown of jaq
+//! values without recursion (a value nested a million levels deep overflows any stack when
+//! dropped, formatted or compared recursively).
 
-use jaq_json::{Num, Val};
+use jaq_json::{Num, Rc, Val};
 use serde_json::{Map, Number, Value};
 
-use super::{JqError, MAX_OUTPUT_BYTES};
-
-/// Deepest nesting of an output value.
-const MAX_DEPTH: usize = 128;
+use super::{JqError, MAX_DEPTH};
 
 /// Collects outputs and counts their approximate JSON size.
-#[derive(Default)]
 pub(super) struct Collector {
     pub(super) results: Vec<Value>,
     pub(super) truncated: bool,
     bytes: usize,
+    max_bytes: usize,
 }
 
 impl Collector {
+    /// No results yet; at most `max_bytes` of JSON (approximately) in all.
+    pub(super) fn new(max_bytes: usize) -> Self {
+        Self {
+            results: Vec::new(),
+            truncated: false,
+            bytes: 0,
+            max_bytes,
+        }
+    }
+
     pub(super) fn push(&mut self, v: &Val) -> Result<(), JqError> {
         let value = self.convert(v, 0)?;
         self.results.push(value);
@@ -25,16 +34,18 @@ impl Collector {
 
     fn count(&mut self, n: usize) -> Result<(), JqError> {
         self.bytes = self.bytes.saturating_add(n);
-        if self.bytes > MAX_OUTPUT_BYTES {
+        if self.bytes > self.max_bytes {
             return Err(too_large(format!(
-                "more than {MAX_OUTPUT_BYTES} bytes of JSON"
+                "more than {} bytes of JSON",
+                self.max_bytes
             )));
         }
         Ok(())
     }
 
+    /// `v`, inside `depth` arrays or objects.
     fn convert(&mut self, v: &Val, depth: usize) -> Result<Value, JqError> {
-        if depth > MAX_DEPTH {
+        if matches!(v, Val::Arr(_) | Val::Obj(_)) && depth >= MAX_DEPTH {
             return Err(too_large(format!("nested deeper than {MAX_DEPTH} levels")));
         }
         Ok(match v {
@@ -79,6 +90,58 @@ impl Collector {
                 Value::Object(out)
             }
         })
+    }
+}
+
+/// Whether `v` has arrays or objects nested more than `limit` levels deep (`[]` is one level,
+/// `[[1]]` two; object keys count too). Without recursion.
+pub(super) fn deeper_than(v: &Val, limit: usize) -> bool {
+    let mut stack = vec![(v, 0_usize)];
+    while let Some((v, depth)) = stack.pop() {
+        match v {
+            Val::Arr(items) => {
+                if depth >= limit {
+                    return true;
+                }
+                stack.extend(items.iter().map(|item| (item, depth + 1)));
+            }
+            Val::Obj(entries) => {
+                if depth >= limit {
+                    return true;
+                }
+                for (k, v) in entries.iter() {
+                    stack.push((k, depth + 1));
+                    stack.push((v, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Drops `v` without recursion: arrays and objects this is the last reference to are taken
+/// apart on a heap stack (the derived drop recurses once per level, about 48 bytes of stack
+/// each: a million levels need more stack than a thread has).
+pub(super) fn dispose(v: Val) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Val::Arr(items) => {
+                if let Ok(items) = Rc::try_unwrap(items) {
+                    stack.extend(items);
+                }
+            }
+            Val::Obj(entries) => {
+                if let Ok(entries) = Rc::try_unwrap(entries) {
+                    for (k, v) in entries {
+                        stack.push(k);
+                        stack.push(v);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -2,14 +2,32 @@ use serde_json::json;
 
 use super::*;
 
-/// Tests share the process-wide thread slots: run them one at a time.
+/// Tests share the process-wide pool's slots: run them one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
+pub(super) fn serial() -> std::sync::MutexGuard<'static, ()> {
+    setup();
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn run_jq(filter: &str, input: Value) -> Result<JqResult, JqError> {
+/// The test whose process is this binary's jq worker: libtest owns `main`, so the pools start
+/// `<this binary> --exact builtin::jq::tests::jq_worker`. In an ordinary run it does nothing.
+#[test]
+fn jq_worker() {
+    if std::env::var_os(wire::WORKER_ENV).is_some() {
+        worker_main_if_requested();
+    }
+}
+
+pub(super) const WORKER_TEST: &str = "builtin::jq::tests::jq_worker";
+
+/// Workers of this process are this test binary running [`jq_worker`].
+pub(super) fn setup() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| set_worker_command(WorkerCommand::libtest(WORKER_TEST)));
+}
+
+pub(super) fn run_jq(filter: &str, input: Value) -> Result<JqResult, JqError> {
     let _serial = serial();
     jq(JqArgs {
         filter: filter.into(),
@@ -254,8 +272,8 @@ fn bounded_work() {
 #[test]
 fn busy_when_all_threads_are_taken() {
     let serial = serial();
-    let slots: Vec<_> = std::iter::from_fn(Slot::acquire).collect();
-    assert!(slots.len() <= MAX_THREADS);
+    let slots: Vec<_> = std::iter::from_fn(|| JqPool::global().slot()).collect();
+    assert!(slots.len() <= MAX_WORKERS);
     let args = JqArgs {
         filter: ".".into(),
         input: json!(1),
@@ -263,7 +281,7 @@ fn busy_when_all_threads_are_taken() {
     assert!(matches!(jq(args), Err(JqError::Busy)));
     drop(slots);
     drop(serial);
-    assert!(Slot::acquire().is_some());
+    assert!(JqPool::global().slot().is_some());
 }
 
 #[test]

@@ -172,8 +172,23 @@ pub fn jq(args: JqArgs) -> Result<JqResult, JqError> {
     }
 }
 
-/// Parse, check, compile and run a filter on the current thread.
-fn run(code: &str, input: Value) -> Result<JqResult, JqError> {
+/// The checks a filter passes before it runs (length, syntax, no recursive definition, every
+/// name defined), without running it: `Ok` exactly when [`jq`] would start running it.
+///
+/// An entry point for the fuzz targets in `fuzz/`, not an API.
+#[doc(hidden)]
+pub fn check_filter(filter: &str) -> Result<(), JqError> {
+    let chars = filter.chars().count();
+    if chars > MAX_FILTER_CHARS {
+        return Err(JqError::Rejected {
+            reason: format!("{chars} characters, more than the limit of {MAX_FILTER_CHARS}"),
+        });
+    }
+    compile(filter).map(drop)
+}
+
+/// Parses, checks and compiles a filter.
+fn compile(code: &str) -> Result<jaq_core::Filter<data::JustLut<Val>>, JqError> {
     // Natives that reach outside the filter are left out: `env` (secrets live in the
     // environment) and `stderr_empty` (replaced below by a definition that prints nothing).
     let funs = jaq_std::funs::<data::JustLut<Val>>()
@@ -190,11 +205,15 @@ fn run(code: &str, input: Value) -> Result<JqResult, JqError> {
         .load(&arena, File { code, path: () })
         .map_err(|errs| check::load_error(code, errs))?;
     check::no_recursion(code)?;
-    let filter = Compiler::default()
+    Compiler::default()
         .with_funs(funs)
         .compile(modules)
-        .map_err(|errs| check::compile_error(code, errs))?;
+        .map_err(|errs| check::compile_error(code, errs))
+}
 
+/// Parse, check, compile and run a filter on the current thread.
+fn run(code: &str, input: Value) -> Result<JqResult, JqError> {
+    let filter = compile(code)?;
     let input = Val::deserialize(input).map_err(|e| JqError::Runtime {
         message: format!("invalid input: {e}"),
     })?;

@@ -173,3 +173,65 @@ pub async fn call_source(
     };
     source.call(&tool, args, ctx).await
 }
+
+/// The environment variable that marks the child process [`run_alone`] starts: its value is the
+/// path of the one test that child runs.
+pub const RUN_ALONE_VAR: &str = "TOOLGATE_TEST_ALONE";
+
+/// Runs one test of the current test binary by itself, in a child process; returns `true` in
+/// that child (the caller then runs its body) and `false` in the parent once the child passed
+/// (the caller then returns).
+///
+/// For tests that assert on what was logged. `tracing` caches, per log call site, whether any
+/// subscriber wants its events, and computes it when the call site first runs. While exactly
+/// one dispatcher is registered (one test's `set_default`), tracing-core takes that as "the
+/// global one" and asks the *current thread's* default instead of the registered list: a test
+/// thread without a subscriber that reaches a call site first caches "never" for it, for every
+/// thread, and the capturing test misses every line from that call site. Calling
+/// `tracing::callsite::rebuild_interest_cache` after `set_default` does not help: a call site
+/// first reached after it is cached from the other thread's view again. Alone in a process, a test can install its capture as the **global** default before any call site
+/// runs, so that no line can be missed, whichever thread logs it.
+///
+/// `module_path` is the test's `module_path!()`, `test` its function name. The parent runs
+/// the binary with `<path> --exact --test-threads=1` and [`RUN_ALONE_VAR`] set, and fails
+/// unless exactly that one test ran and passed.
+///
+/// ```ignore
+/// #[test]
+/// fn the_warning_is_logged() {
+///     if !toolgate::testing::run_alone(module_path!(), "the_warning_is_logged") {
+///         return;
+///     }
+///     tracing::subscriber::set_global_default(capture.clone()).unwrap();
+///     // ... code that logs, then assertions on `capture` ...
+/// }
+/// ```
+///
+/// # Panics
+/// In the parent, when the child cannot be started, fails, or did not run exactly that test
+/// (its output is in the message).
+pub fn run_alone(module_path: &str, test: &str) -> bool {
+    // `module_path!()` starts with the crate's name, which libtest's test paths leave out.
+    let path = match module_path.split_once("::") {
+        Some((_crate, module)) => format!("{module}::{test}"),
+        None => test.to_string(),
+    };
+    if std::env::var_os(RUN_ALONE_VAR).is_some_and(|v| v == path.as_str()) {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = std::process::Command::new(exe)
+        .args([path.as_str(), "--exact", "--test-threads=1", "--nocapture"])
+        .env(RUN_ALONE_VAR, &path)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the test binary starts again");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(" 1 passed;"),
+        "test `{path}` run alone: {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    false
+}

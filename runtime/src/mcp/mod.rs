@@ -12,6 +12,9 @@
 //! call starts a new session; consecutive failures to connect back off exponentially.
 
 mod convert;
+mod frame_id;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handler;
 pub mod passthrough;
 mod session;
@@ -30,6 +33,10 @@ use toolgate_model::config::{McpServer, McpTransport};
 use crate::remote::{PeerInfo, RemoteBackend, RemoteSource, ToolFilter};
 use crate::{BoxFuture, BuildError, ToolContext, ToolDescriptor, ToolError, ToolOutput};
 
+/// The top-level `id` in the first bytes of a JSON-RPC frame too large to parse (shared with
+/// the gateway's stdio server, which answers such a frame for it).
+#[doc(hidden)]
+pub use frame_id::top_level_id;
 pub use passthrough::{McpEvent, McpServerHandle, servers};
 pub use session::SUPPORTED_VERSIONS;
 pub use stdio::INHERITED_ENV;

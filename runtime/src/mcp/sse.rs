@@ -315,7 +315,7 @@ struct Reader {
 
 /// Framing state: line endings become `\n`, comment lines are dropped.
 #[derive(Default)]
-struct Framer {
+pub(super) struct Framer {
     /// The current event's lines so far.
     buf: Vec<u8>,
     /// Whether the current line has had a byte.
@@ -326,6 +326,68 @@ struct Framer {
     after_cr: bool,
     /// Whether the current event went over `max` and is being skipped.
     oversized: bool,
+}
+
+impl Framer {
+    /// Feeds a chunk: the events it completed (each ending in a blank line, line endings made
+    /// `\n`, comment lines dropped) and how many events went over `max` bytes and are skipped.
+    pub(super) fn feed(&mut self, chunk: &[u8], max: usize) -> (Vec<Bytes>, usize) {
+        let (f, mut events, mut skipped) = (self, Vec::new(), 0);
+        for &byte in chunk {
+            if mem::take(&mut f.after_cr) && byte == b'\n' {
+                continue;
+            }
+            if byte == b'\r' || byte == b'\n' {
+                f.after_cr = byte == b'\r';
+                if mem::take(&mut f.in_line) {
+                    if !f.comment && !f.oversized {
+                        f.buf.push(b'\n');
+                    }
+                } else if !mem::take(&mut f.oversized) && !f.buf.is_empty() {
+                    f.buf.push(b'\n');
+                    events.push(Bytes::from(mem::take(&mut f.buf)));
+                }
+                continue;
+            }
+            if !mem::replace(&mut f.in_line, true) {
+                f.comment = byte == b':';
+            }
+            if !f.comment && !f.oversized {
+                f.buf.push(byte);
+                if f.buf.len() > max {
+                    (f.oversized, f.buf) = (true, Vec::new());
+                    skipped += 1;
+                }
+            }
+        }
+        (events, skipped)
+    }
+}
+
+/// What one parsed event of the stream is.
+pub(super) enum Item {
+    /// `endpoint`: the URL (relative or absolute) to POST messages to.
+    Endpoint(String),
+    /// `message` (or no event name): a JSON-RPC message.
+    Message(Box<RxJsonRpcMessage<RoleClient>>),
+    /// A `message` whose data is no JSON-RPC message: the data and why.
+    NotJsonRpc(String, serde_json::Error),
+    /// Another event name, ignored.
+    Other(String),
+}
+
+impl Item {
+    pub(super) fn of(sse: sse_stream::Sse) -> Self {
+        let data = sse.data.unwrap_or_default();
+        match sse.event.as_deref() {
+            Some("endpoint") => Self::Endpoint(data.trim().to_string()),
+            None | Some("message") => match serde_json::from_str(&data) {
+                Ok(message) => Self::Message(Box::new(message)),
+                Err(e) => Self::NotJsonRpc(data, e),
+            },
+            Some(other) => Self::Other(other.to_string()),
+        }
+    }
 }
 
 impl Reader {
@@ -352,34 +414,10 @@ impl Reader {
 
     /// Feeds a chunk; returns the events it completed, each ending in a blank line.
     fn frame(&mut self, chunk: &[u8]) -> Vec<Bytes> {
-        let (f, mut events) = (&mut self.framer, Vec::new());
-        for &byte in chunk {
-            if mem::take(&mut f.after_cr) && byte == b'\n' {
-                continue;
-            }
-            if byte == b'\r' || byte == b'\n' {
-                f.after_cr = byte == b'\r';
-                if mem::take(&mut f.in_line) {
-                    if !f.comment && !f.oversized {
-                        f.buf.push(b'\n');
-                    }
-                } else if !mem::take(&mut f.oversized) && !f.buf.is_empty() {
-                    f.buf.push(b'\n');
-                    events.push(Bytes::from(mem::take(&mut f.buf)));
-                }
-                continue;
-            }
-            if !mem::replace(&mut f.in_line, true) {
-                f.comment = byte == b':';
-            }
-            if !f.comment && !f.oversized {
-                f.buf.push(byte);
-                if f.buf.len() > self.max {
-                    (f.oversized, f.buf) = (true, Vec::new());
-                    let (server, max) = (&self.server, self.max);
-                    tracing::warn!(%server, max, "MCP SSE event over max_frame_bytes skipped");
-                }
-            }
+        let (events, skipped) = self.framer.feed(chunk, self.max);
+        if skipped > 0 {
+            let (server, max) = (&self.server, self.max);
+            tracing::warn!(%server, max, skipped, "MCP SSE event over max_frame_bytes skipped");
         }
         events
     }
@@ -397,21 +435,20 @@ impl Reader {
                     continue;
                 }
             };
-            let data = sse.data.unwrap_or_default();
-            match sse.event.as_deref() {
-                Some("endpoint") => self.on_endpoint(data.trim()),
-                None | Some("message") => match serde_json::from_str(&data) {
-                    Ok(message) => {
-                        if self.tx.send(message).await.is_err() {
-                            return false;
-                        }
+            match Item::of(sse) {
+                Item::Endpoint(url) => self.on_endpoint(&url),
+                Item::Message(message) => {
+                    if self.tx.send(*message).await.is_err() {
+                        return false;
                     }
-                    Err(e) => {
-                        let data = excerpt(&data);
-                        tracing::warn!(%server, %data, "MCP SSE message is no JSON-RPC, skipped: {e}");
-                    }
-                },
-                Some(other) => tracing::debug!(%server, event = other, "MCP SSE event ignored"),
+                }
+                Item::NotJsonRpc(data, e) => {
+                    let data = excerpt(&data);
+                    tracing::warn!(%server, %data, "MCP SSE message is no JSON-RPC, skipped: {e}");
+                }
+                Item::Other(event) => {
+                    tracing::debug!(%server, %event, "MCP SSE event ignored");
+                }
             }
         }
         true
@@ -539,14 +576,20 @@ mod tests {
         assert!(transport.receive().await.is_none());
     }
 
-    /// Without an `endpoint` event, connect fails once connect_timeout is over.
+    /// Without an `endpoint` event, connect fails once connect_timeout is over. The deadline
+    /// covers the answer's headers too, so it is long enough (3 s) for a loaded machine to get
+    /// them first: with 300 ms the fake's headers were sometimes late and the error was "no
+    /// answer" instead. How long it took is not asserted; the outer bound only turns a missing
+    /// deadline into a failure rather than a hang.
     #[tokio::test]
     async fn no_endpoint_event_is_a_timely_error() {
         let base = fake(": keep-alive\n\nevent: other\ndata: 1\n\n".into(), "").await;
-        let started = std::time::Instant::now();
-        let error = connect(format!("{base}/sse"), 300).await.unwrap_err();
-        assert!(started.elapsed() < Duration::from_secs(2));
-        let want = format!("MCP server `fake`: GET {base}/sse: no `endpoint` event within 300 ms");
+        let connect = connect(format!("{base}/sse"), 3000);
+        let error = tokio::time::timeout(Duration::from_secs(60), connect)
+            .await
+            .expect("connect gave up at its own deadline")
+            .unwrap_err();
+        let want = format!("MCP server `fake`: GET {base}/sse: no `endpoint` event within 3000 ms");
         assert_eq!(error.to_string(), want);
     }
 

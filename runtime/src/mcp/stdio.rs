@@ -205,36 +205,28 @@ impl StdioTransport {
 
     /// One complete line: a message, or `None` to skip it.
     fn parse_line(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let mut line: &[u8] = &self.line;
-        line = line.strip_suffix(b"\r").unwrap_or(line);
-        line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return None;
+        let e = match read_line(&self.line)? {
+            Ok(message) => return Some(message),
+            Err(e) => e,
+        };
+        self.junk_lines += 1;
+        let n = self.junk_lines;
+        // The first few in full, then one in a hundred: a chatty server must not flood the log.
+        if n <= 5 || n.is_multiple_of(100) {
+            let text = String::from_utf8_lossy(&self.line);
+            let shown = toolgate_model::text::cut(&text, 200);
+            let what = if e.is_data() {
+                "JSON that is not a JSON-RPC message"
+            } else {
+                "a line that is not JSON"
+            };
+            tracing::warn!(
+                server = %self.server,
+                skipped = n,
+                "server wrote {what} to stdout (skipped): {shown}"
+            );
         }
-        match serde_json::from_slice(line) {
-            Ok(message) => Some(message),
-            Err(e) => {
-                self.junk_lines += 1;
-                let n = self.junk_lines;
-                // The first few in full, then one in a hundred: a chatty server must not flood
-                // the log.
-                if n <= 5 || n.is_multiple_of(100) {
-                    let text = String::from_utf8_lossy(line);
-                    let shown = toolgate_model::text::cut(&text, 200);
-                    let what = if e.is_data() {
-                        "JSON that is not a JSON-RPC message"
-                    } else {
-                        "a line that is not JSON"
-                    };
-                    tracing::warn!(
-                        server = %self.server,
-                        skipped = n,
-                        "server wrote {what} to stdout (skipped): {shown}"
-                    );
-                }
-                None
-            }
-        }
+        None
     }
 
     /// Waits (briefly) for the process to end, so that its exit status is known when stdout
@@ -253,25 +245,7 @@ impl StdioTransport {
     /// A JSON-RPC error answering the request a discarded oversized frame started, when its id
     /// can be read from the frame's first bytes (`{"jsonrpc":"2.0","id":7,...`).
     fn oversized_answer(&self, head: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let text = String::from_utf8_lossy(head);
-        let after = &text[text.find("\"id\"")? + 4..];
-        let after = after.trim_start().strip_prefix(':')?.trim_start();
-        let id: serde_json::Value = if let Some(rest) = after.strip_prefix('"') {
-            serde_json::Value::String(rest[..rest.find('"')?].to_string())
-        } else {
-            let end = after
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(after.len());
-            serde_json::Value::Number(after[..end].parse::<u64>().ok()?.into())
-        };
-        let message = format!(
-            "the server's answer was over the {}-byte frame limit and was discarded",
-            self.max_frame_bytes
-        );
-        serde_json::from_value(serde_json::json!({
-            "jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}
-        }))
-        .ok()
+        oversized_answer(head, self.max_frame_bytes)
     }
 
     fn signal_group(pid: Option<i32>, signal: i32) {
@@ -506,8 +480,34 @@ impl Drop for StdioTransport {
     }
 }
 
+/// One line of the server's stdout (without its `\n`): `None` when blank, else the message or
+/// why it is none. A `\r` before the `\n` and a UTF-8 BOM are ignored.
+pub(super) fn read_line(line: &[u8]) -> Option<serde_json::Result<RxJsonRpcMessage<RoleClient>>> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    Some(serde_json::from_slice(line))
+}
+
+/// The JSON-RPC error that answers, in the server's place, the request whose answer was a
+/// frame over `max` bytes, discarded: for the top-level id its first bytes `head` give (an
+/// `id` inside `result` is not taken for it). `None` when they give none.
+pub(super) fn oversized_answer(head: &[u8], max: usize) -> Option<RxJsonRpcMessage<RoleClient>> {
+    let id = super::frame_id::top_level_id(head)?;
+    let message =
+        format!("the server's answer was over the {max}-byte frame limit and was discarded");
+    serde_json::from_value(serde_json::json!({
+        "jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}
+    }))
+    .ok()
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
 
     #[test]
@@ -580,5 +580,42 @@ mod tests {
             Some("no newline at the end")
         );
         assert!(*log.stderr_done.borrow());
+    }
+
+    fn answered_id(head: &str) -> Option<Value> {
+        let answer = oversized_answer(head.as_bytes(), 64)?;
+        serde_json::to_value(answer).ok().map(|v| v["id"].clone())
+    }
+
+    /// The request an oversized answer belongs to is the one its top-level `id` names: an
+    /// `id` inside `result` is not it, and a string id keeps its escaped quotes (the first
+    /// `"id"` in the text and the text up to the next quote were taken before).
+    #[test]
+    fn an_oversized_answer_is_matched_by_its_top_level_id() {
+        assert_eq!(
+            answered_id(r#"{"jsonrpc":"2.0","result":{"id":3,"text":"x"},"id":7,"more":"aaaa"#),
+            Some(json!(7))
+        );
+        assert_eq!(
+            answered_id(r#"{"jsonrpc":"2.0","id":"a\"b","result":{"text":"aaaa"#),
+            Some(json!("a\"b"))
+        );
+        assert_eq!(
+            answered_id(r#"{"jsonrpc":"2.0","result":{"id":3,"text":"aaaa"#),
+            None
+        );
+        assert_eq!(
+            answered_id(r#"{"jsonrpc":"2.0","id":12,"result":{"#),
+            Some(json!(12))
+        );
+    }
+
+    #[test]
+    fn blank_lines_are_skipped_and_junk_is_reported() {
+        assert!(read_line(b"  \r").is_none());
+        assert!(read_line(b"\xEF\xBB\xBF").is_none());
+        assert!(read_line(b"starting server...").is_some_and(|r| r.is_err()));
+        let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        assert!(read_line(ping).is_some_and(|r| r.is_ok()));
     }
 }

@@ -501,37 +501,62 @@ mod tests {
         svc.clone().oneshot(call).await
     }
 
-    /// Runs `f` on a current-thread runtime with the capture subscriber and a Prometheus
-    /// recorder; returns the capture and the rendered metrics.
-    fn observe<F: std::future::Future<Output = ()>>(f: impl FnOnce() -> F) -> (Capture, String) {
+    /// Runs `f` on a current-thread runtime.
+    fn block_on<F: std::future::Future<Output = ()>>(f: F) {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f);
+    }
+
+    /// Runs `f` with a Prometheus recorder as this thread's recorder; returns the rendered
+    /// metrics. The `metrics` facade keeps no per-call-site state: a local recorder sees
+    /// everything recorded on its thread, whatever other tests do at the same time.
+    fn metrics_of<F: std::future::Future<Output = ()>>(f: impl FnOnce() -> F) -> String {
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        describe_metrics();
+        metrics::with_local_recorder(&recorder, || block_on(f()));
+        handle.render()
+    }
+
+    /// Runs `f` in the child process that runs test `test` alone, with the capture subscriber
+    /// as the global default; `None` in the parent (which only checks that child).
+    ///
+    /// Not `with_default` in this process: tracing caches per call site whether anyone
+    /// listens, and with a single scoped subscriber registered it asks whichever thread reaches
+    /// the call site first. Another test of this binary reaching `tool_call` first, on a thread
+    /// without a subscriber, turned it off for every thread and the spans were never made.
+    /// See [`crate::testing::run_alone`].
+    fn logs_of<F: std::future::Future<Output = ()>>(
+        test: &str,
+        f: impl FnOnce() -> F,
+    ) -> Option<Capture> {
+        if !crate::testing::run_alone(module_path!(), test) {
+            return None;
+        }
         let capture = Capture::default();
         let subscriber = tracing_subscriber::registry()
             .with(capture.clone())
             .with(tracing_subscriber::filter::LevelFilter::DEBUG);
-        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
-        let handle = recorder.handle();
-        describe_metrics();
-        tracing::subscriber::with_default(subscriber, || {
-            metrics::with_local_recorder(&recorder, || {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap()
-                    .block_on(f());
-            });
-        });
-        (capture, handle.render())
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        block_on(f());
+        Some(capture)
     }
 
     #[test]
     fn the_span_carries_the_outcome_and_what_the_call_went_through() {
-        let (capture, _) = observe(|| async {
+        let test = "the_span_carries_the_outcome_and_what_the_call_went_through";
+        let Some(capture) = logs_of(test, || async {
             let svc = service();
             run(&svc, json!({"retries": 2})).await.expect("ok");
             run(&svc, json!({"fail": "upstream"}))
                 .await
                 .expect_err("fails");
-        });
+        }) else {
+            return;
+        };
         let spans = capture.spans.lock().unwrap().clone();
         assert_eq!(spans.len(), 2, "{spans:?}");
         let ok = &spans[0];
@@ -556,7 +581,7 @@ mod tests {
 
     #[test]
     fn metrics_count_calls_by_outcome_rate_limits_and_spend() {
-        let (_, text) = observe(|| async {
+        let text = metrics_of(|| async {
             let svc = service();
             for _ in 0..3 {
                 run(&svc, json!({})).await.expect("ok");
@@ -583,7 +608,7 @@ mod tests {
 
     #[test]
     fn a_dropped_call_counts_as_cancelled() {
-        let (_, text) = observe(|| async {
+        let text = metrics_of(|| async {
             let svc = service();
             // Polled once inside the span, then dropped before it ends.
             let call = run(&svc, json!({"hang": true}));

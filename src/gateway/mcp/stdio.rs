@@ -195,15 +195,20 @@ struct LineReader {
 
 impl Default for LineReader {
     fn default() -> Self {
-        Self {
-            line: Vec::new(),
-            skipping: None,
-            max: MAX_FRAME_BYTES,
-        }
+        Self::with_max(MAX_FRAME_BYTES)
     }
 }
 
 impl LineReader {
+    /// A reader whose lines are at most `max` bytes.
+    fn with_max(max: usize) -> Self {
+        Self {
+            line: Vec::new(),
+            skipping: None,
+            max,
+        }
+    }
+
     /// Takes bytes from `available` up to and including the first `\n`: how many were taken,
     /// and the line they completed, if they did.
     fn push(&mut self, available: &[u8]) -> (usize, Option<Line>) {
@@ -242,6 +247,71 @@ impl LineReader {
             Some((bytes, head)) => Line::Oversized { bytes, head },
             None => Line::Frame(std::mem::take(&mut self.line)),
         }
+    }
+}
+
+/// Entry points for the fuzz targets in `fuzz/` (not an API: they change whenever the code
+/// under them does).
+#[doc(hidden)]
+pub mod fuzzing {
+    use serde_json::Value;
+
+    use super::{Line, LineReader, frame};
+
+    /// Cuts the stream made of `pieces` (one read each) into lines of at most `max` bytes the
+    /// way stdin is read: `Ok(line)` without its `\n`, or `Err((length, first bytes))` for a
+    /// skipped oversized line.
+    pub fn split_lines(pieces: &[&[u8]], max: usize) -> Vec<Result<Vec<u8>, (usize, Vec<u8>)>> {
+        let mut reader = LineReader::with_max(max);
+        let mut lines = Vec::new();
+        for piece in pieces {
+            let mut rest = *piece;
+            while !rest.is_empty() {
+                let (taken, line) = reader.push(rest);
+                assert!(
+                    taken > 0 && taken <= rest.len(),
+                    "push took {taken} of {}",
+                    rest.len()
+                );
+                rest = &rest[taken..];
+                lines.extend(line);
+            }
+        }
+        lines.extend(reader.finish());
+        lines
+            .into_iter()
+            .map(|line| match line {
+                Line::Frame(bytes) => Ok(bytes),
+                Line::Oversized { bytes, head } => Err((bytes, head)),
+            })
+            .collect()
+    }
+
+    /// What the session does with one frame (a stdin line without `\n`, a POST body).
+    #[derive(Debug)]
+    pub enum Classified {
+        /// A message for the session, serialized again.
+        Message(String),
+        /// The JSON-RPC error response that answers it.
+        Invalid(String),
+        /// Dropped unanswered, with the reason.
+        Dropped(String),
+    }
+
+    /// Classifies one frame ([`frame::parse`]).
+    pub fn classify(frame: &[u8]) -> Classified {
+        match frame::parse(frame) {
+            frame::Parsed::Message(m) => {
+                Classified::Message(serde_json::to_string(&m).unwrap_or_default())
+            }
+            frame::Parsed::Invalid(answer) => Classified::Invalid(answer),
+            frame::Parsed::Dropped(why) => Classified::Dropped(why),
+        }
+    }
+
+    /// The id an oversized frame's first bytes give ([`frame::top_level_id`]).
+    pub fn top_level_id(head: &[u8]) -> Option<Value> {
+        frame::top_level_id(head)
     }
 }
 

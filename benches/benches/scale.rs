@@ -28,6 +28,8 @@
 
 #[path = "scale/costs.rs"]
 mod costs;
+#[path = "scale/documents.rs"]
+mod documents;
 #[path = "scale/memory.rs"]
 mod memory;
 #[path = "scale/peers.rs"]

@@ -101,6 +101,41 @@ pub fn memory(ctx: &Context<'_>) -> Table {
             versus,
         ]);
     }
+    let docs = &ctx.memory.documents;
+    let doc_tools = docs.first().map_or(f64::NAN, |m| m.tools);
+    let doc_heap = med(docs, |m| m.heap) / doc_tools;
+    table.row([
+        format!(
+            "{}: {}",
+            crate::documents::LABEL,
+            thousands(doc_tools as usize)
+        ),
+        format!(
+            "{} ({})",
+            fmt_bytes(med(docs, |m| m.heap)),
+            fmt_bytes(doc_heap)
+        ),
+        "–".into(),
+        format!("{:.1}", med(docs, |m| m.blocks) / doc_tools),
+        fmt_bytes(med(docs, |m| m.peak) / doc_tools),
+        fmt_bytes(med(docs, |m| m.embedded) / doc_tools),
+        "–".into(),
+        fmt_bytes(ctx.memory.documents_rmcp.heap / ctx.memory.documents_rmcp.tools),
+        "–".into(),
+        "–".into(),
+    ]);
+    let goal = 8.0 * 1024.0;
+    table.note(format!(
+        "Goal: heap per OpenAPI tool on {} ≤ {}: **{}**, {} per tool ({} tools, two compiled \
+         sources built as generated code builds them: each conversion as the JSON the codegen \
+         embeds, `__private::embedded_openapi`, `OpenApiSource::builder(..).config(..)`; the \
+         documents are read and converted before the count starts).",
+        crate::documents::LABEL,
+        fmt_bytes(goal),
+        if doc_heap <= goal { "met" } else { "not met" },
+        fmt_bytes(doc_heap),
+        thousands(doc_tools as usize),
+    ));
     let rounds = ctx.memory.toolgate.first().map_or(0, |(_, r)| r.len());
     table.note(format!(
         "Heap: bytes requested from the allocator (its own per-block overhead not included), \
@@ -113,14 +148,14 @@ pub fn memory(ctx: &Context<'_>) -> Table {
          in from the file."
     ));
     table.note(
-        "Where toolgate's heap per tool goes (from the code, not measured apart): each tool's \
-         input and output schemas, held twice (the operation the source calls with, and the \
-         descriptor's copy made from it), with the shared components (`Resource`, `Owner`, \
-         `Status`, `Page`, `Error`) copied into every tool's `$defs` by the conversion, as \
-         `serde_json::Value`s with `preserve_order` (an `IndexMap` per object). rmcp's router \
-         holds one copy of the MCP definitions. Sharing the schemas between the operation and \
-         the descriptor (`Arc<Value>`) and the components between tools would bring it toward \
-         rmcp's figure.",
+        "What toolgate holds per tool after the build: each schema once, as JSON text, its \
+         `$defs` entries shared by every tool of the source that has the same entry (the \
+         conversion copies each component a tool reaches into its `$defs`), and the operation \
+         the HTTP call follows; no descriptor. Descriptors are made when asked for (schemas \
+         parsed back) and kept while something holds them (the validator cache holds the tools \
+         called), so a listing of tools nobody holds pays the parse: see the `scale` table's \
+         `tools()` and lookup rows. The peak is the embedded conversion parsed whole before it \
+         is compacted. rmcp's router holds one copy of the MCP definitions, as `Value`s.",
     );
     table.note(
         "Resident set: `/proc/self/statm` growth across the build (toolgate) or `from_openapi` \

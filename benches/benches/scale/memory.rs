@@ -73,7 +73,8 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 /// The environment variable that makes the benchmark binary a memory child:
-/// `toolgate:<N>` or `rmcp:<N>`.
+/// `toolgate:<N>` or `rmcp:<N>` (a generated size), `toolgate:documents` or `rmcp:documents`
+/// (GitHub + Stripe, [`crate::documents`]).
 pub const CHILD_VAR: &str = "TOOLGATE_SCALE_CHILD";
 
 /// The resident set of this process, in bytes (`/proc/self/statm`).
@@ -102,6 +103,10 @@ pub struct Measured {
     pub peak: f64,
     /// Resident set growth (toolgate's child only).
     pub rss: f64,
+    /// How many tools the toolset (or router) has.
+    pub tools: f64,
+    /// The embedded conversions' bytes (the documents' toolgate child only).
+    pub embedded: f64,
 }
 
 /// Runs as a memory child when [`CHILD_VAR`] is set: measures, prints one JSON line, and
@@ -112,40 +117,49 @@ pub fn child(sizes: &[Size]) -> bool {
     };
     ON.store(true, Relaxed);
     let (kind, n) = what.split_once(':').expect("kind:tools");
-    let n: usize = n.parse().expect("a size");
-    let size = sizes
-        .iter()
-        .find(|s| s.tools == n)
-        .expect("a generated size");
+    // The documents are read and converted before anything is counted.
+    let documents = (n == "documents").then(crate::documents::Prepared::new);
+    let builder: Box<dyn Fn() -> toolgate::ToolsetBuilder> = match &documents {
+        Some(d) => Box::new(|| d.builder()),
+        None => {
+            let n: usize = n.parse().expect("a size");
+            let size = sizes
+                .iter()
+                .find(|s| s.tools == n)
+                .expect("a generated size");
+            Box::new(size.builder)
+        }
+    };
     let out = match kind {
         "toolgate" => {
             let (live0, blocks0, rss0) = snapshot();
             PEAK.store(live0, Relaxed);
-            let toolset = (size.builder)().build().expect("the toolset builds");
+            let toolset = builder().build().expect("the toolset builds");
             let (live1, blocks1, rss1) = snapshot();
-            assert_eq!(toolset.tools().len(), n);
             let out = json!({
                 "heap": live1 - live0,
                 "blocks": blocks1 - blocks0,
                 "peak": PEAK.load(Relaxed) - live0,
                 "rss": rss1 - rss0,
+                "tools": toolset.tools().len(),
+                "embedded": documents.as_ref().map(|d| d.embedded_bytes()),
             });
             drop(toolset);
             out
         }
         "rmcp" => {
-            let toolset = (size.builder)().build().expect("the toolset builds");
+            let toolset = builder().build().expect("the toolset builds");
             let definitions = toolset.export(Dialect::Mcp).expect("MCP export");
             drop(toolset);
             let (live0, blocks0, _) = snapshot();
             PEAK.store(live0, Relaxed);
             let router = crate::rmcp_router(&definitions);
             let (live1, blocks1, _) = snapshot();
-            assert_eq!(router.list_all().len(), n);
             json!({
                 "heap": live1 - live0,
                 "blocks": blocks1 - blocks0,
                 "peak": PEAK.load(Relaxed) - live0,
+                "tools": router.list_all().len(),
             })
         }
         other => panic!("unknown child kind {other}"),
@@ -154,8 +168,20 @@ pub fn child(sizes: &[Size]) -> bool {
     true
 }
 
-/// Starts a child measuring `kind` (`toolgate` or `rmcp`) at `n` tools.
+/// Starts a child measuring `kind` (`toolgate` or `rmcp`) at `n` tools (a generated size);
+/// asserts that the toolset has them.
 pub fn measure(kind: &str, n: usize) -> Measured {
+    let m = measure_what(kind, &n.to_string());
+    assert_eq!(m.tools, n as f64, "{kind}:{n}: every operation is a tool");
+    m
+}
+
+/// Starts a child measuring `kind` (`toolgate` or `rmcp`) on GitHub + Stripe.
+pub fn measure_documents(kind: &str) -> Measured {
+    measure_what(kind, "documents")
+}
+
+fn measure_what(kind: &str, n: &str) -> Measured {
     let exe = std::env::current_exe().expect("current_exe");
     let out = Command::new(exe)
         .env(CHILD_VAR, format!("{kind}:{n}"))
@@ -175,5 +201,7 @@ pub fn measure(kind: &str, n: usize) -> Measured {
         blocks: f("blocks"),
         peak: f("peak"),
         rss: f("rss"),
+        tools: f("tools"),
+        embedded: f("embedded"),
     }
 }

@@ -23,23 +23,34 @@ pub struct MemoryRuns {
     pub toolgate: Vec<(usize, Vec<Measured>)>,
     /// rmcp's router, per size (deterministic: one run).
     pub rmcp: Vec<(usize, Measured)>,
+    /// toolgate on GitHub + Stripe: one measurement per round.
+    pub documents: Vec<Measured>,
+    /// rmcp's router of GitHub + Stripe's MCP definitions (one run).
+    pub documents_rmcp: Measured,
 }
 
 impl MemoryRuns {
-    /// `rounds` rounds of every size (the sizes in turn), and rmcp once per size.
+    /// `rounds` rounds of every size and of GitHub + Stripe (in turn), and rmcp once each.
     pub fn measure(sizes: &[Size], rounds: usize) -> Self {
         let mut toolgate: Vec<(usize, Vec<Measured>)> =
             sizes.iter().map(|s| (s.tools, Vec::new())).collect();
+        let mut documents = Vec::new();
         for _ in 0..rounds {
             for (n, runs) in &mut toolgate {
                 runs.push(memory::measure("toolgate", *n));
             }
+            documents.push(memory::measure_documents("toolgate"));
         }
         let rmcp = sizes
             .iter()
             .map(|s| (s.tools, memory::measure("rmcp", s.tools)))
             .collect();
-        Self { toolgate, rmcp }
+        Self {
+            toolgate,
+            rmcp,
+            documents,
+            documents_rmcp: memory::measure_documents("rmcp"),
+        }
     }
 }
 

@@ -1,13 +1,17 @@
 //! MCP wire types (rmcp's) to toolgate's: tools to descriptors, results to [`ToolOutput`] or
 //! [`ToolError`], rmcp errors to [`ToolError`] kinds.
 //!
-//! Results go through JSON on purpose: the MCP content model and [`Content`] share the wire
-//! format, so a part rmcp knows and toolgate does not is still seen (kept as a text note, never
-//! dropped).
+//! The MCP content model and [`Content`] share the wire format: a result's parts are moved
+//! field by field into [`Content`] (what reading rmcp's JSON as [`Content`] would give:
+//! `annotations` and `_meta` of a part are not kept), and a part of a kind rmcp adds later
+//! goes through its JSON, so that it is still seen (kept as a text note, never dropped).
 
+use rmcp::model::{ContentBlock, ResourceContents as RmcpResource};
 use serde_json::{Value, json};
 
-use crate::{Content, ErrorKind, ToolAnnotations, ToolDescriptor, ToolError, ToolOutput};
+use crate::{
+    Content, ErrorKind, ResourceContents, ToolAnnotations, ToolDescriptor, ToolError, ToolOutput,
+};
 
 use super::stdio::ProcessLog;
 
@@ -59,18 +63,17 @@ pub(crate) use crate::output::NO_CONTENT;
 pub(crate) fn output(
     server: &str,
     tool: &ToolDescriptor,
-    result: &rmcp::model::CallToolResult,
+    result: rmcp::model::CallToolResult,
     check_output: impl FnOnce(&Value) -> Result<(), String>,
 ) -> Result<ToolOutput, ToolError> {
-    let v = serde_json::to_value(result).unwrap_or_default();
-    let content: Vec<Content> = v
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|parts| parts.iter().map(|p| part(server, p)).collect())
-        .unwrap_or_default();
-    let structured = v.get("structuredContent").cloned();
-    let meta = v.get("_meta").and_then(Value::as_object).cloned();
-    if v.get("isError").and_then(Value::as_bool) == Some(true) {
+    let content: Vec<Content> = result
+        .content
+        .into_iter()
+        .map(|p| part(server, p))
+        .collect();
+    let structured = result.structured_content;
+    let meta = result.meta.map(|m| m.0);
+    if result.is_error == Some(true) {
         let mut text = content
             .iter()
             .filter_map(Content::as_text)
@@ -119,8 +122,61 @@ pub(crate) fn output(
     Ok(out)
 }
 
-/// One content part; an unknown type is kept as a note quoting it.
-fn part(server: &str, p: &Value) -> Content {
+/// One content part, moved into toolgate's model; a kind rmcp has and toolgate does not goes
+/// through [`part_json`].
+fn part(server: &str, p: ContentBlock) -> Content {
+    match p {
+        ContentBlock::Text(t) => Content::Text { text: t.text },
+        ContentBlock::Image(i) => Content::Image {
+            data: i.data,
+            mime_type: i.mime_type,
+        },
+        ContentBlock::Audio(a) => Content::Audio {
+            data: a.data,
+            mime_type: a.mime_type,
+        },
+        ContentBlock::ResourceLink(r) => Content::ResourceLink {
+            uri: r.uri,
+            name: r.name,
+            description: r.description,
+            mime_type: r.mime_type,
+        },
+        ContentBlock::Resource(e) => match e.resource {
+            RmcpResource::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => Content::Resource {
+                resource: ResourceContents::Text {
+                    uri,
+                    mime_type,
+                    text,
+                },
+            },
+            RmcpResource::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => Content::Resource {
+                resource: ResourceContents::Blob {
+                    uri,
+                    mime_type,
+                    blob,
+                },
+            },
+            other => part_json(
+                server,
+                &json!({"type": "resource", "resource": serde_json::to_value(other).unwrap_or_default()}),
+            ),
+        },
+        other => part_json(server, &serde_json::to_value(other).unwrap_or_default()),
+    }
+}
+
+/// One content part as JSON; an unknown type is kept as a note quoting it.
+fn part_json(server: &str, p: &Value) -> Content {
     serde_json::from_value(p.clone()).unwrap_or_else(|e| {
         let kind = p.get("type").and_then(Value::as_str).unwrap_or("?");
         tracing::warn!(server, kind, error = %e, "content part of a type toolgate does not model; kept as text");
@@ -221,7 +277,7 @@ mod tests {
             {"type": "resource", "resource": {"uri": "file:///r/report.csv", "mimeType": "text/csv", "text": "a,b\n1,2"}},
             {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}
         ]}));
-        let out = output("s", &tool(None), &r, |_| Ok(())).unwrap();
+        let out = output("s", &tool(None), r, |_| Ok(())).unwrap();
         let kinds: Vec<_> = out
             .content
             .iter()
@@ -243,7 +299,7 @@ mod tests {
         let r = result(
             json!({"isError": true, "content": [{"type": "text", "text": "table not found: orders"}]}),
         );
-        let e = output("db", &tool(None), &r, |_| Ok(())).unwrap_err();
+        let e = output("db", &tool(None), r, |_| Ok(())).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Upstream);
         assert!(!e.is_retryable());
         assert!(
@@ -263,7 +319,7 @@ mod tests {
         let r = result(
             json!({"content": [], "structuredContent": {"status": "available", "count": 3}}),
         );
-        let out = output("s", &tool(Some(schema.clone())), &r, |_| Ok(())).unwrap();
+        let out = output("s", &tool(Some(schema.clone())), r, |_| Ok(())).unwrap();
         assert_eq!(
             out.content,
             [Content::text(r#"{"status":"available","count":3}"#)]
@@ -271,19 +327,64 @@ mod tests {
         let r = result(
             json!({"isError": true, "content": [{"type":"text","text":"quota exceeded"}], "structuredContent": {"error": "quota"}}),
         );
-        let e = output("s", &tool(Some(schema)), &r, |_| panic!("not checked")).unwrap_err();
+        let e = output("s", &tool(Some(schema)), r, |_| panic!("not checked")).unwrap_err();
         assert!(e.message().contains("quota exceeded"));
+    }
+
+    /// Each kind of part, with the fields toolgate does not model (`annotations`, `_meta`,
+    /// `title`, `size`, `icons`): moved field by field, it is what reading its JSON as
+    /// [`Content`] gives.
+    #[test]
+    fn parts_convert_as_their_json_reads() {
+        let mut parts = vec![
+            json!({"type": "text", "text": "é\n"}),
+            json!({"type": "image", "data": "iVBO", "mimeType": "image/png"}),
+            json!({"type": "audio", "data": "UklG", "mimeType": "audio/wav"}),
+            json!({"type": "resource", "resource": {"uri": "file:///a", "mimeType": "text/csv", "text": "a,b", "_meta": {"x": 1}}}),
+            json!({"type": "resource", "resource": {"uri": "file:///a", "text": "a"}}),
+            json!({"type": "resource", "resource": {"uri": "file:///b", "mimeType": "image/png", "blob": "AAAA"}}),
+            json!({"type": "resource_link", "uri": "file:///c", "name": "c", "title": "C", "description": "d",
+                   "mimeType": "text/plain", "size": 3, "icons": [{"src": "https://x/i.png"}]}),
+            json!({"type": "resource_link", "uri": "file:///c", "name": "c"}),
+        ];
+        let with_extras: Vec<Value> = parts
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                p["_meta"] = json!({"k": 1});
+                p["annotations"] = json!({"audience": ["user"], "priority": 0.5});
+                p
+            })
+            .collect();
+        parts.extend(with_extras);
+        for p in parts {
+            let block: ContentBlock = serde_json::from_value(p.clone()).unwrap();
+            let wire = serde_json::to_value(&block).unwrap();
+            let direct = part("s", block);
+            assert_eq!(direct, part_json("s", &wire), "{p}");
+            assert!(
+                !matches!(&direct, Content::Text { text } if text.starts_with("[content part")),
+                "{p}"
+            );
+        }
+    }
+
+    #[test]
+    fn result_fields_are_kept() {
+        let r = result(json!({"content": [{"type": "text", "text": "x"}],
+            "structuredContent": null, "_meta": {"trace": "t"}, "isError": false}));
+        let out = output("s", &tool(None), r, |_| Ok(())).unwrap();
+        assert_eq!(out.structured, Some(Value::Null));
+        assert_eq!(out.meta.unwrap()["trace"], "t");
+        assert_eq!(out.content, [Content::text("x")]);
+        let r = result(json!({"content": [{"type": "text", "text": "x"}]}));
+        let out = output("s", &tool(None), r, |_| Ok(())).unwrap();
+        assert_eq!((out.structured, out.meta), (None, None));
     }
 
     #[test]
     fn empty_content_reads_as_such() {
-        let out = output(
-            "s",
-            &tool(None),
-            &result(json!({"content": []})),
-            |_| Ok(()),
-        )
-        .unwrap();
+        let out = output("s", &tool(None), result(json!({"content": []})), |_| Ok(())).unwrap();
         assert_eq!(out.content, [Content::text(NO_CONTENT)]);
     }
 }

@@ -271,7 +271,7 @@ impl SourceLifecycle for RuntimeSource {
         {
             State::Pending => status.state = SourceState::Pending,
             State::Ready(source, ms) => {
-                status.tools = source.tools.len();
+                status.tools = source.ops.len();
                 status.discovery_ms = Some(*ms);
                 status.protocol = Some("openapi".to_string());
             }

@@ -32,7 +32,9 @@
 //! [`Field::Plain`]: toolgate_model::secrets::Field::Plain
 
 mod auth;
+mod builder;
 mod call;
+mod compact;
 mod loader;
 mod request;
 mod response;
@@ -40,14 +42,14 @@ mod style;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use toolgate_model::config::{Interpolated, Secret};
-use toolgate_model::openapi::FillFrom;
+use toolgate_model::config::Secret;
 
+pub use builder::OpenApiSourceBuilder;
 pub use loader::LoadFilter;
 /// The HTTP client an [`OpenApiHook`] sees requests of (`reqwest::Request`).
 pub use reqwest;
@@ -55,11 +57,8 @@ pub use response::EXCERPT_BYTES;
 /// The conversion model: an [`OpenApiHook`] is handed the [`Operation`] being called.
 pub use toolgate_model::openapi::{Conversion, Operation};
 
-use crate::ToolFuture;
 use crate::net::HostRules;
-use crate::{
-    SourceTool, ToolAnnotations, ToolContext, ToolDescriptor, ToolError, ToolOutput, ToolSource,
-};
+use crate::{SourceTool, ToolContext, ToolDescriptor, ToolError, ToolFuture, ToolOutput, ToolSource};
 
 /// The default of `max_response_bytes`: 1 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
@@ -174,23 +173,53 @@ impl From<OpenApiSourceError> for crate::BuildError {
     }
 }
 
+/// How many descriptors looked up by name stay made after their last user drops them (see
+/// [`OpenApiSource`]'s memory note).
+const RECENT_DESCRIPTORS: usize = 16;
+
 /// One operation, ready to call.
 struct Bound {
+    /// The operation without its schemas (they are `input` and `output`): its input schema
+    /// cut to the top-level `required` list when a context fill needs to know it (see
+    /// `request::apply_fills`), else `null`; no output schema.
     op: Operation,
+    /// The input schema.
+    input: compact::Compact,
+    /// The output schema.
+    output: Option<compact::Compact>,
     base: reqwest::Url,
     /// Resolved `value:` fills, by argument: arguments, not credentials (see [adapter
     /// fills](self#adapter-fills)).
     fills: BTreeMap<String, Secret>,
+    /// The descriptor last made, while anything holds it.
+    live: Mutex<Weak<ToolDescriptor>>,
 }
 
 /// The tools of one OpenAPI document, called over HTTP. Kind `openapi`; tools named
 /// `{id}.{operation name}` (or the operation name alone with `prefix: false`).
+///
+/// # Memory
+///
+/// A big document's schemas are most of what a source holds (every tool's `$defs` repeats
+/// the components it reaches). The source keeps each schema once, as JSON text, with the
+/// `$defs` entries shared between tools, and makes a tool's [`ToolDescriptor`] (its schemas
+/// parsed back, the same values the conversion gave) when it is asked for one:
+/// [`descriptor`](ToolSource::descriptor) and [`tools`](ToolSource::tools) return the
+/// descriptor already made while anything still holds it (the toolset's validator cache
+/// holds the tools that were called), and the last [`RECENT_DESCRIPTORS`] looked up by name
+/// are kept. So a lookup of a tool in use is a hash probe and a reference count; a listing
+/// of tools nobody holds parses their schemas (about 100 MB/s of schema JSON).
 pub struct OpenApiSource {
     id: String,
     prefix: bool,
-    tools: Vec<Arc<ToolDescriptor>>,
     by_name: HashMap<String, usize>,
     ops: Vec<Bound>,
+    /// The `$defs` entries `ops`' schemas refer to.
+    defs: compact::DefTable,
+    /// The descriptors last looked up by name, newest last.
+    recent: Mutex<VecDeque<Arc<ToolDescriptor>>>,
+    /// tools.yaml's `category` (else each operation's first tag).
+    category: Option<String>,
     client: reqwest::Client,
     rules: Arc<HostRules>,
     auth: auth::Auth,
@@ -203,37 +232,55 @@ impl std::fmt::Debug for OpenApiSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenApiSource")
             .field("id", &self.id)
-            .field("tools", &self.tools.len())
+            .field("tools", &self.ops.len())
             .finish_non_exhaustive()
     }
 }
 
-/// Builds an [`OpenApiSource`]: see [`OpenApiSource::builder`].
-pub struct OpenApiSourceBuilder {
-    id: String,
-    conversion: Conversion,
-    config: Option<toolgate_model::config::OpenApiSource>,
-    spec_url: Option<reqwest::Url>,
-    hook: Option<Arc<dyn OpenApiHook>>,
-    client: Option<reqwest::Client>,
-}
-
 impl OpenApiSource {
-    /// A builder for the source `id` serving `conversion`'s operations.
-    pub fn builder(id: &str, conversion: Conversion) -> OpenApiSourceBuilder {
-        OpenApiSourceBuilder {
-            id: id.to_string(),
-            conversion,
-            config: None,
-            spec_url: None,
-            hook: None,
-            client: None,
-        }
+    /// The operation behind the tool `name`, if the source has it: the conversion's
+    /// [`Operation`], its schemas put back together from the source's compact form.
+    pub fn operation(&self, name: &str) -> Option<Operation> {
+        self.by_name
+            .get(name)
+            .map(|&i| self.full_operation(&self.ops[i]))
     }
 
-    /// The operation behind the tool `name`, if the source has it.
-    pub fn operation(&self, name: &str) -> Option<&Operation> {
-        self.by_name.get(name).map(|&i| &self.ops[i].op)
+    /// `bound`'s operation with its schemas.
+    fn full_operation(&self, bound: &Bound) -> Operation {
+        let mut op = bound.op.clone();
+        op.input_schema = bound.input.value(&self.defs);
+        op.output_schema = bound.output.as_ref().map(|o| o.value(&self.defs));
+        op
+    }
+
+    /// The descriptor of `bound`: the one made before if anything still holds it, else a new
+    /// one (kept among the recent ones when `recent`).
+    fn live(&self, bound: &Bound, recent: bool) -> Arc<ToolDescriptor> {
+        let mut live = bound.live.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(d) = live.upgrade() {
+            return d;
+        }
+        let mut d = builder::descriptor(
+            &self.id,
+            self.prefix,
+            &bound.op,
+            self.category.as_ref(),
+            self.timeout,
+        );
+        d.input_schema = bound.input.value(&self.defs);
+        d.output_schema = bound.output.as_ref().map(|o| o.value(&self.defs));
+        let d = Arc::new(d);
+        *live = Arc::downgrade(&d);
+        drop(live);
+        if recent {
+            let mut kept = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+            if kept.len() == RECENT_DESCRIPTORS {
+                kept.pop_front();
+            }
+            kept.push_back(Arc::clone(&d));
+        }
+        d
     }
 
     /// The base URL calls of the tool `name` go to.
@@ -263,6 +310,11 @@ impl OpenApiSource {
             }
         };
         request::apply_fills(tool, op, &bound.fills, &mut args, ctx)?;
+        // A hook is handed the whole operation, schemas included, made for this call.
+        let hooked = self
+            .hook
+            .as_ref()
+            .map(|hook| (hook, self.full_operation(bound)));
         let parts = request::build(tool, op, &args)?;
         let timeout = self.timeout.or_else(|| ctx.remaining());
         let mut refreshed = false;
@@ -277,8 +329,8 @@ impl OpenApiSource {
                 &applied,
                 &op.accept,
             )?;
-            if let Some(hook) = &self.hook {
-                hook.request(op, &mut req, ctx)?;
+            if let Some((hook, full)) = &hooked {
+                hook.request(full, &mut req, ctx)?;
             }
             self.rules.check_url(req.url()).map_err(|b| {
                 ToolError::permission_denied(format!(
@@ -318,236 +370,22 @@ impl OpenApiSource {
                 op.output_wrapped,
                 &uri,
             )?;
-            if let Some(hook) = &self.hook {
-                hook.response(op, &mut out)?;
+            if let Some((hook, full)) = &hooked {
+                hook.response(full, &mut out)?;
             }
             return Ok(out);
         }
     }
 }
 
-fn descriptor(
-    id: &str,
-    prefix: bool,
-    op: &Operation,
-    config: Option<&toolgate_model::config::OpenApiSource>,
-) -> ToolDescriptor {
-    let method = op.method.to_ascii_uppercase();
-    let read_only = matches!(method.as_str(), "GET" | "HEAD" | "OPTIONS");
-    let mut tags = op.tags.clone();
-    let mut description = op.description.clone();
-    if op.deprecated {
-        tags.push("deprecated".to_string());
-        description = if description.is_empty() {
-            "Deprecated.".to_string()
-        } else {
-            format!("Deprecated. {description}")
-        };
-    }
-    ToolDescriptor {
-        name: if prefix {
-            format!("{id}.{}", op.name)
-        } else {
-            op.name.clone()
-        },
-        description,
-        input_schema: op.input_schema.clone(),
-        output_schema: op.output_schema.clone(),
-        annotations: ToolAnnotations {
-            title: None,
-            read_only_hint: Some(read_only),
-            destructive_hint: (!read_only).then_some(method == "DELETE"),
-            idempotent_hint: Some(read_only || matches!(method.as_str(), "PUT" | "DELETE")),
-            open_world_hint: Some(true),
-        },
-        source: id.to_string(),
-        category: config
-            .and_then(|c| c.category.clone())
-            .or_else(|| op.tags.first().cloned()),
-        tags,
-        timeout: config.and_then(|c| c.timeout_ms).map(Duration::from_millis),
-        dangerous: method == "DELETE",
-        ..ToolDescriptor::default()
-    }
-}
-
-impl OpenApiSourceBuilder {
-    /// The tools.yaml entry: base URL, server variables, auth, allowed hosts, private
-    /// addresses, timeout, response limit, prefix, category.
-    #[must_use]
-    pub fn config(mut self, config: &toolgate_model::config::OpenApiSource) -> Self {
-        self.config = Some(config.clone());
-        self
-    }
-
-    /// The URL the document was read from: relative server URLs resolve against it (C17).
-    #[must_use]
-    pub fn spec_url(mut self, url: reqwest::Url) -> Self {
-        self.spec_url = Some(url);
-        self
-    }
-
-    /// A Rust hook called around every request.
-    #[must_use]
-    pub fn hook(mut self, hook: Arc<dyn OpenApiHook>) -> Self {
-        self.hook = Some(hook);
-        self
-    }
-
-    /// Use this client instead of building one. Its DNS resolver and redirect policy are its
-    /// own: the host guard then only checks each request's URL before it is sent.
-    #[must_use]
-    pub fn client(mut self, client: reqwest::Client) -> Self {
-        self.client = Some(client);
-        self
-    }
-
-    /// Resolves server URLs, credentials and fill values, and builds the pooled client.
-    ///
-    /// # Errors
-    /// [`OpenApiSourceError`] naming the source id: a server variable not allowed, a base URL
-    /// invalid or still containing `{`, a secret `${ENV}` not set.
-    pub fn build(self) -> Result<OpenApiSource, OpenApiSourceError> {
-        let id = self.id;
-        let cfg = self.config.as_ref();
-        let base_err = |message: String| OpenApiSourceError::BaseUrl {
-            source_id: id.clone(),
-            message,
-        };
-        let auth_err = |message: String| OpenApiSourceError::Auth {
-            source_id: id.clone(),
-            message,
-        };
-        let empty = BTreeMap::new();
-        let values = cfg.map_or(&empty, |c| &c.server_variables);
-        let config_base = cfg
-            .and_then(|c| c.base_url.as_ref())
-            .map(|u| {
-                u.resolve_as(toolgate_model::secrets::Field::Plain)
-                    .map(Secret::into_inner)
-                    .map_err(|e| base_err(format!("base_url: {e}")))
-            })
-            .transpose()?;
-        let config_base = config_base.as_deref();
-        if let Some(unknown) = values.keys().find(|k| {
-            !self
-                .conversion
-                .servers
-                .iter()
-                .chain(self.conversion.tools.iter().flat_map(|t| &t.servers))
-                .any(|s| s.variables.contains_key(*k))
-        }) {
-            return Err(base_err(format!(
-                "server_variables: no server of the document has a variable `{unknown}`"
-            )));
-        }
-        let mut rules = HostRules::new(
-            cfg.map_or(&[][..], |c| &c.allow_hosts[..]),
-            cfg.is_some_and(|c| c.allow_private),
-        )
-        .check_exact_hosts(true)
-        .label(format!("allowed hosts of OpenAPI source `{id}`"));
-        let auth = auth::Auth::new(&id, cfg.and_then(|c| c.auth.as_ref()), &self.conversion)
-            .map_err(auth_err)?;
-        for url in auth.token_urls() {
-            rules.allow(url.host_str().unwrap_or_default());
-        }
-        let prefix = cfg.is_none_or(|c| c.prefix);
-        let mut ops = Vec::new();
-        let mut secret_header_fill = false;
-        // The document's servers are checked even when no operation uses them (C17: a bad
-        // variable fails at start-up).
-        if config_base.is_none() && !self.conversion.servers.is_empty() {
-            request::base_url(
-                None,
-                &[],
-                &self.conversion.servers,
-                values,
-                self.spec_url.as_ref(),
-            )
-            .map_err(&base_err)?;
-        }
-        for op in self.conversion.tools {
-            let base = request::base_url(
-                config_base,
-                &op.servers,
-                &self.conversion.servers,
-                values,
-                self.spec_url.as_ref(),
-            )
-            .map_err(&base_err)?;
-            rules.allow(base.host_str().unwrap_or_default());
-            let mut fills = BTreeMap::new();
-            for fill in &op.fills {
-                if let FillFrom::Value(raw) = &fill.from {
-                    let value = Interpolated::new(raw.clone())
-                        .and_then(|v| {
-                            let literal = v.is_literal();
-                            v.resolve_as(toolgate_model::secrets::Field::Plain)
-                                .map(|s| (s, literal))
-                        })
-                        .map_err(|e| {
-                            auth_err(format!("tool `{}`: argument `{}`: {e}", op.name, fill.arg))
-                        })?;
-                    if !value.1 {
-                        secret_header_fill |= op.parameters.iter().any(|p| {
-                            p.arg == fill.arg
-                                && p.location == toolgate_model::openapi::ParamLocation::Header
-                        });
-                    }
-                    fills.insert(fill.arg.clone(), value.0);
-                }
-            }
-            ops.push(Bound { op, base, fills });
-        }
-        let rules = Arc::new(rules);
-        // Credentials in headers reqwest keeps across origins (`X-API-Key`, secret header
-        // fills): same-origin redirects only. Never https → http (C18).
-        let header_secrets = auth.sends_custom_headers() || secret_header_fill;
-        let client = match self.client {
-            Some(c) => c,
-            None => rules
-                .clone()
-                .client_builder()
-                .redirect(rules.clone().credential_redirect_policy(header_secrets))
-                .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .map_err(|e| OpenApiSourceError::Client {
-                    source_id: id.clone(),
-                    message: e.to_string(),
-                })?,
-        };
-        let tools: Vec<Arc<ToolDescriptor>> = ops
-            .iter()
-            .map(|b| Arc::new(descriptor(&id, prefix, &b.op, cfg)))
-            .collect();
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.name.clone(), i))
-            .collect();
-        Ok(OpenApiSource {
-            prefix,
-            tools,
-            by_name,
-            ops,
-            client,
-            rules,
-            auth,
-            hook: self.hook,
-            timeout: cfg.and_then(|c| c.timeout_ms).map(Duration::from_millis),
-            max_response_bytes: cfg
-                .and_then(|c| c.max_response_bytes)
-                .unwrap_or(DEFAULT_MAX_RESPONSE_BYTES),
-            id,
-        })
-    }
-}
-
 impl OpenApiSource {
-    /// The tool called `name` (its name inside the toolset), if the document gives it.
+    /// The tool called `name` (its name inside the toolset), if the document gives it: the
+    /// descriptor made before while anything holds it, else a new one (kept among the recent
+    /// ones).
     pub fn descriptor(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
-        self.by_name.get(name).map(|&i| self.tools[i].clone())
+        self.by_name
+            .get(name)
+            .map(|&i| self.live(&self.ops[i], true))
     }
 
     /// Calls the operation of tool `name` directly: no toolset, so no policy and no argument
@@ -575,10 +413,10 @@ impl ToolSource for OpenApiSource {
     }
 
     fn tools(&self) -> Vec<SourceTool> {
-        self.tools
+        self.ops
             .iter()
             .enumerate()
-            .map(|(i, d)| SourceTool::indexed(Arc::clone(d), i))
+            .map(|(i, b)| SourceTool::indexed(self.live(b, false), i))
             .collect()
     }
 

@@ -78,14 +78,34 @@ pub(crate) fn cut(out: &ToolOutput, max: usize, uri: &str) -> Option<ToolOutput>
     Some(cut_out)
 }
 
-/// Whether `out` is over `max` bytes (cheap: no JSON is written unless there is structured
-/// content).
+/// Whether `out` is over `max` bytes (cheap: structured content is measured as compact JSON
+/// without writing it, and only up to `max`).
 pub(crate) fn over(out: &ToolOutput, max: usize) -> bool {
     out.content.iter().map(part_size).sum::<usize>() > max
-        || out
-            .structured
-            .as_ref()
-            .is_some_and(|v| v.to_string().len() > max)
+        || out.structured.as_ref().is_some_and(|v| json_over(v, max))
+}
+
+/// Whether `v` as compact JSON (`Value::to_string`) is longer than `max` bytes: the bytes are
+/// counted as they are written, and writing stops past `max`.
+fn json_over(v: &Value, max: usize) -> bool {
+    struct Count {
+        n: usize,
+        max: usize,
+    }
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.n += buf.len();
+            if self.n > self.max {
+                return Err(std::io::Error::other("over"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count { n: 0, max };
+    serde_json::to_writer(&mut count, v).is_err()
 }
 
 /// Below this many bytes of room, a text part is replaced by a note rather than cut.
@@ -213,6 +233,20 @@ mod tests {
             &t[33_000..33_500]
         );
         assert!(t.starts_with('é') && t.ends_with('é'));
+    }
+
+    #[test]
+    fn structured_size_is_its_compact_json_length() {
+        let v = json!({"a": [1, 2.5, "é\"\n"], "b": null, "c": {"d": true}});
+        let len = v.to_string().len();
+        for max in [0, 1, len - 1, len, len + 1, 10 * len] {
+            assert_eq!(json_over(&v, max), len > max, "max {max}, len {len}");
+            let out = ToolOutput {
+                structured: Some(v.clone()),
+                ..ToolOutput::default()
+            };
+            assert_eq!(over(&out, max), len > max);
+        }
     }
 
     #[test]

@@ -378,7 +378,8 @@ impl Client {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let session = self.session().await?;
-        let what = format!("tools/call {remote}");
+        // Named in errors only.
+        let what = || format!("tools/call {remote}");
         let mut params = CallToolRequestParams::new(remote.to_string());
         params.arguments = match args {
             Value::Object(map) => Some(map),
@@ -398,7 +399,7 @@ impl Client {
             .await
             .map_err(|e| {
                 self.drop_session(&session);
-                convert::service_error(&self.id, &what, &e, session.process.as_deref())
+                convert::service_error(&self.id, &what(), &e, session.process.as_deref())
             })?;
         let _progress = ctx.progress().is_active().then(|| {
             self.shared
@@ -421,8 +422,9 @@ impl Client {
                 return Err(ToolError::new(
                     ErrorKind::Protocol,
                     format!(
-                        "MCP server `{}` answered {what} with a result that is not a tool result: {}",
+                        "MCP server `{}` answered {} with a result that is not a tool result: {}",
                         self.id,
+                        what(),
                         toolgate_model::text::cut(
                             &serde_json::to_string(&other).unwrap_or_default(),
                             200
@@ -439,13 +441,13 @@ impl Client {
                 }
                 return Err(convert::service_error(
                     &self.id,
-                    &what,
+                    &what(),
                     &e,
                     session.process.as_deref(),
                 ));
             }
         };
-        convert::output(&self.id, tool, &result, |structured| {
+        convert::output(&self.id, tool, result, |structured| {
             self.check_output(tool, structured)
         })
     }

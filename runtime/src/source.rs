@@ -196,7 +196,7 @@ pub enum SourceState {
     Degraded,
     /// The last attempt to list its tools failed (see the error); retried later or on refresh.
     Failed,
-    /// Closed by [`ToolSource::close`].
+    /// Closed by [`SourceLifecycle::close`].
     Closed,
 }
 

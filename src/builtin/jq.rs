@@ -16,10 +16,8 @@
 //! A program that embeds the built-in tools (feature `builtin`) does the same:
 //!
 //! ```no_run
-//! fn main() {
-//!     toolgate::builtin::jq::worker_main_if_requested();
-//!     // ... the program, which may call the `jq` tool.
-//! }
+//! toolgate::builtin::jq::worker_main_if_requested();
+//! // ... the program, which may call the `jq` tool.
 //! ```
 //!
 //! A program that did not call it is never started as a worker: `jq` then fails at once with

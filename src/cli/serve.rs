@@ -183,11 +183,11 @@ fn make_room_for_connections(max: usize) {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return;
     }
-    let current = u64::from(limit.rlim_cur);
+    let current = limit.rlim_cur;
     if current >= wanted {
         return;
     }
-    let raised = wanted.min(u64::from(limit.rlim_max));
+    let raised = wanted.min(limit.rlim_max);
     if raised > current {
         let new = libc::rlimit {
             rlim_cur: raised as libc::rlim_t,

@@ -29,9 +29,9 @@ fn raise_open_files(wanted: u64) -> u64 {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
             return 1024;
         }
-        if u64::from(limit.rlim_cur) < wanted {
+        if limit.rlim_cur < wanted {
             let raised = libc::rlimit {
-                rlim_cur: (wanted.min(u64::from(limit.rlim_max))) as libc::rlim_t,
+                rlim_cur: (wanted.min(limit.rlim_max)) as libc::rlim_t,
                 rlim_max: limit.rlim_max,
             };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
@@ -39,7 +39,7 @@ fn raise_open_files(wanted: u64) -> u64 {
             }
         }
     }
-    u64::from(limit.rlim_cur)
+    limit.rlim_cur
 }
 
 fn connect(served: &Served) -> TcpStream {

@@ -259,7 +259,10 @@ fn jq_bombs_do_not_take_the_gateway_down() {
     let left = workers(pid);
     assert!(left.len() <= BOMBS.len() + 2, "{left:?}");
     for (worker, bytes) in &left {
-        assert!(*bytes < 100 * 1024 * 1024, "worker {worker} holds {bytes} bytes");
+        assert!(
+            *bytes < 100 * 1024 * 1024,
+            "worker {worker} holds {bytes} bytes"
+        );
     }
     // And jq works right after.
     let (status, out, _) = call(

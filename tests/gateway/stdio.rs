@@ -475,7 +475,7 @@ fn without_a_tools_yaml_no_directory_is_shared() {
             "{tool}: {result}"
         );
     }
-    drop(send);
+    drop(stdin);
     let _ = child.kill();
     let _ = child.wait();
     let stderr = std::fs::read_to_string(&log).unwrap();

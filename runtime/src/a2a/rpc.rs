@@ -145,7 +145,7 @@ impl Rpc {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !status.is_success() || !is_sse {
-            let body = read_limited(resp, self.max_bytes).await.map_err(|e| e)?;
+            let body = read_limited(resp, self.max_bytes).await?;
             let one = self.result(method, status, &headers, &body);
             return Ok(futures::stream::once(async move { one }).boxed());
         }
@@ -209,7 +209,7 @@ impl Rpc {
         }
         if !status.is_success() {
             let text =
-                toolgate_model::text::cut_bytes(&String::from_utf8_lossy(&body), 500).into_owned();
+                toolgate_model::text::cut_bytes(&String::from_utf8_lossy(body), 500).into_owned();
             let e = match status.as_u16() {
                 401 | 403 => ToolError::new(
                     ErrorKind::PermissionDenied,
@@ -254,7 +254,7 @@ impl Rpc {
                 ErrorKind::Protocol,
                 format!(
                     "agent `{source}` answered {method} with something that is not JSON: {}",
-                    toolgate_model::text::cut_bytes(&String::from_utf8_lossy(&body), 200)
+                    toolgate_model::text::cut_bytes(&String::from_utf8_lossy(body), 200)
                 ),
             )),
         }

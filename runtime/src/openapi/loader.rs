@@ -62,7 +62,7 @@ pub(crate) struct RuntimeSource {
     state: RwLock<State>,
     loading: tokio::sync::Mutex<()>,
     /// Bumped each time a load succeeds (the tools appear or change): see
-    /// [`ToolSource::tool_changes`].
+    /// [`SourceLifecycle::tool_changes`](crate::SourceLifecycle::tool_changes).
     changes: tokio::sync::watch::Sender<u64>,
 }
 

@@ -58,7 +58,9 @@ pub use response::EXCERPT_BYTES;
 pub use toolgate_model::openapi::{Conversion, Operation};
 
 use crate::net::HostRules;
-use crate::{SourceTool, ToolContext, ToolDescriptor, ToolError, ToolFuture, ToolOutput, ToolSource};
+use crate::{
+    SourceTool, ToolContext, ToolDescriptor, ToolError, ToolFuture, ToolOutput, ToolSource,
+};
 
 /// The default of `max_response_bytes`: 1 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1024 * 1024;
@@ -204,7 +206,7 @@ struct Bound {
 /// the components it reaches). The source keeps each schema once, as JSON text, with the
 /// `$defs` entries shared between tools, and makes a tool's [`ToolDescriptor`] (its schemas
 /// parsed back, the same values the conversion gave) when it is asked for one:
-/// [`descriptor`](ToolSource::descriptor) and [`tools`](ToolSource::tools) return the
+/// [`descriptor`](Self::descriptor) and [`tools`](ToolSource::tools) return the
 /// descriptor already made while anything still holds it (the toolset's validator cache
 /// holds the tools that were called), and the last [`RECENT_DESCRIPTORS`] looked up by name
 /// are kept. So a lookup of a tool in use is a hash probe and a reference count; a listing

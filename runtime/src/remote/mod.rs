@@ -166,7 +166,7 @@ impl RemoteSourceBuilder {
     }
 
     /// How long a failed listing is remembered before a lookup may contact the remote end again
-    /// (default 30 s); [`ToolSource::refresh`] always contacts it.
+    /// (default 30 s); [`SourceLifecycle::refresh`](crate::SourceLifecycle::refresh) always contacts it.
     pub fn retry_interval(mut self, interval: Duration) -> Self {
         self.settings.retry_interval = interval;
         self
@@ -190,7 +190,7 @@ impl RemoteSourceBuilder {
     /// [`DEFAULT_MAX_RESULT_BYTES`](Self::DEFAULT_MAX_RESULT_BYTES); `None`: no limit). Parts
     /// are kept in order while they fit; the text part that crosses the limit is cut head +
     /// tail with a marker naming a `toolgate://results/...` URI where the full result can be
-    /// read ([`ToolSource::stored_result`]); later parts become notes; `structuredContent` over
+    /// read ([`SourceLifecycle::stored_result`](crate::SourceLifecycle::stored_result)); later parts become notes; `structuredContent` over
     /// the limit is left out whole, with a note. The content an `isError` result carries is
     /// limited the same way.
     pub fn max_result_bytes(mut self, max: Option<usize>) -> Self {

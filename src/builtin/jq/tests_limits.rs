@@ -90,7 +90,7 @@ fn outputs_deeper_than_the_limit_are_refused() {
     for filter in [
         nested(MAX_DEPTH + 1),
         format!("reduce range({}) as $i (1; {{a: .}})", MAX_DEPTH + 1),
-        format!("reduce range(20000) as $i (null; {{a: .}})"),
+        "reduce range(20000) as $i (null; {a: .})".to_string(),
     ] {
         let err = run_jq(&filter, json!(null)).unwrap_err();
         let JqError::OutputTooLarge { reason } = &err else {

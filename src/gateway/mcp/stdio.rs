@@ -258,10 +258,14 @@ pub mod fuzzing {
 
     use super::{Line, LineReader, frame};
 
+    /// One line [`split_lines`] cut: the line without its `\n`, or `(length, first bytes)` of
+    /// a skipped oversized line.
+    pub type SplitLine = Result<Vec<u8>, (usize, Vec<u8>)>;
+
     /// Cuts the stream made of `pieces` (one read each) into lines of at most `max` bytes the
     /// way stdin is read: `Ok(line)` without its `\n`, or `Err((length, first bytes))` for a
     /// skipped oversized line.
-    pub fn split_lines(pieces: &[&[u8]], max: usize) -> Vec<Result<Vec<u8>, (usize, Vec<u8>)>> {
+    pub fn split_lines(pieces: &[&[u8]], max: usize) -> Vec<SplitLine> {
         let mut reader = LineReader::with_max(max);
         let mut lines = Vec::new();
         for piece in pieces {

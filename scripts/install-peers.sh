@@ -2,7 +2,7 @@
 # Installs the real peers the tests talk to into .peers/ (git-ignored). Idempotent, and fast when
 # everything is present. Installs: python3 check (its http.server serves pages to the fetch tool's
 # tests), the BFCL data (PyPI bfcl-eval, for the corpus test), and the MCP peers listed in
-# ../shared/PEERS.md: npm server-everything / server-filesystem / server-memory / conformance /
+# the tests: npm server-everything / server-filesystem / server-memory / conformance /
 # inspector-cli and @stoplight/prism-cli (mocks an OpenAPI document, for tests/openapi/) into
 # .peers/node_modules, a Node 22 binary into .peers/node22 (the conformance CLI needs it), and a venv
 # .peers/venv with the PyPI `mcp` SDK, and .peers/venv-fastmcp with PyPI fastmcp and
@@ -45,7 +45,7 @@ if [ ! -f "$BFCL_DIR/multi_turn_calls.jsonl" ] || [ scripts/bfcl_multi_turn_call
 fi
 echo "install-peers: bfcl-eval $BFCL_VERSION ok ($BFCL_DIR/bfcl_eval/data)"
 
-# --- MCP peers (see ../shared/PEERS.md) -----------------------------------------------------------
+# --- MCP peers -----------------------------------------------------------
 # npm packages into .peers/node_modules, each pinned; an install is skipped when
 # .peers/node_modules/<pkg>/package.json already has the pinned version.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

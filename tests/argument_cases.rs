@@ -1,4 +1,4 @@
-//! cases.md C01 (round trip), C34 (lenient coercion) and C37 (unknown keys), end to end: real
+//! The strict-dialect round trip, lenient coercion and unknown keys, end to end: real
 //! `#[tool]` functions, their real descriptors and exported schemas, the toolset's validator,
 //! and serde decoding the arguments the way the generated dispatch does.
 //!
@@ -120,8 +120,8 @@ fn c01_strict_export_matches_the_case() {
         .unwrap()
         .export(Dialect::OpenAiStrict)
         .unwrap();
-    // cases.md C01's expected definition, with C02's width bounds (`u32` → maximum, `i32` →
-    // minimum/maximum), which C02 requires "in every profile".
+    // The round-trip case's expected definition, with the width bounds (`u32` → maximum, `i32` →
+    // minimum/maximum), which are required in every profile.
     assert_eq!(
         def,
         json!({

@@ -46,8 +46,16 @@ const BUILTINS: [&str; 6] = [
     "current_time",
 ];
 
+/// The built-in tools with the package root shared for `read_file` and `list_dir` (no root is
+/// shared by default), and jq's worker processes started from the `toolgate` binary (this test
+/// binary's `main` belongs to libtest).
 fn toolset() -> Toolset {
-    toolgate::builtin::toolset(Default::default())
+    toolgate::builtin::jq::set_worker_command(toolgate::builtin::jq::WorkerCommand::new(env!(
+        "CARGO_BIN_EXE_toolgate"
+    )));
+    let mut settings = toolgate::builtin::BuiltinSettings::default();
+    settings.files.root = Some(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    toolgate::builtin::toolset(settings)
         .build()
         .expect("the built-in toolset builds")
 }
@@ -342,7 +350,7 @@ fn exported_input_schemas_describe_what_each_tool_accepts() {
 fn structured_results_match_the_exported_output_schemas() {
     // MCP: "If an output schema is provided, servers MUST provide structured results that conform
     // to this schema." Every built-in that needs no network is called for real (the working
-    // directory of an integration test is the package root, the default `files.root`).
+    // directory of an integration test is the package root, the `files.root` shared here).
     let tools = toolset();
     let mut checked = 0;
     for (name, good, _) in example_arguments() {

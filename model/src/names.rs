@@ -173,7 +173,7 @@ pub fn sanitize(name: &str) -> String {
 }
 
 /// `name` shortened to `max` characters with a hash suffix of `original` when it is longer
-/// (cases.md C10); `None` when it fits. See [`with_hash`] for the shape.
+///; `None` when it fits. See [`with_hash`] for the shape.
 pub fn shorten(name: &str, original: &str, max: usize) -> Option<String> {
     (name.len() > max).then(|| with_hash(name, original, max))
 }
@@ -191,7 +191,7 @@ pub fn with_hash(name: &str, original: &str, max: usize) -> String {
 }
 
 /// A name a provider accepts for `name`, in at most `max` characters: [`sanitize`]d, then
-/// [`shorten`]ed with the hash of `name` itself when too long (cases.md C10). A name that is
+/// [`shorten`]ed with the hash of `name` itself when too long. A name that is
 /// already legal and fits is returned unchanged. The OpenAPI conversion and remote MCP tools
 /// both use this rule; a remote tool gets `max` = 64 minus its `{source_id}__` prefix.
 ///
@@ -233,7 +233,7 @@ mod tests {
 
     #[test]
     fn provider_safe_names() {
-        // cases.md C10: illegal characters become `_`, a legal name is kept as is.
+        // illegal characters become `_`, a legal name is kept as is.
         assert_eq!(provider_safe("admin.tools.list", 57), "admin_tools_list");
         assert_eq!(provider_safe("Report builder", 57), "Report_builder");
         assert_eq!(provider_safe("a/b:c", 64), "a_b_c");

@@ -204,8 +204,7 @@ const OPEN: [&str; 7] = [
 ];
 
 /// Sets `additionalProperties: false` on every object schema with `properties` that says nothing
-/// about undeclared keys, at any depth (`$defs`, nested properties, items, branches): cases.md
-/// C37. The argument validator then refuses invented keys before the call, even where serde
+/// about undeclared keys, at any depth (`$defs`, nested properties, items, branches). The argument validator then refuses invented keys before the call, even where serde
 /// would silently ignore them (a struct without `deny_unknown_fields`), and the advertised
 /// schema says so. A schema that decides for itself (a map, `unevaluatedProperties`, a flattened
 /// map) or is composed (`allOf`/`anyOf`/`oneOf`/`$ref` beside `properties`, e.g. a flattened
@@ -291,7 +290,7 @@ fn wrap_schema(mut inner: Value, key: &str, closed: bool) -> Value {
 /// When `T` is not an object (an enum, a string...), the arguments object wraps it as
 /// `{"args": T}` (a root must be an object for every provider); the `bool` says so.
 ///
-/// Its object schemas are closed by [`input_schema`] (cases.md C37).
+/// Its object schemas are closed by [`input_schema`].
 pub fn flat_input_schema<T: schemars::JsonSchema>() -> (Value, bool) {
     let v = input_schema::<T>();
     if is_object_schema(&v) {

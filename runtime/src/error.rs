@@ -40,7 +40,7 @@ pub enum ErrorKind {
     /// The call was cancelled by its caller.
     Cancelled,
     /// Not a failure: the tool (an A2A agent) stopped to ask the caller something (its task is
-    /// `input-required` or `auth-required`, cases.md C32). The message is the agent's question;
+    /// `input-required` or `auth-required`). The message is the agent's question;
     /// `details` are `{"state", "taskId", "contextId"}`: call the tool again with that `taskId`
     /// (and `contextId`) and the answer to continue the same task. Shown to a model as a normal
     /// result (`isError: false`, see [`ToolError::into_output`]).
@@ -345,7 +345,7 @@ impl ToolError {
     /// should read as an answer, not as a failure. Its output is `isError: false`, the message
     /// (`Agent needs more input: Which city?`) as its first text part, and the details
     /// (`{"state", "taskId", "contextId"}`) as `structuredContent` and, mirrored as JSON, a
-    /// second text part (cases.md C32); the error JSON is still under `_meta["toolgate/error"]`.
+    /// second text part; the error JSON is still under `_meta["toolgate/error"]`.
     pub fn into_output(self) -> crate::ToolOutput {
         let mut out = if self.kind == ErrorKind::InputRequired {
             let mut out = crate::ToolOutput::text(self.message.clone());

@@ -11,7 +11,7 @@
 //!   `double`, ...) are annotations and never an error, nor a compile error.
 //! - Arguments valid as sent are forwarded untouched. Otherwise a copy is changed and checked
 //!   again, each change reported as a [`Coercion`]:
-//!   - in every mode, the strict-dialect round trip (cases.md C01): a `null` sent for an
+//!   - in every mode, the strict-dialect round trip: a `null` sent for an
 //!     optional argument that does not admit `null` is removed, since the OpenAI strict export
 //!     makes such arguments required and nullable, so `null` means "omitted" (and a serde
 //!     default or `None` applies);
@@ -69,7 +69,7 @@ impl From<ValidationMode> for ArgumentPolicy {
 pub enum CoercionKind {
     /// A `null` sent for an optional argument that does not admit `null` was removed: the
     /// OpenAI strict dialect makes every optional argument required and nullable, so `null`
-    /// there means "omitted" (cases.md C01). Applied in every mode.
+    /// there means "omitted". Applied in every mode.
     NullOmitted,
     /// A number, boolean, object or array sent as a string was parsed (lenient mode only).
     Parsed,

@@ -600,7 +600,7 @@ tools:
     );
 }
 
-/// (7) cases.md C31: a card only at the legacy `agent.json` path, an endpoint at `/a2a`.
+/// (7) a card only at the legacy `agent.json` path, an endpoint at `/a2a`.
 async fn legacy_card(imp: &str) {
     let peer = peers::a2a_echo(imp, &["--card", "legacy", "--rpc-path", "/a2a"]);
     let base = peer.url("");

@@ -1,6 +1,7 @@
 //! Remote MCP sources when servers misbehave: each a real process (runtime/tests/peers/
 //! fault_server.py over stdio, http_session_server.py over streamable HTTP) doing one wrong
-//! thing. Cases C20, C21, C23–C26, C28 and C30 of ../shared/cases.md.
+//! thing: junk on stdout, a crash mid-call, odd results, a lost session, an unknown protocol
+//! version, a huge result.
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! cases.md C10 against a real MCP server: a Python SDK server (PyPI `mcp`, from
+//! Provider-safe tool names against a real MCP server: a Python SDK server (PyPI `mcp`, from
 //! `scripts/install-peers.sh`) whose tool names MCP allows but model providers do not. Its tools
 //! are offered under provider-safe names, and a call under such a name reaches the tool under its
 //! remote name.

@@ -45,7 +45,7 @@ fn python_peer(script: &str, args: &[&str]) -> McpConnection {
 
 fn toolset(id: &str, connection: McpConnection, options: McpOptions) -> Toolset {
     Toolset::builder()
-        .source(RemoteSource::builder(id, McpBackend::new(id, connection, options)).build())
+        .mcp_source(RemoteSource::builder(id, McpBackend::new(id, connection, options)).build())
         .build()
         .unwrap()
 }

@@ -591,7 +591,7 @@ async fn call(
                 exit::OK
             })
         }
-        // The agent asked a question (cases.md C32): shown as the result, not as a failure.
+        // The agent asked a question: shown as the result, not as a failure.
         Err(e) if e.kind() == ErrorKind::InputRequired => {
             output::call_output(&e.into_output(), json);
             Ok(exit::INPUT_REQUIRED)

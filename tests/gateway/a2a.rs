@@ -1,6 +1,6 @@
 //! A2A agents behind `toolgate serve`: an echo agent (a2a-sdk 1.x, protocol 1.0) as source
 //! `one`, called over REST and over MCP (streamable HTTP, with toolgate's own MCP client). An
-//! agent that asks for input is an answer, not a failure, on both faces (cases.md C32): REST 200
+//! agent that asks for input is an answer, not a failure, on both faces: REST 200
 //! and MCP `isError: false`, with `{state, taskId, contextId}` as structuredContent; the task is
 //! continued by a second call with that taskId.
 

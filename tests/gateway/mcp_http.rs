@@ -2,7 +2,7 @@
 //! runtime's `McpBackend`) on the other side: pagination, progress and cancellation relayed both
 //! ways, `notifications/tools/list_changed` when a server behind the gateway changes its tools,
 //! every content part and `structuredContent` passed through, failures as `isError` results
-//! (cases.md C23–C25), protocol-version negotiation (C28), API keys.
+//!, protocol-version negotiation (C28), API keys.
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
 //! `toolgate serve --stdio` driven with raw JSON-RPC lines, as a client process would: framing
-//! (cases.md C20, server side), protocol-version negotiation (C28), calls and failed calls
+//! (server side), protocol-version negotiation (C28), calls and failed calls
 //! (C24), and the end of the session (stdin closed, SIGTERM).
 
 use std::io::{BufRead, BufReader, Read, Write};

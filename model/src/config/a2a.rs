@@ -32,7 +32,7 @@ pub struct A2aAgent {
     /// The source id, prefix of its tools (`{id}.{skill}`).
     pub id: String,
     /// Where the agent is: its agent card is looked up at
-    /// `{url}/.well-known/agent-card.json`, then `{url}/.well-known/agent.json` (cases.md C31).
+    /// `{url}/.well-known/agent-card.json`, then `{url}/.well-known/agent.json`.
     /// The card names the JSON-RPC endpoint calls go to. At least one of `url` and `card_url` is
     /// required.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -57,7 +57,7 @@ pub struct OpenApiSource {
     pub prefix: bool,
     /// Tool names chosen by hand, by operation: the key is an `operationId` or `METHOD /path`
     /// (`"GET /accounts/{accountId}/transactions": list_transactions`). Wins over the derived
-    /// name (cases.md C09).
+    /// name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub names: BTreeMap<String, String>,
     /// Values of the server URL's `{variables}` (`region: us`); each must be one of the

@@ -1,4 +1,4 @@
-//! The kinds behind cases C02–C04 of `../shared/cases.md`, beyond their examples: every integer
+//! The kinds behind the width, `Option` and `$ref` export cases, beyond their examples: every integer
 //! width, nested `Option`s, `$ref` chains and aliases, a root `$ref` (the shape
 //! zod-to-json-schema gives remote MCP servers). Test-only.
 

@@ -21,8 +21,8 @@
 //! documented unit enums as `enum` (C06). Only MCP keeps the `$schema` keyword (restated as
 //! 2020-12, the draft the lowering writes).
 //!
-//! MCP and Anthropic inline acyclic references too: cases.md C04 lists Anthropic and MCP ("compat
-//! mode") among the inline profiles and C08's expected MCP `inputSchema` is inlined; inlining
+//! MCP and Anthropic inline acyclic references too: both are inline profiles (MCP clients in
+//! "compat mode" do not follow `$ref`); inlining
 //! keeps every 2020-12 keyword, so nothing is lost.
 //!
 //! Recursive types keep `$ref` into `$defs` in every dialect except Gemini (an export error

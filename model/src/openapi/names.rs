@@ -1,4 +1,4 @@
-//! Tool names (cases.md C09, C10), argument names and operation filters.
+//! Tool names, argument names and operation filters.
 //!
 //! - A tool is named after its `operationId`, every character outside `[a-zA-Z0-9_-]` replaced
 //!   by `_` (C10).

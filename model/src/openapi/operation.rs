@@ -5,7 +5,7 @@
 //! Arguments (one input object): path-level parameters merged with operation-level ones (the
 //! operation wins by `name` + `in`, OAS 3.0 §4.7.9); `Accept`, `Content-Type` and
 //! `Authorization` header parameters ignored (OAS 3.0 §4.7.12); a parameter that is an `apiKey`
-//! scheme's credential dropped (cases.md C18, `W_CREDENTIAL_PARAMETER`); one without `name` or
+//! scheme's credential dropped (`W_CREDENTIAL_PARAMETER`); one without `name` or
 //! with an `in` other than `path` / `query` / `header` / `cookie` ignored (`W_PARAMETER`).
 //! Path parameters are always required; `style` defaults to `form` (query, cookie) or `simple`
 //! (path, header), `explode` to `style == form` (OAS 3.0 §4.7.12.4).

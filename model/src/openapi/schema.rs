@@ -1,4 +1,4 @@
-//! OpenAPI Schema Objects → JSON Schema 2020-12 (cases.md C13, C14; OAS 3.0 §4.7.24 / 3.1
+//! OpenAPI Schema Objects → JSON Schema 2020-12 (C14; OAS 3.0 §4.7.24 / 3.1
 //! §4.8.24 "Schema Object").
 //!
 //! Every referenced schema becomes a `$defs` entry of the tool's schema (`#/components/schemas/Pet`

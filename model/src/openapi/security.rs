@@ -1,5 +1,5 @@
 //! Security (OAS 3.0 §4.7.27 / 3.1 §4.8.27 "Security Scheme Object", §4.7.30 / §4.8.30
-//! "Security Requirement Object"; cases.md C18): the schemes of `components.securitySchemes`
+//! "Security Requirement Object"): the schemes of `components.securitySchemes`
 //! and the requirement lists of `security`. An operation's `security` replaces the document's
 //! (`security: []`: no credentials). Credentials are never arguments: the runtime sends them
 //! from the source's `auth`.

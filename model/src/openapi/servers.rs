@@ -1,5 +1,4 @@
-//! Servers (OAS 3.0 §4.7.5 / 3.1 §4.8.5 "Server Object", "Server Variable Object"; cases.md
-//! C17): the `servers` lists of the document, a path item or an operation (the most specific
+//! Servers (OAS 3.0 §4.7.5 / 3.1 §4.8.5 "Server Object", "Server Variable Object"): the `servers` lists of the document, a path item or an operation (the most specific
 //! non-empty one applies), and [`Server::resolve`], which fills a URL's `{variables}`.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Tests of the OpenAPI conversion: the rules with small inline documents, cases.md C09, C10,
+//! Tests of the OpenAPI conversion: the rules with small inline documents, C10,
 //! C13, C14, C15, C17, and every real document of `tests/specs/`.
 
 use std::collections::{BTreeMap, HashSet};

@@ -11,7 +11,7 @@
 //!   replaces the artifact of that id.
 //! * `completed`: the artifacts' parts, in order, are the content (the status message when
 //!   there are none); one JSON object among the data parts is also `structuredContent`.
-//! * `input-required` / `auth-required` (cases.md C32): waiting stops at once; the call ends in
+//! * `input-required` / `auth-required`: waiting stops at once; the call ends in
 //!   [`ErrorKind::InputRequired`] with the agent's question as the message and
 //!   `{"state", "taskId", "contextId"}` as details. A second call with those `taskId` and
 //!   `contextId` arguments continues the task.

@@ -1,7 +1,7 @@
 //! Agent card discovery (A2A 1.0 §8 "Agent Discovery"; 0.3 §5) and the card as toolgate reads
 //! it.
 //!
-//! * **Where** (cases.md C31): an explicit `card_url`, or under the agent's `url`
+//! * **Where**: an explicit `card_url`, or under the agent's `url`
 //!   `/.well-known/agent-card.json` (1.0 and 0.3) and then `/.well-known/agent.json` (the 0.2
 //!   name). Only a 404 or 410 moves on to the next path: a 401/403 stops and is reported as an
 //!   authentication problem, anything else as what it is. The path that worked is logged and
@@ -267,7 +267,7 @@ fn endpoint(v: &Value, what: &str) -> Result<(Version, String, String), String> 
     }
 }
 
-/// The well-known card paths, newest first (cases.md C31).
+/// The well-known card paths, newest first.
 pub const WELL_KNOWN_PATHS: [&str; 2] = ["/.well-known/agent-card.json", "/.well-known/agent.json"];
 
 /// Fetches an agent's card, trying each candidate URL, and remembers what HTTP caching allows.

@@ -8,7 +8,7 @@
 //! * **Versions**: A2A 1.0 (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`,
 //!   header `A2A-Version: 1.0`) and 0.3 (`message/send`, `message/stream`, `tasks/get`,
 //!   `tasks/cancel`), chosen from the card ([`card`]).
-//! * **Discovery**: [`card`]: `agent-card.json`, then `agent.json` (cases.md C31), `ETag` /
+//! * **Discovery**: [`card`]: `agent-card.json`, then `agent.json`, `ETag` /
 //!   `max-age`, the authenticated extended card when credentials are configured and the card
 //!   offers one.
 //! * **Tools**: a skill's description (with its examples), tags and name (as title); input
@@ -17,7 +17,7 @@
 //!   `metadata` is `{"skill": <skill id>}`, as A2A has no field addressing a skill.
 //! * **Calls**: [`call`]: the task is followed to its end by streaming or polling; artifacts
 //!   become content; `input-required` / `auth-required` end in
-//!   [`ErrorKind::InputRequired`](crate::ErrorKind::InputRequired) (cases.md C32); `failed`,
+//!   [`ErrorKind::InputRequired`](crate::ErrorKind::InputRequired); `failed`,
 //!   `rejected`, `canceled` in `upstream`; a call that runs out of time cancels its task.
 //! * **Auth**: [`auth`]: bearer, API key, basic, headers, or by the card's security scheme
 //!   names; no error, result or log line shows a credential.
@@ -202,7 +202,7 @@ impl A2aBackend {
         self.connected().map(|c| c.card)
     }
 
-    /// Where the card was found (cases.md C31: the path that worked).
+    /// Where the card was found (the path that worked).
     pub fn card_url(&self) -> Option<String> {
         self.connected().map(|c| c.card_url)
     }

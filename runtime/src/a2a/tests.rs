@@ -1,5 +1,5 @@
 //! Unit tests of the A2A client: both wire forms, card reading, and the call flow against an
-//! in-process HTTP server scripted with the exact answers of cases.md C31 and C32. The real
+//! in-process HTTP server scripted with the answers real agents give (a legacy card path, an agent asking for input). The real
 //! agents (PyPI a2a-sdk 1.3 and 0.3, npm @a2a-js/sdk) are driven by `runtime/tests/a2a_*.rs`.
 
 use serde_json::{Value, json};
@@ -22,7 +22,7 @@ fn rpc_result(result: Value) -> (&'static str, Vec<u8>) {
     ok_json(&json!({"jsonrpc": "2.0", "id": 1, "result": result}))
 }
 
-/// The card of cases.md C31 (0.2.5: top-level `url`), its endpoint moved to `rpc`.
+/// A 0.2.5 card (top-level `url`), its endpoint moved to `rpc`.
 fn c31_card(rpc: &str) -> Value {
     json!({"name": "Planner", "url": rpc, "protocolVersion": "0.2.5",
            "capabilities": {"streaming": false}, "skills": [{"id": "plan", "name": "Plan"}]})
@@ -244,7 +244,7 @@ fn backend(url: Option<&str>, card_url: Option<&str>) -> A2aBackend {
     A2aBackend::new("planner", url, card_url, None, A2aOptions::default()).unwrap()
 }
 
-/// cases.md C31: agent-card.json 404 → agent.json 200; calls go to the card's `url`.
+/// agent-card.json 404 → agent.json 200; calls go to the card's `url`.
 #[tokio::test]
 async fn c31_the_legacy_card_path_is_tried_and_calls_go_to_the_cards_url() {
     let rpc = TestServer::start(vec![rpc_result(
@@ -293,7 +293,7 @@ async fn c31_the_legacy_card_path_is_tried_and_calls_go_to_the_cards_url() {
     );
 }
 
-/// cases.md C31: a 401 on the first path stops the fallback and is an auth problem.
+/// a 401 on the first path stops the fallback and is an auth problem.
 #[tokio::test]
 async fn c31_a_401_stops_the_fallback_and_says_auth() {
     let base = TestServer::start(vec![
@@ -379,7 +379,7 @@ fn c32_task() -> Value {
                  "message": {"role": "agent", "messageId": "m1", "parts": [{"kind": "text", "text": "Which city?"}]}}})
 }
 
-/// cases.md C32: input-required stops at once; the result a model sees is not an error.
+/// input-required stops at once; the result a model sees is not an error.
 #[tokio::test]
 async fn c32_input_required_asks_and_the_follow_up_continues_the_task() {
     let done = json!({"kind": "task", "id": "t-42", "contextId": "c-7", "status": {"state": "completed"},
@@ -423,7 +423,7 @@ async fn c32_input_required_asks_and_the_follow_up_continues_the_task() {
     assert_eq!(m["parts"], json!([{"kind": "text", "text": "Oslo"}]));
 }
 
-/// cases.md C32, streaming: the stream ends with a final input-required status update.
+/// streaming: the stream ends with a final input-required status update.
 #[tokio::test]
 async fn c32_streaming_input_required_ends_the_wait() {
     let events = [

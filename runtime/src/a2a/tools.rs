@@ -8,7 +8,7 @@ use super::card::{AgentCard, Skill};
 use super::wire::{Message, Part};
 use crate::{Content, ResourceContents, ToolAnnotations, ToolDescriptor};
 
-/// The argument that continues a task (cases.md C32).
+/// The argument that continues a task.
 pub const TASK_ID_ARG: &str = "taskId";
 /// The argument that continues a conversation.
 pub const CONTEXT_ID_ARG: &str = "contextId";

@@ -94,7 +94,7 @@ pub enum State {
     Submitted,
     /// Running.
     Working,
-    /// Interrupted: the agent asks a question (cases.md C32).
+    /// Interrupted: the agent asks a question.
     InputRequired,
     /// Interrupted: the agent needs the caller to authenticate.
     AuthRequired,

@@ -46,7 +46,7 @@ pub(crate) fn descriptor(tool: &rmcp::model::Tool) -> ToolDescriptor {
     }
 }
 
-/// The text shown for a result with no content at all (cases.md C23).
+/// The text shown for a result with no content at all.
 pub(crate) use crate::output::NO_CONTENT;
 
 /// A `tools/call` result as toolgate's result.

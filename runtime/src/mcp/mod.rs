@@ -5,7 +5,7 @@
 //! HTTP (rmcp's reqwest transport) or the legacy HTTP+SSE transport of MCP 2024-11-05 (ours, on
 //! rmcp's types: rmcp dropped it). Both protocol eras are negotiated: `server/discover`
 //! (2026-07-28) first, `initialize` (2024-11-05 … 2025-11-25) when the server is older; any
-//! version rmcp knows is accepted, never only an exact match (cases.md C28).
+//! version rmcp knows is accepted, never only an exact match.
 //!
 //! One session is shared by every call. When it drops (the process dies, the HTTP session
 //! expires), the calls in flight fail at once with `network` naming what happened, and the next
@@ -206,6 +206,25 @@ pub(crate) type McpFactory =
     Box<dyn FnOnce() -> Result<(Arc<dyn crate::ToolSource>, McpServerHandle), BuildError> + Send>;
 
 impl crate::ToolsetBuilder {
+    /// Adds `source` and, when its backend is an [`McpBackend`], lists its server among
+    /// [`Toolset::mcp_servers`](crate::Toolset::mcp_servers) (for the pass-through of
+    /// resources, prompts and completions); any other remote source is added as
+    /// [`source`](crate::ToolsetBuilder::source) adds it.
+    pub fn mcp_source(self, source: crate::remote::RemoteSource) -> Self {
+        use crate::ToolSource as _;
+        let Some(backend) = source.backend_as::<McpBackend>().cloned() else {
+            return self.source(source);
+        };
+        let handle = McpServerHandle {
+            id: source.id().to_string(),
+            prefixed: source.prefixed(),
+            backend,
+        };
+        self.mcp_server_with(Box::new(move || {
+            Ok((Arc::new(source) as Arc<dyn crate::ToolSource>, handle))
+        }))
+    }
+
     /// Adds one source per `mcp` entry of a tools.yaml `tools:` section (see [`source`]), with
     /// the section's `allow`/`deny` applied to every one; relative `cwd`s are taken from
     /// `base_dir`. Nothing is contacted until [`Toolset::discover`](crate::Toolset::discover)

@@ -3,7 +3,7 @@
 //!
 //! Ours rather than rmcp's `TokioChildProcess` because of what a gateway needs from it:
 //! * stdout lines that are not JSON-RPC (a server's log line, a banner) are skipped and logged
-//!   with the server's id, rate-limited (cases.md C20), and a frame over the size cap is
+//!   with the server's id, rate-limited, and a frame over the size cap is
 //!   discarded without being buffered (C30);
 //! * stderr is read line by line into our log, never mixed with protocol frames, and its last
 //!   lines are kept for error messages: whatever the bytes (invalid UTF-8 is decoded lossily)

@@ -1,5 +1,5 @@
 //! Credentials (OAS 3.1 §4.8.27 "Security Scheme Object", §4.8.30 "Security Requirement
-//! Object"; cases.md C18) and the OAuth2 client-credentials grant (RFC 6749 §4.4).
+//! Object") and the OAuth2 client-credentials grant (RFC 6749 §4.4).
 //!
 //! Every secret is resolved once when the source is built (as a credential:
 //! [`Field::Credential`]), held as a [`Secret`] and remembered process-wide

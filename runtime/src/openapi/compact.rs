@@ -2,7 +2,7 @@
 //! with its `$defs` entries shared by every tool that has them.
 //!
 //! The conversion gives every tool a self-contained schema: each component it reaches is
-//! copied into its own `$defs` (cases.md C04), so one document's components are repeated in
+//! copied into its own `$defs`, so one document's components are repeated in
 //! hundreds of tools, and a `serde_json::Value` takes about eight times the bytes of its JSON
 //! text (an `IndexMap` and a separate key `String` per object). Here a schema is its JSON text
 //! (`Arc<str>`, identical texts shared) with the `$defs` entries taken out, and the entries

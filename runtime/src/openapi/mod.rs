@@ -7,7 +7,7 @@
 //! [`ToolError`]. The rules, each in its own module:
 //!
 //! * `request`: fills (tools.yaml `adapters`; see [adapter fills](#adapter-fills)),
-//!   parameters (OAS §4.8.12, styles in `style`, path values one segment each, cases.md C11), bodies (JSON, form, multipart, text, binary;
+//!   parameters (OAS §4.8.12, styles in `style`, path values one segment each), bodies (JSON, form, multipart, text, binary;
 //!   C15), the server URL (config `base_url`, else the operation's, else the document's
 //!   `servers`, with variables, relative URLs against the document URL; C17);
 //! * `auth`: credentials by security scheme or one for all (C18), OAuth2 client credentials;

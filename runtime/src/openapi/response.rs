@@ -1,4 +1,4 @@
-//! From an HTTP response to a [`ToolOutput`] or a [`ToolError`] (cases.md C19).
+//! From an HTTP response to a [`ToolOutput`] or a [`ToolError`].
 //!
 //! * 2xx with an empty body (204, or a 200 whose `Content-Type` says JSON but which has no
 //!   bytes) → success, one text part `HTTP 204 No Content`;

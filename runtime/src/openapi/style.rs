@@ -22,7 +22,7 @@
 //! (`deepObject` for a string) falls back to the location's default (`form`).
 //!
 //! Encoding: path values are percent-encoded leaving only RFC 3986 *unreserved* characters
-//! (`A-Z a-z 0-9 - . _ ~`), so each value stays one segment (cases.md C11); query names and
+//! (`A-Z a-z 0-9 - . _ ~`), so each value stays one segment; query names and
 //! values likewise (space as `%20`), except that `allowReserved` keeps RFC 3986 reserved
 //! characters (`:/?[]@!$&'()*+,;=`, but not `#`, which would end the URL); header values are
 //! sent as they are; cookie values are percent-encoded where RFC 6265 forbids a character

@@ -1,4 +1,4 @@
-//! A result as a model provider takes it back (cases.md C23): every part accounted for, in
+//! A result as a model provider takes it back: every part accounted for, in
 //! order; what a provider cannot take is named in a placeholder line, never silently dropped.
 //!
 //! * Anthropic's `tool_result` content takes text and image blocks (Anthropic Messages API,
@@ -109,7 +109,7 @@ fn decoded_len(base64: &str) -> usize {
 mod tests {
     use super::*;
 
-    /// cases.md C23: text + image + resource + audio, all kept, in order.
+    /// text + image + resource + audio, all kept, in order.
     fn c23() -> ToolOutput {
         serde_json::from_value(json!({"content": [
             {"type": "text", "text": "Page title: Dashboard"},

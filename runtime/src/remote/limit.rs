@@ -1,4 +1,4 @@
-//! Result size limits (cases.md C30): a remote tool's huge result is cut to fit a model's
+//! Result size limits: a remote tool's huge result is cut to fit a model's
 //! context, and kept in full where the caller can still read it.
 
 use std::collections::VecDeque;

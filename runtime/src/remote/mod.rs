@@ -7,7 +7,7 @@
 //! listings, a background task for health checks and `tools/list_changed` refreshes, and result
 //! size limits. The protocol itself is a [`RemoteBackend`].
 //!
-//! # Names (cases.md C10)
+//! # Names
 //!
 //! A remote end may name a tool anything its protocol allows (`admin.tools.list`,
 //! `Report builder`, 70 characters); a model provider only takes `^[a-zA-Z0-9_-]{1,64}$`, and
@@ -150,7 +150,7 @@ impl RemoteSourceBuilder {
     /// toolset sets a deadline (120 s): a remote call never waits forever.
     pub const FALLBACK_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
-    /// The default result size limit: 64 KiB (cases.md C30).
+    /// The default result size limit: 64 KiB.
     pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 * 1024;
 
     /// `true`: contact the remote end on first use of the `{id}.` prefix, not at start-up.

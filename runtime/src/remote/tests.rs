@@ -251,7 +251,7 @@ fn hash(remote: &str) -> String {
     format!("{:08x}", toolgate_model::names::fnv1a32(remote))
 }
 
-/// cases.md C10: names MCP allows but providers do not are offered under provider-safe names,
+/// names MCP allows but providers do not are offered under provider-safe names,
 /// and a call under the new name (either form) reaches the tool under its remote name.
 #[tokio::test]
 async fn illegal_remote_names_are_offered_under_provider_safe_names() {

@@ -555,7 +555,7 @@ fn other_drafts_and_ids_compile_offline() {
 
 // ---- C01: the strict dialect's nulls mean "omitted", in every mode ----------------------------
 
-/// The input schema schemars writes for cases.md C01's `SearchArgs`.
+/// The input schema schemars writes for the round-trip case's `SearchArgs`.
 fn c01_schema() -> Value {
     json!({
         "type": "object",

@@ -1,5 +1,5 @@
 """An MCP server on the official Python SDK (PyPI `mcp`), over stdio, whose tool names MCP allows
-but model providers do not (cases.md C10): `admin.tools.list`, `Report builder`, and a
+but model providers do not: `admin.tools.list`, `Report builder`, and a
 70-character name. Each tool answers with its own name, so a test sees which one a call reached.
 
 Usage: .peers/venv/bin/python odd_names_server.py

@@ -25,7 +25,7 @@ pub(super) fn tool(d: &ToolDescriptor) -> Option<Tool> {
 }
 
 /// A result as `tools/call` answers it. Every part is kept in order. `structuredContent` is
-/// mirrored as a JSON text part when there is no content (cases.md C25, so that clients that
+/// mirrored as a JSON text part when there is no content (so that clients that
 /// read only `content` see it); an error result keeps no `structuredContent` when the tool
 /// declares an output schema (it would not match it).
 pub(super) fn result(mut out: ToolOutput, tool: Option<&ToolDescriptor>) -> CallToolResult {
@@ -48,8 +48,7 @@ pub(super) fn result(mut out: ToolOutput, tool: Option<&ToolDescriptor>) -> Call
     })
 }
 
-/// A failed call as the result a client gets (`isError: true`, MCP "tool execution error";
-/// cases.md C24): a remote tool's own error result keeps every content part it had (they are in
+/// A failed call as the result a client gets (`isError: true`, MCP "tool execution error"): a remote tool's own error result keeps every content part it had (they are in
 /// the error's `details.content`); any other error is one text part `<kind>: <message>`. Either
 /// way `_meta["toolgate/error"]` carries the error as JSON, so a program can read its kind.
 pub(super) fn error_output(e: ToolError) -> ToolOutput {

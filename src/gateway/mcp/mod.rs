@@ -7,7 +7,7 @@
 //! - `tools/call`: through [`Gateway::call`] (so through the toolset's validation and every
 //!   policy); every content part and `structuredContent` passed through; a failed call is a
 //!   result with `isError: true` whose `_meta["toolgate/error"]` carries the error's kind (MCP
-//!   "tool execution error"; cases.md C24), never a JSON-RPC error. Progress is relayed when
+//!   "tool execution error"), never a JSON-RPC error. Progress is relayed when
 //!   the request carries a `progressToken`; `notifications/cancelled` cancels the call.
 //! - `notifications/tools/list_changed` when discovery changes the toolset (initialize-era
 //!   sessions), or on a `subscriptions/listen` stream (2026-07-28).

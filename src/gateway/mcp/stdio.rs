@@ -2,7 +2,7 @@
 //! "Transports", stdio): newline-delimited JSON-RPC messages in both directions.
 //!
 //! Ours rather than rmcp's `transport-io`, which skips a line that is not JSON without a word
-//! and answers an invalid message without its id. Here (cases.md C20, server side):
+//! and answers an invalid message without its id. Here (server side):
 //! * a line that is not JSON is answered with
 //!   `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, JSON that is
 //!   no JSON-RPC message with -32600 (with its id when it has one), a request whose params do not

@@ -90,7 +90,7 @@ impl From<Result<ToolOutput, ToolError>> for BatchResult {
     fn from(result: Result<ToolOutput, ToolError>) -> Self {
         match result {
             Ok(output) => Self::Output { output },
-            // The agent asked a question (cases.md C32): an answer to show, not a failure.
+            // The agent asked a question: an answer to show, not a failure.
             Err(e) if e.kind() == ErrorKind::InputRequired => Self::Output {
                 output: e.into_output(),
             },

@@ -106,7 +106,7 @@ pub(super) async fn call_tool(
             .unwrap_or_else(|_| Err(ToolError::timeout(&name, t))),
     };
     match result {
-        // The agent asked a question (cases.md C32): an answer to show, not a failure.
+        // The agent asked a question: an answer to show, not a failure.
         Err(e) if e.kind() == ErrorKind::InputRequired => Ok(Json(e.into_output())),
         result => Ok(Json(result?)),
     }

@@ -1,4 +1,4 @@
-//! The request body (OAS 3.0 §4.7.13 / 3.1 §4.8.13 "Request Body Object"; cases.md C15): which
+//! The request body (OAS 3.0 §4.7.13 / 3.1 §4.8.13 "Request Body Object"): which
 //! media type is sent, how its value sits in the arguments, and file fields.
 //!
 //! - Media type: the first the gateway can encode, by class: JSON (`application/json`,

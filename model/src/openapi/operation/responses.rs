@@ -1,5 +1,4 @@
-//! The output schema and `Accept` (OAS 3.0 §4.7.16 / 3.1 §4.8.16 "Responses Object"; cases.md
-//! C07, C19).
+//! The output schema and `Accept` (OAS 3.0 §4.7.16 / 3.1 §4.8.16 "Responses Object").
 //!
 //! - `Accept`: the media types of every `2xx` / `2XX` response, in document order.
 //! - Output schema: from the first `2xx` response (else `2XX`, else `default`) that has a JSON

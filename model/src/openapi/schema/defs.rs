@@ -1,5 +1,5 @@
 //! `$defs`: the name each referenced schema gets, and the `$defs` attached to a tool's input or
-//! output schema (cases.md C04: references kept, never expanded or left dangling).
+//! output schema (references kept, never expanded or left dangling).
 //!
 //! - Names: the pointer's segments after `components/{kind}` (or after the bundled file's key),
 //!   joined with `_`, characters outside `[a-zA-Z0-9_.-]` replaced by `_`, at most 60

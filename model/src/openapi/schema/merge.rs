@@ -1,4 +1,4 @@
-//! The `allOf` merge (cases.md C13), and the `readOnly` / `writeOnly` properties its members
+//! The `allOf` merge, and the `readOnly` / `writeOnly` properties its members
 //! hide (OAS 3.0 §4.7.24.3 "Fixed Fields", `readOnly`; JSON Schema Validation §9.4: the flag
 //! holds when any subschema sets it).
 //!

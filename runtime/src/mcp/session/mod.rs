@@ -32,7 +32,7 @@ use crate::remote::PeerInfo;
 use crate::{ErrorKind, ToolContext, ToolDescriptor, ToolError, ToolOutput};
 
 /// The MCP protocol versions toolgate speaks as a client, oldest first: every version rmcp
-/// knows. A server answering with another one is refused (cases.md C28).
+/// knows. A server answering with another one is refused.
 pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = ProtocolVersion::KNOWN_VERSIONS;
 
 /// The first wait after a failed reconnect; doubled on each further failure, up to
@@ -320,7 +320,7 @@ impl Client {
 
     /// Every tool the server lists, following `nextCursor` up to `max_list_pages` pages.
     /// `tools/list` is idempotent: when the session drops under it (an expired HTTP session, a
-    /// restarted process), it is sent once more on a new session (cases.md C26).
+    /// restarted process), it is sent once more on a new session.
     pub(crate) async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ToolError> {
         match self.list_tools_once().await {
             Err((e, true)) => {

@@ -6,7 +6,7 @@
 //! on, by the timeout or by its caller, is cancelled with `notifications/cancelled`). Listings
 //! follow `nextCursor` up to `max_list_pages` pages, as `tools/list` does. Every one of these
 //! requests only reads, so when the session drops under one it is sent once more on a new
-//! session (cases.md C26). A server without the feature's capability gets no request: a
+//! session. A server without the feature's capability gets no request: a
 //! listing is then empty, anything else a `protocol` error saying so.
 
 use std::collections::HashSet;

@@ -1,6 +1,5 @@
 //! One frame (a stdin line, a POST body) as the stdio and legacy HTTP+SSE transports read it:
-//! a JSON-RPC message for the session, or the JSON-RPC error that answers it (cases.md C20,
-//! server side), or a malformed notification or answer to drop.
+//! a JSON-RPC message for the session, or the JSON-RPC error that answers it (JSON-RPC 2.0 §5.1), or a malformed notification or answer to drop.
 
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcNotification,
@@ -45,7 +44,7 @@ pub(crate) fn error_response(id: Option<&Value>, code: i64, message: &str) -> St
 /// | frame | result |
 /// | --- | --- |
 /// | a client message MCP knows (unknown methods included: they get -32601 from rmcp) | [`Parsed::Message`] |
-/// | not JSON | -32700 `Parse error`, id `null` (cases.md C20) |
+/// | not JSON | -32700 `Parse error`, id `null` |
 /// | JSON, not an object; no or a bad `jsonrpc`; neither `method` nor `result`/`error` | -32600 `Invalid Request: …`, with the frame's id when it has a usable one |
 /// | a request (`method` and `id`) whose params do not fit its method | -32602 `Invalid params: …`, with its id |
 /// | a notification (`method`, no `id`) or an answer (`result`/`error`) that does not fit | [`Parsed::Dropped`] |

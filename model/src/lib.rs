@@ -14,6 +14,7 @@ pub mod names;
 pub mod openapi;
 pub mod secrets;
 pub mod text;
+pub mod uri;
 
 pub use config::{ConfigError, Diagnostic, LoadedConfig, Location, ToolsConfig};
 pub use names::{NameError, validate_source_id, validate_tool_name};

@@ -3,13 +3,6 @@
 
 use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
 
-/// RFC 3986 §2.3: everything but the unreserved characters encoded (a path segment or a query
-/// value encoded strictly: Python's `quote(s, safe='')`, Go's `url.PathEscape`).
-const STRICT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 /// WHATWG `application/x-www-form-urlencoded` (space as `+`, added after encoding): what
 /// `reqwest`, `url` and browsers send in a query string or a form body.
 const FORM: &AsciiSet = &NON_ALPHANUMERIC
@@ -69,7 +62,7 @@ pub fn forms(secret: &str) -> Vec<String> {
     }
     // (set, whether its space-as-`+` and lower-case variants are listed too)
     for (set, variants) in [
-        (STRICT, true),
+        (crate::uri::UNRESERVED, true),
         (FORM, true),
         (COMPONENT, false),
         (QUERY, false),

@@ -28,16 +28,10 @@
 //! sent as they are; cookie values are percent-encoded where RFC 6265 forbids a character
 //! (controls, space, `"`, `,`, `;`, `\`, `%`).
 
-use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde_json::Value;
 use toolgate_model::openapi::{FieldEncoding, ParamStyle, Parameter};
-
-/// Everything but RFC 3986 unreserved characters.
-const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+use toolgate_model::uri::UNRESERVED;
 
 /// [`UNRESERVED`] minus the RFC 3986 reserved characters (`allowReserved`), `#` excepted.
 const RESERVED_KEPT: &AsciiSet = &UNRESERVED

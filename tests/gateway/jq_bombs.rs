@@ -43,8 +43,9 @@ const SMALL_BOMBS: &[Bomb] = &[
         expect: ("invalid_arguments", "overflowed its stack"),
     },
     Bomb {
+        // jaq refuses this repetition count before allocating anything.
         filter: r#""x" * 1e12"#,
-        expect: ("invalid_arguments", "memory limit of 256 MiB"),
+        expect: ("invalid_arguments", "cannot calculate"),
     },
     Bomb {
         filter: r#"reduce range(40) as $i ("x"; . + .) | length"#,
@@ -52,8 +53,8 @@ const SMALL_BOMBS: &[Bomb] = &[
     },
 ];
 
-/// The bombs of the bug report, as they were: each must end in its own error or be stopped at
-/// the time limit (where an unoptimised build on a loaded machine may not get further).
+/// The bombs of the bug report, as they were: each must end in its own error, in the memory
+/// limit's, or be stopped at the time limit (where an unoptimised build on a loaded machine may not get further).
 const BOMBS: &[Bomb] = &[
     Bomb {
         filter: "reduce range(1000000) as $i (null; [.]) | tojson",
@@ -182,8 +183,17 @@ fn explode<'b>(served: &Served, bombs: &'b [Bomb]) -> Vec<(&'b Bomb, (u16, Value
     })
 }
 
+/// Sets its flag when dropped: the sampling threads stop even when an assertion fails (a
+/// scope waits for its threads, so a failure would otherwise hang the test).
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
 #[test]
-#[ignore = "unfinished: in a debug build the bombs ran over ten minutes and a worker outlived its 2 s timeout (a call thread stayed in Worker::read_frame); run with --ignored while fixing"]
 fn jq_bombs_do_not_take_the_gateway_down() {
     let mut served = serve(&config(), &[]);
     let pid = served.process.pid();
@@ -212,6 +222,7 @@ fn jq_bombs_do_not_take_the_gateway_down() {
                 ordinary_rounds.fetch_add(1, Ordering::Relaxed);
             }
         });
+        let stop = StopOnDrop(&done);
         let limit = Duration::from_millis(TIMEOUT_MS) + Duration::from_secs(1);
         for (bombs, may_time_out) in [(SMALL_BOMBS, false), (BOMBS, true)] {
             for (bomb, (status, body, took)) in explode(&served, bombs) {
@@ -222,8 +233,12 @@ fn jq_bombs_do_not_take_the_gateway_down() {
                 let (want_kind, want_text) = bomb.expect;
                 let as_expected = kind == want_kind && message.contains(want_text);
                 let timed_out = kind == "timeout" && message.contains("was stopped");
+                // A million levels of objects outgrow the memory limit before the depth check
+                // sees them: a limit's own typed error is as good.
+                let out_of_memory =
+                    kind == "invalid_arguments" && message.contains("memory limit of 256 MiB");
                 assert!(
-                    as_expected || (may_time_out && timed_out),
+                    as_expected || (may_time_out && (timed_out || out_of_memory)),
                     "{}: {status} {body}",
                     bomb.filter
                 );
@@ -237,7 +252,7 @@ fn jq_bombs_do_not_take_the_gateway_down() {
         }
         // One more round of ordinary calls after the last bomb, then stop the others.
         ordinary(&served);
-        done.store(true, Ordering::Release);
+        drop(stop);
         health.join().unwrap();
         calls.join().unwrap();
     });

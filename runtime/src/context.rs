@@ -91,6 +91,33 @@ pub struct ToolContext {
     traceparent: Option<Arc<str>>,
     /// The `policy.arguments` URL rules that checked this call's arguments.
     followed_url_rules: Option<FollowedUrlRules>,
+    /// Why the caller cancelled, when it says.
+    cancel_reason: Option<CancelReason>,
+}
+
+/// Why a caller cancelled a call, when it said so (the `reason` of MCP's
+/// `notifications/cancelled`, MCP 2025-06-18 "Cancellation"). A front that learns a reason
+/// [`set`](Self::set)s it *before* it cancels the call's token, so that a backend passing the
+/// cancellation on (an MCP server behind the gateway gets its own `notifications/cancelled`)
+/// finds it there. Cheap to clone; clones share the one reason.
+#[derive(Clone, Default, Debug)]
+pub struct CancelReason(Arc<OnceLock<String>>);
+
+impl CancelReason {
+    /// An empty slot.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records `reason`; the first one recorded stays (`false` when there was one already).
+    pub fn set(&self, reason: impl Into<String>) -> bool {
+        self.0.set(reason.into()).is_ok()
+    }
+
+    /// The reason, once recorded.
+    pub fn get(&self) -> Option<&str> {
+        self.0.get().map(String::as_str)
+    }
 }
 
 impl Clone for ToolContext {
@@ -104,6 +131,7 @@ impl Clone for ToolContext {
             toolset: self.toolset.clone(),
             traceparent: self.traceparent.clone(),
             followed_url_rules: self.followed_url_rules.clone(),
+            cancel_reason: self.cancel_reason.clone(),
         }
     }
 }
@@ -125,6 +153,7 @@ impl Default for ToolContext {
             toolset: None,
             traceparent: None,
             followed_url_rules: None,
+            cancel_reason: None,
         }
     }
 }
@@ -187,6 +216,16 @@ impl ToolContext {
         self.cancel.get_or_init(CancellationToken::new)
     }
 
+    /// Why the caller cancelled the call, if it did and said why (see [`CancelReason`]).
+    pub fn cancel_reason(&self) -> Option<&str> {
+        self.cancel_reason.as_ref().and_then(CancelReason::get)
+    }
+
+    /// The slot the caller's reason lands in, for a backend that reads it later.
+    pub(crate) fn cancel_reason_slot(&self) -> Option<CancelReason> {
+        self.cancel_reason.clone()
+    }
+
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
         // A token nobody has asked for yet cannot have been cancelled.
@@ -230,6 +269,7 @@ impl ToolContext {
             toolset: None,
             traceparent: self.traceparent.clone(),
             followed_url_rules: None,
+            cancel_reason: self.cancel_reason.clone(),
         };
         toolset.call_with(name, args, child).await
     }
@@ -303,6 +343,7 @@ pub struct ToolContextBuilder {
     cancel: Option<CancellationToken>,
     progress: ProgressReporter,
     traceparent: Option<Arc<str>>,
+    cancel_reason: Option<CancelReason>,
 }
 
 impl ToolContextBuilder {
@@ -351,6 +392,13 @@ impl ToolContextBuilder {
         self
     }
 
+    /// Where the caller's reason for cancelling will be, if it gives one (set it before
+    /// cancelling the [`cancellation`](Self::cancellation) token).
+    pub fn cancel_reason(mut self, reason: CancelReason) -> Self {
+        self.cancel_reason = Some(reason);
+        self
+    }
+
     /// Where progress reports go.
     pub fn progress(mut self, reporter: ProgressReporter) -> Self {
         self.progress = reporter;
@@ -374,6 +422,7 @@ impl ToolContextBuilder {
             toolset: None,
             traceparent: self.traceparent,
             followed_url_rules: None,
+            cancel_reason: self.cancel_reason,
         }
     }
 }

@@ -40,7 +40,9 @@ mod validate;
 #[doc(hidden)]
 pub mod __private;
 
-pub use context::{Identity, Progress, ProgressReporter, ToolContext, ToolContextBuilder};
+pub use context::{
+    CancelReason, Identity, Progress, ProgressReporter, ToolContext, ToolContextBuilder,
+};
 pub use descriptor::{ToolAnnotations, ToolDescriptor};
 pub use error::{ArgumentError, BuildError, ErrorKind, ToolError};
 pub use future::{BoxFuture, ToolFuture};

@@ -99,6 +99,14 @@ pub trait SourceLifecycle: Send + Sync {
         true
     }
 
+    /// The timeout the source gives each call of its tools, if it sets one (a remote
+    /// source's `timeout_ms`). A call to one of its tools that first has to wait for the
+    /// source's listing is bounded by it (when the policy names no timeout for the tool), so
+    /// that a source that hangs while listing does not hold the call longer. Default `None`.
+    fn call_timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Releases what the source holds: sessions, child processes, background tasks. Later calls
     /// fail.
     fn close(&self) -> BoxFuture<'_, ()> {

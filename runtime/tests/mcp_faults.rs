@@ -5,6 +5,9 @@
 
 mod support;
 
+#[path = "mcp_faults/deadlines.rs"]
+mod deadlines;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -390,10 +390,29 @@ impl Gateway {
         progress: ProgressReporter,
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
+        self.call_cancellable(name, args, caller, progress, cancel, None)
+            .await
+    }
+
+    /// [`call`](Self::call), with the slot where the client's reason for cancelling lands
+    /// (set before `cancel` is cancelled), passed on to the tool's backend.
+    pub(crate) async fn call_cancellable(
+        &self,
+        name: &str,
+        args: Value,
+        caller: &Caller,
+        progress: ProgressReporter,
+        cancel: CancellationToken,
+        reason: Option<toolgate_runtime::CancelReason>,
+    ) -> Result<ToolOutput, ToolError> {
         // Cancelled by the client (its token is the parent), or below when the shutdown grace
         // period ends: no task per call to link the two.
         let token = cancel.child_token();
-        let ctx = self.context(caller, progress, token.clone()).build();
+        let mut ctx = self.context(caller, progress, token.clone());
+        if let Some(reason) = reason {
+            ctx = ctx.cancel_reason(reason);
+        }
+        let ctx = ctx.build();
         self.run_call(token, self.toolset().call_with(name, args, ctx))
             .await
     }

@@ -60,6 +60,10 @@ pub struct A2aAgent {
     /// policy's timeout otherwise). When it passes, the task is cancelled (`CancelTask`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The longest connecting and fetching the agent card may take, in milliseconds (default
+    /// 10000). A call that has to fetch the card is also bounded by its own deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_timeout_ms: Option<u64>,
     /// `true`: fetch the card on first use of the `{id}.` prefix, not when the toolset starts.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lazy: bool,

@@ -22,6 +22,11 @@ use super::interpolate::Interpolated;
 ///     - id: remote
 ///       http: {url: "https://mcp.example.com/mcp", bearer_token: "${REMOTE_TOKEN}"}
 ///       timeout_ms: 20000
+///       connect_timeout_ms: 5000
+///     - id: builds
+///       http: {url: "https://ci.example.com/mcp"}
+///       timeout_ms: 3600000     # a build may take an hour...
+///       idle_timeout_ms: 60000  # ...if it reports progress at least once a minute
 ///     - id: legacy
 ///       sse: {url: "http://127.0.0.1:3001/sse"}
 /// ```
@@ -39,6 +44,17 @@ pub struct McpServer {
     pub deny: Vec<String>,
     /// The longest one call may take, in milliseconds (the policy's timeout otherwise).
     pub timeout_ms: Option<u64>,
+    /// The longest starting a session may take, in milliseconds: spawning the process or
+    /// connecting, then the handshake (`server/discover` or `initialize`; the legacy SSE
+    /// transport's `endpoint` event first). Default 30000. A call that has to start a session
+    /// is also bounded by its own deadline, whichever ends first; the error says which step
+    /// was waiting.
+    pub connect_timeout_ms: Option<u64>,
+    /// The longest a call may go without a sign of life from the server, in milliseconds: each
+    /// `notifications/progress` for the call starts the wait again. The call still ends at its
+    /// timeout (`timeout_ms`, the policy's) however much progress came. Default: none (only
+    /// the timeout). Set a long `timeout_ms` with it for long tasks that report progress.
+    pub idle_timeout_ms: Option<u64>,
     /// `true`: connect and list tools on first use of the `{id}.` prefix, not when the toolset
     /// starts. Default `false`.
     pub lazy: bool,
@@ -136,6 +152,14 @@ struct RawMcpServer {
     /// Per-call timeout in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timeout_ms: Option<u64>,
+    /// The longest starting a session (process or connection, then the handshake) may take,
+    /// in milliseconds (default 30000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    connect_timeout_ms: Option<u64>,
+    /// The longest a call may go without progress from the server, in milliseconds; each
+    /// progress notification starts the wait again, up to the call's timeout (default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idle_timeout_ms: Option<u64>,
     /// Connect on first use instead of at start (default false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     lazy: bool,
@@ -192,6 +216,8 @@ impl TryFrom<RawMcpServer> for McpServer {
             allow: r.allow,
             deny: r.deny,
             timeout_ms: r.timeout_ms,
+            connect_timeout_ms: r.connect_timeout_ms,
+            idle_timeout_ms: r.idle_timeout_ms,
             lazy: r.lazy,
             max_result_bytes: r.max_result_bytes,
             prefix: r.prefix,
@@ -215,6 +241,8 @@ impl From<McpServer> for RawMcpServer {
             allow: s.allow,
             deny: s.deny,
             timeout_ms: s.timeout_ms,
+            connect_timeout_ms: s.connect_timeout_ms,
+            idle_timeout_ms: s.idle_timeout_ms,
             lazy: s.lazy,
             max_result_bytes: s.max_result_bytes,
             prefix: s.prefix,

@@ -318,6 +318,8 @@ impl Cx<'_> {
             allow,
             deny,
             timeout_ms,
+            connect_timeout_ms: None,
+            idle_timeout_ms: None,
             lazy,
             max_result_bytes: None,
             prefix: true,

@@ -56,6 +56,17 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
                 .with_hint("leave it out to use the policy's timeout"),
             );
         }
+        for (key, value) in [
+            ("connect_timeout_ms", s.connect_timeout_ms),
+            ("idle_timeout_ms", s.idle_timeout_ms),
+        ] {
+            if value == Some(0) {
+                errors.push(cfg.error_at(
+                    &format!("/tools/mcp/{i}/{key}"),
+                    format!("MCP server `{}`: `{key}: 0` is not a usable wait; give at least 1 (milliseconds) or leave it out", s.id),
+                ));
+            }
+        }
     }
     check_globs(cfg, "/tools/allow", &cfg.tools.allow, &mut errors);
     check_globs(cfg, "/tools/deny", &cfg.tools.deny, &mut errors);
@@ -84,6 +95,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
         }
         for (key, value) in [
             ("timeout_ms", a.timeout_ms),
+            ("connect_timeout_ms", a.connect_timeout_ms),
             ("poll_interval_ms", a.poll_interval_ms),
         ] {
             if value == Some(0) {

@@ -8,7 +8,9 @@
 //!   polling too.
 //! * Streamed artifact chunks are merged by artifact id in arrival order (`append: true`
 //!   extends the artifact, adjacent text joined into one part); a chunk without `append`
-//!   replaces the artifact of that id.
+//!   replaces the artifact of that id. After a chunk with `lastChunk: true` the artifact is
+//!   final: later chunks for it are ignored, with a warning. An `append` to an artifact id not
+//!   seen yet starts that artifact, with a warning (A2A 1.0, `TaskArtifactUpdateEvent`).
 //! * `completed`: the artifacts' parts, in order, are the content (the status message when
 //!   there are none); one JSON object among the data parts is also `structuredContent`.
 //! * `input-required` / `auth-required`: waiting stops at once; the call ends in
@@ -101,6 +103,8 @@ struct Progress {
     state: State,
     message: Option<Message>,
     artifacts: Vec<Artifact>,
+    /// Ids of the artifacts whose last chunk came.
+    finished: Vec<String>,
 }
 
 impl Progress {
@@ -111,6 +115,7 @@ impl Progress {
             state: task.state,
             message: task.message,
             artifacts: task.artifacts,
+            finished: Vec::new(),
         }
     }
 
@@ -133,11 +138,23 @@ impl Progress {
         }
     }
 
-    fn merge_chunk(&mut self, artifact: Artifact, append: bool) {
+    /// Merges one streamed chunk; `agent` names the agent in warnings.
+    fn merge_chunk(&mut self, agent: &str, artifact: Artifact, append: bool, last_chunk: bool) {
+        let id = artifact.id.clone();
+        if !id.is_empty() && self.finished.contains(&id) {
+            tracing::warn!(agent, task = %self.task_id, artifact = %id, "the agent sent a chunk of an artifact after its last chunk (lastChunk: true); the chunk is ignored");
+            return;
+        }
+        if last_chunk && !id.is_empty() {
+            self.finished.push(id.clone());
+        }
         let known = self
             .artifacts
             .iter_mut()
             .find(|a| a.id == artifact.id && !a.id.is_empty());
+        if known.is_none() && append {
+            tracing::warn!(agent, task = %self.task_id, artifact = %id, "the agent appended to an artifact it never started; the chunk starts it");
+        }
         match (known, append) {
             (Some(known), true) => {
                 for part in artifact.parts {
@@ -255,7 +272,7 @@ async fn follow(
                     context_id,
                     artifact,
                     append,
-                    ..
+                    last_chunk,
                 } => {
                     let p = progress.get_or_insert_with(|| {
                         guard.task_id = Some(task_id.clone());
@@ -267,7 +284,7 @@ async fn follow(
                             artifacts: Vec::new(),
                         })
                     });
-                    p.merge_chunk(artifact, append);
+                    p.merge_chunk(&rpc.source, artifact, append, last_chunk);
                 }
             }
             if progress

@@ -62,7 +62,9 @@ pub struct A2aOptions {
     /// The largest card or JSON-RPC answer read, in bytes (default 16 MiB; a whole event
     /// stream counts as one).
     pub max_response_bytes: usize,
-    /// The longest a TCP/TLS connect may take (default 10 s).
+    /// The longest a TCP/TLS connect may take, and fetching the agent card with it (default
+    /// 10 s; tools.yaml: `connect_timeout_ms`). A call that has to fetch the card is bounded by
+    /// its own deadline too.
     pub connect_timeout: Duration,
     /// Hosts (exact, or `*.example.com`) that may receive credentials besides the card's own;
     /// with credentials, a card naming an endpoint elsewhere is refused.
@@ -185,6 +187,9 @@ impl A2aBackend {
                 .map(|(k, v)| (k.clone(), v.input_schema.clone()))
                 .collect(),
             allow_hosts: agent.allow_hosts.clone(),
+            connect_timeout: agent
+                .connect_timeout_ms
+                .map_or(A2aOptions::default().connect_timeout, Duration::from_millis),
             ..A2aOptions::default()
         };
         Self::new(
@@ -217,7 +222,43 @@ impl A2aBackend {
 
     /// Fetches (or revalidates) the card, reads it, fetches the extended card when it should,
     /// and stores the result.
-    async fn discover(&self) -> Result<Connected, ToolError> {
+    /// [`fetch_card`](Self::fetch_card) within `connect_timeout`, or by `deadline` (a call's)
+    /// when that comes first; the error says which bound ended it.
+    async fn discover(&self, deadline: Option<Instant>) -> Result<Connected, ToolError> {
+        let started = Instant::now();
+        let mut limit = self.inner.options.connect_timeout;
+        let by_call = deadline.is_some_and(|d| d.saturating_duration_since(started) < limit);
+        if by_call && let Some(d) = deadline {
+            limit = d.saturating_duration_since(started);
+        }
+        let until = crate::remote::on_tokio_clock(started + limit);
+        match tokio::time::timeout_at(until, self.fetch_card()).await {
+            Ok(result) => result,
+            Err(_) => Err(ToolError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "agent `{}`: no agent card within {} ms ({}; tried {})",
+                    self.inner.id,
+                    limit.as_micros().div_ceil(1000),
+                    if by_call {
+                        "the call's deadline"
+                    } else {
+                        "its `connect_timeout_ms`"
+                    },
+                    self.inner
+                        .fetcher
+                        .candidates()
+                        .iter()
+                        .map(reqwest::Url::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// Fetches the card (the extended one with credentials) and connects to its endpoint.
+    async fn fetch_card(&self) -> Result<Connected, ToolError> {
         let a = &self.inner;
         let fetched = a
             .fetcher
@@ -333,7 +374,7 @@ impl RemoteBackend for A2aBackend {
         Box::pin(async move {
             // A listing asked for (start-up, refresh, retry) always revalidates the card.
             self.inner.fetcher.expire();
-            let connected = self.discover().await?;
+            let connected = self.discover(None).await?;
             Ok(tools::descriptors(
                 &connected.card,
                 &self.inner.options.skill_schemas,
@@ -351,7 +392,7 @@ impl RemoteBackend for A2aBackend {
         Box::pin(async move {
             let connected = match self.connected() {
                 Some(c) => c,
-                None => self.discover().await?,
+                None => self.discover(ctx.deadline()).await?,
             };
             let options = &self.inner.options;
             let structured = options.skill_schemas.contains_key(remote_name);
@@ -377,7 +418,7 @@ impl RemoteBackend for A2aBackend {
         Box::pin(async move {
             let started = Instant::now();
             let before = self.connected().map(|c| c.card);
-            let now = self.discover().await?.card;
+            let now = self.discover(None).await?.card;
             if before.is_some_and(|b| b.skills != now.skills) {
                 tracing::info!(source = %self.inner.id, "the agent card's skills changed");
                 self.inner.changes.send_modify(|n| *n += 1);

@@ -3,14 +3,14 @@
 //! changes). Besides being logged, log messages and resource/prompt notifications are
 //! broadcast as [`McpEvent`]s ([`McpBackend::events`](super::McpBackend::events)).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ResourceUpdatedNotificationParam, ServerNotification,
+    ClientCapabilities, ClientConfig, ClientNotification, Implementation, JsonRpcMessage,
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, RequestId, ResourceUpdatedNotificationParam, ServerNotification,
 };
 use rmcp::service::{NotificationContext, RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -26,8 +26,9 @@ const EVENT_CAPACITY: usize = 256;
 pub(crate) struct Shared {
     /// The source id, for log lines.
     pub(crate) server: String,
-    /// Progress tokens of calls in flight whose caller listens for progress.
-    progress: Mutex<HashMap<ProgressToken, ProgressReporter>>,
+    /// Progress tokens of calls in flight that listen for progress (their caller, or their
+    /// idle timer).
+    progress: Mutex<HashMap<ProgressToken, Listener>>,
     /// Bumped on `notifications/tools/list_changed`.
     changes: watch::Sender<u64>,
     /// Resource updates, resource and prompt list changes, log messages.
@@ -64,16 +65,16 @@ impl Shared {
         self.changes.send_modify(|n| *n += 1);
     }
 
-    /// Routes progress reports for `token` to `reporter` until the guard is dropped.
+    /// Routes progress reports for `token` to `listener` until the guard is dropped.
     pub(crate) fn track_progress(
         self: &Arc<Self>,
         token: ProgressToken,
-        reporter: ProgressReporter,
+        listener: Listener,
     ) -> ProgressGuard {
         self.progress
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(token.clone(), reporter);
+            .insert(token.clone(), listener);
         ProgressGuard {
             shared: Arc::clone(self),
             token,
@@ -82,16 +83,24 @@ impl Shared {
 }
 
 impl Shared {
-    /// Hands one progress notification to the reporter of the call it belongs to.
+    /// Hands one progress notification to the call it belongs to: its caller's reporter, and
+    /// its idle timer.
     fn report_progress(&self, params: &ProgressNotificationParam) {
-        let reporter = self
+        let listener = self
             .progress
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&params.progress_token)
             .cloned();
-        match reporter {
-            Some(r) => r.report(params.progress, params.total, params.message.as_deref()),
+        match listener {
+            Some(l) => {
+                if let Some(alive) = &l.alive {
+                    alive.notify_one();
+                }
+                if let Some(r) = &l.reporter {
+                    r.report(params.progress, params.total, params.message.as_deref());
+                }
+            }
             None => {
                 tracing::debug!(server = %self.server, token = ?params.progress_token, "progress for no call in flight")
             }
@@ -99,19 +108,49 @@ impl Shared {
     }
 }
 
-/// A transport that reports progress notifications as they are received, in order.
+/// A transport that reports progress notifications as they are received, in order, and drops
+/// answers to requests never sent.
 ///
 /// rmcp's service loop reads one message at a time from [`Transport::receive`], so a progress
 /// notification is reported here before the result that follows it is handed to the caller:
 /// a caller sees every report a server sent before its result, and none after.
+///
+/// A response (or error) whose id toolgate never sent is logged and skipped: rmcp would end
+/// the whole session on one that arrives before the `initialize` result (JSON-RPC 2.0 §5: a
+/// response answers a request of the same id; anything else is the server's bug, not the
+/// session's end).
 pub(crate) struct ProgressInOrder<T> {
     inner: T,
     shared: Arc<Shared>,
+    /// Ids of the requests sent and not answered yet.
+    pending: HashSet<RequestId>,
+    /// Ids of requests toolgate cancelled, newest last: a late answer to one is expected.
+    cancelled: VecDeque<RequestId>,
 }
+
+/// How many cancelled requests are remembered (their late answers pass quietly).
+const CANCELLED_REMEMBERED: usize = 256;
 
 impl<T> ProgressInOrder<T> {
     pub(crate) fn new(inner: T, shared: Arc<Shared>) -> Self {
-        Self { inner, shared }
+        Self {
+            inner,
+            shared,
+            pending: HashSet::new(),
+            cancelled: VecDeque::new(),
+        }
+    }
+
+    /// Whether an answer with `id` belongs to a request sent (it is then no longer pending).
+    fn expected(&mut self, id: &RequestId) -> bool {
+        if self.pending.remove(id) {
+            return true;
+        }
+        if let Some(i) = self.cancelled.iter().position(|c| c == id) {
+            self.cancelled.remove(i);
+            return true;
+        }
+        false
     }
 }
 
@@ -126,17 +165,48 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressInOrder<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        match &item {
+            JsonRpcMessage::Request(r) => {
+                self.pending.insert(r.id.clone());
+            }
+            JsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(c) = &n.notification
+                    && let Some(id) = &c.params.request_id
+                    && self.pending.remove(id)
+                {
+                    if self.cancelled.len() == CANCELLED_REMEMBERED {
+                        self.cancelled.pop_front();
+                    }
+                    self.cancelled.push_back(id.clone());
+                }
+            }
+            _ => {}
+        }
         self.inner.send(item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await?;
-        if let JsonRpcMessage::Notification(n) = &message
-            && let ServerNotification::ProgressNotification(p) = &n.notification
-        {
-            self.shared.report_progress(&p.params);
+        loop {
+            let message = self.inner.receive().await?;
+            let answered = match &message {
+                JsonRpcMessage::Response(r) => Some(&r.id),
+                JsonRpcMessage::Error(e) => e.id.as_ref(),
+                JsonRpcMessage::Notification(n) => {
+                    if let ServerNotification::ProgressNotification(p) = &n.notification {
+                        self.shared.report_progress(&p.params);
+                    }
+                    None
+                }
+                JsonRpcMessage::Request(_) => None,
+            };
+            if let Some(id) = answered.cloned()
+                && !self.expected(&id)
+            {
+                tracing::warn!(server = %self.shared.server, %id, "the server answered a request toolgate never sent (id {id}); the answer is ignored");
+                continue;
+            }
+            return Some(message);
         }
-        Some(message)
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
@@ -158,6 +228,14 @@ impl Drop for ProgressGuard {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.token);
     }
+}
+
+/// Who hears of a call's progress: its caller (`reporter`), and its idle timer (`alive`,
+/// notified on each report).
+#[derive(Clone, Default)]
+pub(crate) struct Listener {
+    pub(crate) reporter: Option<ProgressReporter>,
+    pub(crate) alive: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// rmcp's client handler for toolgate's sessions.

@@ -106,8 +106,14 @@ impl std::fmt::Debug for McpConnection {
 #[derive(Debug, Clone)]
 pub struct McpOptions {
     /// The longest the handshake (spawn or connect, then `server/discover` or `initialize`)
-    /// may take. Default 30 s.
+    /// may take. Default 30 s (tools.yaml: `connect_timeout_ms`). A call that needs a new
+    /// session is bounded by its own deadline too.
     pub connect_timeout: Duration,
+    /// The longest a `tools/call` may wait without a `notifications/progress` for it (each one
+    /// starts the wait again); the call's own deadline still ends it. Default `None`: only the
+    /// deadline (tools.yaml: `idle_timeout_ms`). Past it, the call fails with `timeout` and the
+    /// server gets `notifications/cancelled`.
+    pub idle_timeout: Option<Duration>,
     /// The largest frame accepted from the server, in bytes (stdio line, SSE event, HTTP JSON
     /// body); a larger one is rejected, never buffered. Default 64 MiB.
     pub max_frame_bytes: usize,
@@ -125,6 +131,7 @@ impl Default for McpOptions {
     fn default() -> Self {
         Self {
             connect_timeout: Duration::from_secs(30),
+            idle_timeout: None,
             max_frame_bytes: 64 << 20,
             max_list_pages: 100,
             request_timeout: Duration::from_secs(30),
@@ -156,12 +163,25 @@ impl McpBackend {
     /// not set.
     pub fn from_config(server: &McpServer, base_dir: &Path) -> Result<Self, BuildError> {
         let connection = connection(server, base_dir)?;
-        Ok(Self::new(&server.id, connection, McpOptions::default()))
+        Ok(Self::new(&server.id, connection, options(server)))
     }
 
     /// The connection's settings.
     pub fn connection(&self) -> &McpConnection {
         self.client.connection()
+    }
+}
+
+/// The limits a tools.yaml `mcp` entry sets (`connect_timeout_ms`, `idle_timeout_ms`); the
+/// defaults for the rest.
+fn options(server: &McpServer) -> McpOptions {
+    let defaults = McpOptions::default();
+    McpOptions {
+        connect_timeout: server
+            .connect_timeout_ms
+            .map_or(defaults.connect_timeout, Duration::from_millis),
+        idle_timeout: server.idle_timeout_ms.map(Duration::from_millis),
+        ..defaults
     }
 }
 
@@ -187,7 +207,12 @@ fn source_and_backend(
     let backend = McpBackend::from_config(server, base_dir)?;
     let shared = backend.clone();
     let filter = ToolFilter::new(&server.id, &server.allow, &server.deny)?;
+    // A listing's bound leaves the handshake its own, so that a server that does not finish
+    // it is reported as such, not as a listing that took too long.
+    let limits = options(server);
+    let discovery = limits.connect_timeout + limits.request_timeout;
     let mut builder = RemoteSource::builder(&server.id, backend)
+        .discovery_timeout(discovery)
         .lazy(server.lazy)
         .prefix(server.prefix)
         .filter(filter)

@@ -31,6 +31,10 @@ pub(crate) struct SseConfig {
     pub headers: HeaderMap,
     /// Bound on getting the GET's answer and its first `endpoint` event.
     pub connect_timeout: Duration,
+    /// When that bound ends, if the caller fixed it already (the handshake's deadline, so
+    /// that this step's own error, not the handshake's, is the one reported); otherwise
+    /// `connect_timeout` from the start of the connect.
+    pub connect_until: Option<Instant>,
     /// Bound on one POST, its answer included.
     pub post_timeout: Duration,
     /// Largest event accepted, counted over its non-comment lines with their newlines (so it
@@ -186,7 +190,9 @@ impl SseClientTransport {
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https"));
         let sse_url = sse_url.ok_or_else(|| target.failed("not an absolute http(s) URL"))?;
-        let deadline = Instant::now() + limit;
+        let deadline = config
+            .connect_until
+            .unwrap_or_else(|| Instant::now() + limit);
         let request = client.get(sse_url.clone()).headers(config.headers.clone());
         let request = request.header(ACCEPT, "text/event-stream");
         let answer = async { target.success(request.send().await).await };
@@ -490,6 +496,7 @@ mod tests {
             url,
             headers,
             connect_timeout,
+            connect_until: None,
             post_timeout,
             max_frame_bytes: 1 << 16,
             server,

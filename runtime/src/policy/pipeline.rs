@@ -78,6 +78,22 @@ impl Pipeline {
             .or(self.default_timeout)
     }
 
+    /// The timeout of a call to `name` that has to wait for its source's listing first (its
+    /// descriptor is not known yet): as [`timeout`](Self::timeout), with the source's own
+    /// `call_timeout` in the descriptor's place.
+    pub(crate) fn unlisted_timeout(
+        &self,
+        name: &str,
+        source: &str,
+        source_timeout: Option<Duration>,
+    ) -> Option<Duration> {
+        let entry = |p: Option<&ToolPolicy>| p.and_then(ToolPolicy::timeout);
+        entry(self.config.tools.get(name))
+            .or(source_timeout)
+            .or_else(|| entry(self.config.sources.get(source)))
+            .or(self.default_timeout)
+    }
+
     /// How the tool's arguments are checked: its `policy.tools` entry, else (for extra keys)
     /// the descriptor's own declaration (`#[tool(extra = "strip")]`), else its source's entry,
     /// else the defaults.

@@ -504,6 +504,15 @@ fn fingerprint(tools: &[SourceTool]) -> Vec<(&str, &str, &Value, Option<&Value>)
         .collect()
 }
 
+/// `deadline` on tokio's clock, read now. Never later than a relative sleep to the same
+/// deadline armed earlier (the timeout layer's), so a backend's own bound at `deadline` fires
+/// first, or in the same timer tick, and its error (naming the step that waited) is the one
+/// the caller sees.
+pub(crate) fn on_tokio_clock(deadline: Instant) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now + deadline.saturating_duration_since(Instant::now())
+}
+
 fn closed_error(id: &str) -> ToolError {
     ToolError::new(ErrorKind::Network, format!("source `{id}` is closed")).with_retryable(false)
 }
@@ -644,6 +653,10 @@ impl SourceLifecycle for RemoteSource {
 
     fn discover_at_startup(&self) -> bool {
         !self.inner.settings.lazy
+    }
+
+    fn call_timeout(&self) -> Option<Duration> {
+        self.inner.settings.call_timeout
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

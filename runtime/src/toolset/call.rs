@@ -127,13 +127,16 @@ impl Toolset {
         // deadline is reported as 2000 ms, not 1999, and a remote source's discovery and the
         // argument check count against it).
         let caller_left = ctx.remaining();
-        let found = match (self.entry(name), caller_left) {
-            (Some(entry), _) => Ok(entry),
-            // A lazy source's first listing counts against the caller's deadline too.
-            (None, Some(left)) => tokio::time::timeout(left, self.resolve_remote(name))
-                .await
-                .unwrap_or_else(|_| Err(ToolError::timeout(name, left))),
-            (None, None) => self.resolve_remote(name).await,
+        let found = match self.entry(name) {
+            Some(entry) => Ok(entry),
+            // A lazy source's first listing (or one still running since start-up) counts
+            // against the call's deadline: the caller's, else the timeout the call would get.
+            None => match caller_left.or_else(|| self.unlisted_timeout(name)) {
+                Some(left) => tokio::time::timeout(left, self.resolve_remote(name))
+                    .await
+                    .unwrap_or_else(|_| Err(self.listing_timeout(name, left))),
+                None => self.resolve_remote(name).await,
+            },
         };
         let entry = match found {
             Ok(entry) => entry,

@@ -155,6 +155,36 @@ impl Toolset {
             .find(|s| s.id() == prefix && s.prefixed())
     }
 
+    /// The bound of a call to `name` that waits for its source's listing, when the caller set
+    /// none: the timeout the call would get ([`Pipeline::unlisted_timeout`]).
+    ///
+    /// [`Pipeline::unlisted_timeout`]: crate::policy::Pipeline
+    pub(super) fn unlisted_timeout(&self, name: &str) -> Option<std::time::Duration> {
+        let source = self.prefixed_source(name)?;
+        let own = source.lifecycle().and_then(|l| l.call_timeout());
+        self.inner.pipeline.unlisted_timeout(
+            toolgate_model::names::internal_name(name).as_ref(),
+            source.id(),
+            own,
+        )
+    }
+
+    /// The error of a call to `name` whose deadline (`left` after it started) passed while
+    /// its source was still listing: the timeout, and what the source is waiting on.
+    pub(super) fn listing_timeout(&self, name: &str, left: std::time::Duration) -> ToolError {
+        let mut message = ToolError::timeout(name, left).message().to_string();
+        if let Some(source) = self.prefixed_source(name) {
+            message.push_str(&format!(
+                ": source `{}` has not listed its tools yet",
+                source.id()
+            ));
+            if let Some(error) = status_of(source).error {
+                message.push_str(&format!(" (its last listing failed: {error})"));
+            }
+        }
+        ToolError::new(crate::ErrorKind::Timeout, message)
+    }
+
     /// For a name not found: when its prefix is a source's id, that source is asked to
     /// [discover](SourceLifecycle::discover) its tools (a lazy source's first use; a failed
     /// source after its retry interval), then the name is looked up again. A source that cannot

@@ -29,6 +29,14 @@ Usage: fault_server.py MODE
                  at the end, then answers `flooded`) and `bad_utf8` (writes a stderr line with
                  the invalid UTF-8 bytes ff fe, then 1 MiB of ordinary stderr lines, more than a
                  pipe holds, then answers `still here`), and `echo`.
+  hang_init      never answers `initialize` (nor any other request); reads stdin until it
+                 closes. Prints "waiting for a licence server" to stderr first.
+  stray_id       before its `initialize` result, and before each tools/call result, writes an
+                 answer to a request never sent (ids 1000 and 999: a result and an error);
+                 tool `echo`.
+  progress       tool `tick` {count, every_ms}: `count` notifications/progress (for the
+                 request's `_meta.progressToken`), `every_ms` apart, then the text
+                 "ticked <count>"; tool `hang` never answers (and sends no progress); `echo`.
   echo           just `echo` (also the default without an argument).
 """
 
@@ -36,11 +44,12 @@ import json
 import os
 import signal
 import sys
+import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "echo"
 MODES = {
     "junk", "junk_bom", "hang", "die", "old", "ancient", "results", "paged", "paged_forever",
-    "list_changed", "stderr", "echo",
+    "list_changed", "stderr", "echo", "hang_init", "stray_id", "progress",
 }
 if MODE not in MODES:
     sys.stderr.write(f"fault_server.py: unknown mode {MODE!r}; modes: {', '.join(sorted(MODES))}\n")
@@ -107,6 +116,12 @@ def tool(name, description, input_schema=None, output_schema=None):
 def tools_for_mode():
     if MODE == "hang":
         return [tool("hang", "Never answers"), ECHO]
+    if MODE == "progress":
+        return [
+            tool("tick", "Reports progress, then answers", schema(count={"type": "integer"}, every_ms={"type": "integer"})),
+            tool("hang", "Never answers"),
+            ECHO,
+        ]
     if MODE == "die":
         return [tool("die", "Kills the server process without replying"), ECHO]
     if MODE == "results":
@@ -210,6 +225,15 @@ def tools_call(msg_id, params):
         return result(msg_id, text(str(args.get("message", ""))))
     if name == "hang":
         return None  # never answer
+    if name == "tick":
+        token = ((params.get("_meta") or {}).get("progressToken"))
+        count = int(args.get("count", 3))
+        for i in range(count):
+            time.sleep(int(args.get("every_ms", 100)) / 1000)
+            if token is not None:
+                send({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": token, "progress": i + 1, "total": count}})
+        return result(msg_id, text(f"ticked {count}"))
     if name == "die":
         sys.stderr.write("fatal: about to die\n")
         sys.stderr.flush()
@@ -284,6 +308,13 @@ def handle(msg):
         elif method == "notifications/cancelled":
             log_cancelled(msg)
         return None
+    if MODE == "hang_init":
+        return None  # the handshake never completes
+    if MODE == "stray_id" and method in ("initialize", "tools/call"):
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": 1000, "result": {}})
+        else:
+            send({"jsonrpc": "2.0", "id": 999, "error": {"code": -32000, "message": "stray"}})
     if method == "initialize":
         asked = (params or {}).get("protocolVersion") or "2025-06-18"
         version = {"old": "2024-11-05", "ancient": "2023-01-01"}.get(MODE, asked)
@@ -307,6 +338,9 @@ def handle(msg):
 
 
 def main():
+    if MODE == "hang_init":
+        sys.stderr.write("waiting for a licence server\n")
+        sys.stderr.flush()
     if JUNK:
         write_line(BOM + "Server mode: STDIO")
     stdin = sys.stdin.buffer

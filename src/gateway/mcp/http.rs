@@ -25,14 +25,14 @@ use rmcp::transport::streamable_http_server::{
 };
 use toolgate_runtime::ToolError;
 
-use super::McpHandler;
 use super::stdio::frame::{self, INVALID_REQUEST, Parsed};
+use super::{HttpReasons, McpHandler, Reasons};
 use crate::gateway::rest::error::ErrorResponse;
 use crate::gateway::{Caller, Gateway};
 
 /// The session header of MCP streamable HTTP (MCP 2025-06-18, "Transports", session
 /// management).
-const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The most session owners remembered; beyond it the oldest tenth is forgotten (their sessions
 /// are then refused, as if they had expired).
@@ -45,14 +45,23 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
         .with_cancellation_token(gateway.streams_token().child_token())
         .with_max_request_body_bytes(gateway.settings().max_body_bytes);
     let factory_gateway = gateway.clone();
+    let reasons = HttpReasons::default();
+    let factory_reasons = Reasons::Http(reasons.clone());
     let service = StreamableHttpService::new(
-        move || Ok(McpHandler::new(factory_gateway.clone(), Caller::default())),
+        move || {
+            let reasons = factory_reasons.clone();
+            Ok(McpHandler::with_reasons(
+                factory_gateway.clone(),
+                Caller::default(),
+                reasons,
+            ))
+        },
         Arc::new(LocalSessionManager::default()),
         config,
     );
     let router = axum::Router::new()
         .route_service("/mcp", service)
-        .layer(axum::middleware::from_fn(answer_as_mcp));
+        .layer(axum::middleware::from_fn_with_state(reasons, answer_as_mcp));
     if gateway.settings().api_keys.is_empty() {
         return router;
     }
@@ -151,7 +160,14 @@ async fn bind_sessions(
 ///
 /// Costs nothing on the way of a good request: the body was already read whole (the gateway's
 /// body layer) and is only looked at again when rmcp refused it.
-async fn answer_as_mcp(request: Request<Body>, next: Next) -> Response {
+///
+/// A `notifications/cancelled` with a reason, in a session, has its reason noted before rmcp
+/// reads it ([`super::cancel`]).
+async fn answer_as_mcp(
+    State(reasons): State<HttpReasons>,
+    request: Request<Body>,
+    next: Next,
+) -> Response {
     if request.method() == Method::DELETE {
         let mut response = next.run(request).await;
         if response.status() == StatusCode::ACCEPTED {
@@ -173,6 +189,7 @@ async fn answer_as_mcp(request: Request<Body>, next: Next) -> Response {
             );
         }
     };
+    note_reason(&reasons, &parts.headers, &bytes);
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes.clone())))
         .await;
@@ -188,6 +205,23 @@ async fn answer_as_mcp(request: Request<Body>, next: Next) -> Response {
         Parsed::Message(_) => response,
         Parsed::Invalid(answer) => json_error(answer),
         Parsed::Dropped(why) => rpc_error(INVALID_REQUEST, &format!("Invalid Request: {why}")),
+    }
+}
+
+/// Notes the reason of a `notifications/cancelled` POSTed in a session. Only a body naming
+/// the method is parsed twice.
+fn note_reason(reasons: &HttpReasons, headers: &axum::http::HeaderMap, body: &[u8]) {
+    const METHOD: &[u8] = b"notifications/cancelled";
+    let Some(session) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return;
+    };
+    if !body.windows(METHOD.len()).any(|w| w == METHOD) {
+        return;
+    }
+    if let Parsed::Message(message) = frame::parse(body)
+        && let Some((id, reason)) = super::cancel::cancelled(&message)
+    {
+        reasons.note((session.to_string(), id.clone()), reason);
     }
 }
 

@@ -15,6 +15,7 @@
 //!   gateway are passed through ([`passthrough`]); `toolgate://results/…` URIs (results cut
 //!   to a size limit) are readable as resources.
 
+mod cancel;
 mod convert;
 pub mod http;
 mod passthrough;
@@ -59,7 +60,22 @@ struct Session {
     closed: CancellationToken,
     /// Resource subscriptions passed through (taken back upstream when the session ends).
     passthrough: passthrough::SessionState,
+    /// Where the transport notes the reasons of `notifications/cancelled`.
+    reasons: Reasons,
 }
+
+/// Where a session's cancel reasons are noted: by its own transport (stdio, SSE), or by the
+/// HTTP front for every session, keyed by `Mcp-Session-Id`.
+#[derive(Clone, Default)]
+pub(crate) enum Reasons {
+    #[default]
+    None,
+    Session(cancel::CancelReasons<rmcp::model::RequestId>),
+    Http(HttpReasons),
+}
+
+/// The HTTP front's cancel reasons: by session id and request id.
+pub(crate) type HttpReasons = cancel::CancelReasons<(String, rmcp::model::RequestId)>;
 
 impl Drop for Session {
     fn drop(&mut self) {
@@ -70,6 +86,11 @@ impl Drop for Session {
 impl McpHandler {
     /// A handler serving `gateway` to `caller`.
     pub fn new(gateway: Gateway, caller: Caller) -> Self {
+        Self::with_reasons(gateway, caller, Reasons::None)
+    }
+
+    /// A handler whose transport notes the reasons clients give for cancelling.
+    pub(crate) fn with_reasons(gateway: Gateway, caller: Caller, reasons: Reasons) -> Self {
         Self {
             gateway,
             session: Arc::new(Session {
@@ -77,7 +98,37 @@ impl McpHandler {
                 log_level: Mutex::new(None),
                 closed: CancellationToken::new(),
                 passthrough: passthrough::SessionState::default(),
+                reasons,
             }),
+        }
+    }
+
+    /// The slot for request `id`'s cancel reason, if this session's transport notes them,
+    /// and the guard that forgets it when the call ends.
+    fn cancel_reason(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> (Option<toolgate_runtime::CancelReason>, Box<dyn Send + Sync>) {
+        match &self.session.reasons {
+            Reasons::None => (None, Box::new(())),
+            Reasons::Session(reasons) => {
+                let (slot, taken) = reasons.slot(context.id.clone());
+                (Some(slot), Box::new(taken))
+            }
+            Reasons::Http(reasons) => {
+                let session = context
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|p| p.headers.get(http::SESSION_HEADER))
+                    .and_then(|v| v.to_str().ok());
+                match session {
+                    Some(session) => {
+                        let (slot, taken) = reasons.slot((session.to_string(), context.id.clone()));
+                        (Some(slot), Box::new(taken))
+                    }
+                    None => (None, Box::new(())),
+                }
+            }
         }
     }
 
@@ -275,9 +326,17 @@ impl ServerHandler for McpHandler {
         let args = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
+        let (reason, _forget) = self.cancel_reason(&context);
         let result = self
             .gateway
-            .call(&request.name, args, &caller, progress, context.ct.clone())
+            .call_cancellable(
+                &request.name,
+                args,
+                &caller,
+                progress,
+                context.ct.clone(),
+                reason,
+            )
             .await;
         let descriptor = self.gateway.toolset().describe(&request.name);
         let result = match result {

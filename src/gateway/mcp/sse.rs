@@ -182,7 +182,7 @@ async fn run_session(
     let gateway = sessions.gateway.clone();
     let mut run = tokio::spawn({
         let gateway = gateway.clone();
-        session.run(move || McpHandler::new(gateway.clone(), caller.clone()))
+        session.run(move |r| McpHandler::with_reasons(gateway.clone(), caller.clone(), r))
     });
     let shutdown = gateway.shutdown_token();
     let label = format!("SSE session {id}");

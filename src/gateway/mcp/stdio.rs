@@ -71,7 +71,9 @@ where
     let (pending, closing) = (session.pending(), session.closing());
     let session = {
         let gateway = gateway.clone();
-        tokio::spawn(session.run(move || McpHandler::new(gateway.clone(), Caller::default())))
+        tokio::spawn(
+            session.run(move |r| McpHandler::with_reasons(gateway.clone(), Caller::default(), r)),
+        )
     };
 
     let shutdown = gateway.shutdown_token();

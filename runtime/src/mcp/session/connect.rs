@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{
@@ -77,10 +78,13 @@ impl Client {
         }
     }
 
-    /// One handshake over a new transport.
+    /// One handshake over a new transport; `until` (`limit` after the connect started) is
+    /// when the whole connect ends.
     pub(super) async fn serve(
         &self,
         mode: ClientLifecycleMode,
+        until: tokio::time::Instant,
+        limit: Duration,
     ) -> Result<(RunningService<RoleClient, Handler>, Option<Arc<ProcessLog>>), Failed> {
         let handler = Handler {
             shared: Arc::clone(&self.shared),
@@ -119,6 +123,7 @@ impl Client {
                         format!("cannot start MCP server `{}` (`{program}`): {e}", self.id),
                     )
                 })?;
+                *self.spawned.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&log));
                 self.handshake(handler, transport, mode, Some(log)).await
             }
             McpConnection::Http { url, headers } => {
@@ -158,7 +163,8 @@ impl Client {
                 let config = sse::SseConfig {
                     url: url.clone(),
                     headers: map,
-                    connect_timeout: self.options.connect_timeout,
+                    connect_timeout: limit,
+                    connect_until: Some(until),
                     post_timeout: self.options.connect_timeout,
                     max_frame_bytes: self.options.max_frame_bytes,
                     server: self.id.clone(),
@@ -172,6 +178,30 @@ impl Client {
         }
     }
 
+    /// The handshake got no answer by the connect's deadline: what was waited for, for how
+    /// long and whose bound it was; for a process, its state and last stderr lines.
+    pub(super) fn handshake_timeout(&self, limit: Duration, by_call: bool) -> ToolError {
+        let mut message = format!(
+            "MCP server `{}`{} did not answer the handshake (`server/discover`, then `initialize`) within {} ms",
+            self.id,
+            self.where_(),
+            limit.as_micros().div_ceil(1000)
+        );
+        if by_call {
+            message.push_str(" (the call's deadline; the session is tried again by the next call)");
+        } else {
+            message.push_str(" (its `connect_timeout_ms`)");
+        }
+        let process = self
+            .spawned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .filter(|_| matches!(self.connection, McpConnection::Stdio { .. }));
+        push_process_state(&mut message, process.as_deref());
+        ToolError::new(ErrorKind::Timeout, message)
+    }
+
     pub(super) fn init_error(
         &self,
         e: &ClientInitializeError,
@@ -183,16 +213,7 @@ impl Client {
             self.where_(),
             error_chain(e)
         );
-        if let Some(exit) = process.and_then(ProcessLog::exit) {
-            message.push_str(&format!(" (the process {exit})"));
-        }
-        if let Some(tail) = process
-            .map(ProcessLog::stderr_tail)
-            .filter(|t| !t.is_empty())
-        {
-            message.push_str("; its last stderr lines: ");
-            message.push_str(&tail.join(" | "));
-        }
+        push_process_state(&mut message, process);
         let kind = match e {
             ClientInitializeError::JsonRpcError(_)
             | ClientInitializeError::ExpectedInitResult(_)
@@ -200,6 +221,20 @@ impl Client {
             _ => ErrorKind::Network,
         };
         ToolError::new(kind, message)
+    }
+}
+
+/// ` (the process exited …)` and `; its last stderr lines: …`, when there are.
+fn push_process_state(message: &mut String, process: Option<&ProcessLog>) {
+    if let Some(exit) = process.and_then(ProcessLog::exit) {
+        message.push_str(&format!(" (the process {exit})"));
+    }
+    if let Some(tail) = process
+        .map(ProcessLog::stderr_tail)
+        .filter(|t| !t.is_empty())
+    {
+        message.push_str("; its last stderr lines: ");
+        message.push_str(&tail.join(" | "));
     }
 }
 

@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::{Handler, Shared};
+use super::handler::{Handler, Listener, Shared};
 use super::stdio::ProcessLog;
 use super::{McpConnection, McpOptions, convert};
 use crate::remote::PeerInfo;
@@ -63,6 +63,12 @@ impl Session {
     }
 }
 
+/// Why a connect failed, and whether the call's deadline (not the server) cut it short.
+struct Failure {
+    error: ToolError,
+    by_call: bool,
+}
+
 #[derive(Default)]
 struct Backoff {
     failures: u32,
@@ -83,6 +89,8 @@ pub(crate) struct Client {
     options: McpOptions,
     shared: Arc<Shared>,
     http: Mutex<Option<reqwest::Client>>,
+    /// The stderr of the process spawned last (stdio), for a handshake that timed out.
+    spawned: Mutex<Option<Arc<ProcessLog>>>,
     current: RwLock<Option<Arc<Session>>>,
     /// Held while connecting: concurrent callers wait for one handshake.
     connecting: tokio::sync::Mutex<Backoff>,
@@ -103,6 +111,7 @@ impl Client {
             connection,
             options,
             http: Mutex::new(None),
+            spawned: Mutex::new(None),
             current: RwLock::new(None),
             connecting: tokio::sync::Mutex::new(Backoff::default()),
             generation: AtomicU64::new(0),
@@ -137,8 +146,12 @@ impl Client {
         .with_retryable(false)
     }
 
-    /// The live session, connecting first if there is none (or it dropped).
-    async fn session(&self) -> Result<Arc<Session>, ToolError> {
+    /// The live session, connecting first if there is none (or it dropped); a connect is
+    /// bounded by `deadline` too (the call's, when a call needs the session).
+    async fn session(
+        &self,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Arc<Session>, ToolError> {
         if self.closed.is_cancelled() {
             return Err(self.closed_error());
         }
@@ -175,8 +188,8 @@ impl Client {
             tokio::spawn(async move { old.shutdown().await });
         }
         let connected = tokio::select! {
-            r = self.connect() => r,
-            () = self.closed.cancelled() => Err(self.closed_error()),
+            r = self.connect(deadline) => r,
+            () = self.closed.cancelled() => Err(Failure { error: self.closed_error(), by_call: false }),
         };
         match connected {
             Ok(s) => {
@@ -184,10 +197,16 @@ impl Client {
                 *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&s));
                 Ok(s)
             }
-            Err(e) => {
+            // A handshake cut short by a call's deadline says nothing against the server:
+            // the next call tries again at once, with its own deadline.
+            Err(Failure {
+                error,
+                by_call: true,
+            }) => Err(error),
+            Err(Failure { error, .. }) => {
                 backoff.failures += 1;
-                backoff.last = Some((Instant::now(), e.clone()));
-                Err(e)
+                backoff.last = Some((Instant::now(), error.clone()));
+                Err(error)
             }
         }
     }
@@ -232,42 +251,43 @@ impl Client {
     }
 
     /// Starts a session: `server/discover` first, `initialize` when the server is older.
-    async fn connect(&self) -> Result<Arc<Session>, ToolError> {
+    /// Bounded by `connect_timeout` and by `deadline` (the call's), whichever ends first; each
+    /// step's own bound ends at the same instant, so the error names the step that waited
+    /// (no `endpoint` event, no answer to the handshake) rather than a generic timeout.
+    async fn connect(&self, deadline: Option<std::time::Instant>) -> Result<Arc<Session>, Failure> {
         let started = Instant::now();
-        let timeout = self.options.connect_timeout;
+        let mut limit = self.options.connect_timeout;
+        let by_call = deadline.is_some_and(|d| d.saturating_duration_since(started) < limit);
+        if by_call && let Some(d) = deadline {
+            limit = d.saturating_duration_since(started);
+        }
+        let until = crate::remote::on_tokio_clock(started + limit);
         let attempt = async {
             let auto = ClientLifecycleMode::Auto {
                 preferred_versions: vec![ProtocolVersion::LATEST],
                 legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
             };
-            match self.serve(auto).await {
+            match self.serve(auto, until, limit).await {
                 Ok(s) => Ok(s),
                 // A server that answers `server/discover` with something other than a JSON-RPC
                 // error (an HTTP 400, a closed connection) gets a plain `initialize` on a new
                 // connection.
                 Err(Failed::Handshake(e, _)) if !matches!(*e, ClientInitializeError::Cancelled) => {
                     tracing::debug!(server = %self.id, error = %e, "server/discover failed; trying initialize");
-                    self.serve(ClientLifecycleMode::Initialize).await
+                    self.serve(ClientLifecycleMode::Initialize, until, limit)
+                        .await
                 }
                 Err(failed) => Err(failed),
             }
         };
-        let (service, process) = match tokio::time::timeout(timeout, attempt).await {
+        let failure = |error: ToolError| Failure { error, by_call };
+        let (service, process) = match tokio::time::timeout_at(until, attempt).await {
             Ok(Ok(s)) => s,
-            Ok(Err(Failed::Before(e))) => return Err(e),
+            Ok(Err(Failed::Before(e))) => return Err(failure(e)),
             Ok(Err(Failed::Handshake(e, process))) => {
-                return Err(self.init_error(&e, process.as_deref()));
+                return Err(failure(self.init_error(&e, process.as_deref())));
             }
-            Err(_) => {
-                return Err(ToolError::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "MCP server `{}` did not finish the handshake within {} ms",
-                        self.id,
-                        timeout.as_millis()
-                    ),
-                ));
-            }
+            Err(_) => return Err(failure(self.handshake_timeout(limit, by_call))),
         };
         let peer = service.peer().clone();
         let info = peer.peer_info();
@@ -278,7 +298,7 @@ impl Client {
         if !SUPPORTED_VERSIONS.contains(&version) {
             let mut service = service;
             let _ = service.close_with_timeout(CLOSE_TIMEOUT).await;
-            return Err(ToolError::new(
+            return Err(failure(ToolError::new(
                 ErrorKind::Protocol,
                 format!(
                     "MCP server `{}` answered with unsupported protocol version {version} (supported: {})",
@@ -290,7 +310,7 @@ impl Client {
                         .join(", ")
                 ),
             )
-            .with_retryable(false));
+            .with_retryable(false)));
         }
         let server = info
             .as_ref()
@@ -333,7 +353,7 @@ impl Client {
 
     /// One listing; the error says whether the session dropped under it.
     async fn list_tools_once(&self) -> Result<Vec<ToolDescriptor>, (ToolError, bool)> {
-        let session = self.session().await.map_err(|e| (e, false))?;
+        let session = self.session(None).await.map_err(|e| (e, false))?;
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
@@ -377,7 +397,7 @@ impl Client {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let session = self.session().await?;
+        let session = self.session(ctx.deadline()).await?;
         // Named in errors only.
         let what = || format!("tools/call {remote}");
         let mut params = CallToolRequestParams::new(remote.to_string());
@@ -401,18 +421,49 @@ impl Client {
                 self.drop_session(&session);
                 convert::service_error(&self.id, &what(), &e, session.process.as_deref())
             })?;
-        let _progress = ctx.progress().is_active().then(|| {
-            self.shared
-                .track_progress(handle.progress_token.clone(), ctx.progress().clone())
-        });
-        let mut abandoned = Abandoned {
-            peer: session.peer.clone(),
-            id: Some(handle.id.clone()),
+        let idle = self.options.idle_timeout;
+        let alive = idle.map(|_| Arc::new(tokio::sync::Notify::new()));
+        let listener = Listener {
+            reporter: ctx.progress().is_active().then(|| ctx.progress().clone()),
+            alive: alive.clone(),
         };
-        let response = tokio::select! {
-            r = handle.await_response() => r,
-            () = ctx.cancellation().cancelled() => {
-                return Err(ToolError::cancelled(&tool.name));
+        let _progress = (listener.reporter.is_some() || listener.alive.is_some()).then(|| {
+            self.shared
+                .track_progress(handle.progress_token.clone(), listener)
+        });
+        let mut abandoned = Abandoned::new(session.peer.clone(), handle.id.clone());
+        abandoned.reason = ctx.cancel_reason_slot();
+        abandoned.deadline = ctx.deadline();
+        let response = handle.await_response();
+        tokio::pin!(response);
+        let response = loop {
+            // Without an idle timeout this waits on the response and the caller only.
+            let quiet = async {
+                match (idle, &alive) {
+                    (Some(idle), Some(alive)) => {
+                        tokio::time::timeout(idle, alive.notified()).await.is_err()
+                    }
+                    _ => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                r = &mut response => break r,
+                () = ctx.cancellation().cancelled() => {
+                    return Err(ToolError::cancelled(&tool.name));
+                }
+                silent = quiet => if silent {
+                    let idle = idle.unwrap_or_default();
+                    abandoned.why = Some(format!("no progress for {} ms", idle.as_millis()));
+                    return Err(ToolError::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "MCP server `{}`: {} sent no progress for {} ms (its `idle_timeout_ms`); the call was cancelled",
+                            self.id,
+                            what(),
+                            idle.as_millis()
+                        ),
+                    ));
+                },
             }
         };
         abandoned.id = None;
@@ -490,7 +541,7 @@ impl Client {
 
     /// `ping` on the current session (connecting if needed); the round trip.
     pub(crate) async fn ping(&self) -> Result<Duration, ToolError> {
-        let session = self.session().await?;
+        let session = self.session(None).await?;
         let started = Instant::now();
         session
             .peer
@@ -542,9 +593,40 @@ fn remember_secrets(connection: &McpConnection) {
 
 /// Sends `notifications/cancelled` for a request dropped before its answer (the caller's
 /// deadline passed, the caller cancelled); the late answer, if any, is then ignored by rmcp.
+/// Its `reason` is the caller's own when it gave one (its `notifications/cancelled`), else
+/// what ended the call.
 struct Abandoned {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
+    reason: Option<crate::CancelReason>,
+    deadline: Option<std::time::Instant>,
+    /// Set when toolgate itself ended the call (its idle timeout).
+    why: Option<String>,
+}
+
+impl Abandoned {
+    fn new(peer: Peer<RoleClient>, id: RequestId) -> Self {
+        Self {
+            peer,
+            id: Some(id),
+            reason: None,
+            deadline: None,
+            why: None,
+        }
+    }
+
+    fn reason(&self) -> String {
+        if let Some(why) = &self.why {
+            return why.clone();
+        }
+        if let Some(reason) = self.reason.as_ref().and_then(crate::CancelReason::get) {
+            return reason.to_string();
+        }
+        match self.deadline {
+            Some(d) if d <= std::time::Instant::now() => "the call's deadline passed".into(),
+            _ => "the caller gave up on the request".into(),
+        }
+    }
 }
 
 impl Drop for Abandoned {
@@ -554,11 +636,10 @@ impl Drop for Abandoned {
             return;
         };
         let peer = self.peer.clone();
+        let reason = self.reason();
         runtime.spawn(async move {
-            let notification = CancelledNotification::new(CancelledNotificationParam::new(
-                Some(id),
-                Some("the caller gave up on the request (deadline or cancellation)".into()),
-            ));
+            let notification =
+                CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some(reason)));
             let _ = peer
                 .send_notification(ClientNotification::CancelledNotification(notification))
                 .await;

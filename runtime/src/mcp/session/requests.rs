@@ -110,7 +110,7 @@ impl Client {
 
     /// The server's capabilities, connecting first if needed.
     pub(crate) async fn capabilities(&self) -> Result<ServerCapabilities, ToolError> {
-        Ok(capabilities_of(&*self.session().await?))
+        Ok(capabilities_of(&*self.session(None).await?))
     }
 
     /// Every resource (`resources/list`, all pages).
@@ -244,7 +244,7 @@ impl Client {
     ) -> Result<ServerResult, ToolError> {
         let mut retried = false;
         loop {
-            let session = self.session().await?;
+            let session = self.session(None).await?;
             self.check(&session, feature, what)?;
             match self.send(&session, what, make()).await {
                 Err((e, true)) if !retried => {
@@ -304,7 +304,7 @@ impl Client {
         request: fn(PaginatedRequestParams) -> ClientRequest,
         page: PageOf<T>,
     ) -> Result<Vec<T>, (ToolError, bool)> {
-        let session = self.session().await.map_err(|e| (e, false))?;
+        let session = self.session(None).await.map_err(|e| (e, false))?;
         if !feature.offered(&capabilities_of(&session)) {
             return Ok(Vec::new());
         }
@@ -348,10 +348,7 @@ impl Client {
             .send_request_with_option(request, options)
             .await
             .map_err(|e| self.failure(session, what, &e))?;
-        let mut abandoned = Abandoned {
-            peer: session.peer.clone(),
-            id: Some(handle.id.clone()),
-        };
+        let mut abandoned = Abandoned::new(session.peer.clone(), handle.id.clone());
         let response = handle.await_response().await;
         abandoned.id = None;
         response.map_err(|e| self.failure(session, what, &e))

@@ -117,7 +117,7 @@ impl Client {
         });
         if count.subscribers == 0 {
             let what = format!("resources/subscribe {uri}");
-            let session = self.session().await?;
+            let session = self.session(None).await?;
             count.generation = session.generation;
             self.check(&session, Feature::Subscribe, &what)?;
             if session_has_initialize(&session.peer) {

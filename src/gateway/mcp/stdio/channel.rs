@@ -31,7 +31,8 @@ use tokio::sync::{Mutex, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::Gateway;
-use crate::gateway::mcp::McpHandler;
+use crate::gateway::mcp::cancel::{self, CancelReasons};
+use crate::gateway::mcp::{McpHandler, Reasons};
 
 /// How long calls get, after the grace period ended and they were cancelled, to write their
 /// (cancelled) answers before the session closes anyway.
@@ -106,6 +107,7 @@ impl Pending {
 pub(crate) struct Inbox {
     messages: mpsc::Sender<ClientJsonRpcMessage>,
     pending: Pending,
+    reasons: CancelReasons<RequestId>,
 }
 
 /// The session is gone: it takes no more messages.
@@ -118,12 +120,23 @@ impl Inbox {
     /// # Errors
     /// [`SessionGone`] when the session ended.
     pub(crate) async fn send(&self, message: ClientJsonRpcMessage) -> Result<(), SessionGone> {
+        self.note_reason(&message);
         // Counted before it is queued: a request in the queue is one awaiting an answer.
         self.pending.received(&message);
         self.messages.send(message).await.map_err(|e| {
             self.pending.not_received(&e.0);
             SessionGone
         })
+    }
+
+    /// The reason of a `notifications/cancelled` for a request awaiting its answer, noted
+    /// before rmcp reads the notification and cancels the call ([`cancel`]).
+    fn note_reason(&self, message: &ClientJsonRpcMessage) {
+        if let Some((id, reason)) = cancel::cancelled(message)
+            && self.pending.0.borrow().contains(id)
+        {
+            self.reasons.note(id.clone(), reason);
+        }
     }
 
     /// [`send`](Self::send), waiting at most `bound` for room: `Ok(false)` when there was none.
@@ -165,6 +178,7 @@ pub(crate) struct ChannelSession {
     /// does not read); `None`: senders wait (the writer applies backpressure).
     send_bound: Option<Duration>,
     pending: Pending,
+    reasons: CancelReasons<RequestId>,
     closing: CancellationToken,
 }
 
@@ -179,15 +193,22 @@ impl ChannelSession {
     ) -> (Self, Inbox) {
         let (messages, incoming) = mpsc::channel(capacity);
         let pending = Pending::new();
+        let reasons = CancelReasons::default();
         let session = Self {
             label: label.into(),
             incoming: Arc::new(Mutex::new(incoming)),
             outgoing,
             send_bound,
             pending: pending.clone(),
+            reasons: reasons.clone(),
             closing: CancellationToken::new(),
         };
-        (session, Inbox { messages, pending })
+        let inbox = Inbox {
+            messages,
+            pending,
+            reasons,
+        };
+        (session, inbox)
     }
 
     /// The session's requests awaiting an answer.
@@ -205,8 +226,8 @@ impl ChannelSession {
     /// Runs the session until it is [closed](Self::closing) (or its output is gone). A
     /// handshake that fails (the first message is not `initialize`, the handler refuses it)
     /// is logged and a new session starts on the same channels, each with a fresh handler
-    /// from `handler`.
-    pub(crate) async fn run(self, handler: impl Fn() -> McpHandler) {
+    /// from `handler`, given where the inbox notes cancel reasons.
+    pub(crate) async fn run(self, handler: impl Fn(Reasons) -> McpHandler) {
         loop {
             let transport = ChannelTransport {
                 label: Arc::clone(&self.label),
@@ -217,7 +238,8 @@ impl ChannelSession {
                 closing: self.closing.clone(),
             };
             let ct = self.closing.child_token();
-            match serve_server_with_ct(handler(), transport, ct).await {
+            let reasons = Reasons::Session(self.reasons.clone());
+            match serve_server_with_ct(handler(reasons), transport, ct).await {
                 Ok(running) => {
                     let reason = running.waiting().await;
                     tracing::debug!(session = %self.label, ?reason, "MCP session ended");
@@ -422,7 +444,7 @@ mod tests {
         let (pending, closing) = (session.pending(), session.closing());
         let run = tokio::spawn({
             let gateway = gateway.clone();
-            session.run(move || McpHandler::new(gateway.clone(), Default::default()))
+            session.run(move |r| McpHandler::with_reasons(gateway.clone(), Default::default(), r))
         });
         // Not `initialize` first: rmcp gives that session up; the next one initializes.
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -455,8 +477,9 @@ mod tests {
         let bound = Duration::from_millis(200);
         let (session, inbox) = ChannelSession::new("test", 4, tx, Some(bound));
         let closing = session.closing();
-        let run =
-            tokio::spawn(session.run(move || McpHandler::new(gateway.clone(), Default::default())));
+        let run = tokio::spawn(
+            session.run(move |r| McpHandler::with_reasons(gateway.clone(), Default::default(), r)),
+        );
         let start = Instant::now();
         inbox.send(initialize()).await.unwrap();
         for id in 2..5 {

@@ -6,6 +6,9 @@
 
 mod support;
 
+#[path = "a2a_agents/streams.rs"]
+mod streams;
+
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;

@@ -266,3 +266,68 @@ fn the_python_sdk_client_calls_and_closes_quietly() {
     );
     assert!(stderr.trim().is_empty(), "the SDK warned: {stderr}");
 }
+
+/// In an HTTP session, a client that cancels a call with a reason: the MCP server behind the
+/// gateway is cancelled with the client's words (the gateway notes the reason before rmcp
+/// reads the notification; a stateless 2026-07-28 request cancelled by closing its stream
+/// has none to pass on).
+#[test]
+fn a_clients_reason_for_cancelling_reaches_the_server_behind_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("behind.jsonl");
+    let entry = crate::mcp_http::fault_entry(
+        "faulty",
+        "hang",
+        &[("FAULT_LOG", &log.display().to_string())],
+    );
+    let served = harness::serve(&harness::tools_yaml(&entry, ""), &[]);
+    sse::runtime().block_on(async {
+        let http = McpHttp::initialize(&served).await;
+        let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "faulty__hang", "arguments": {}}})
+        .to_string();
+        // The call's answer never comes: its stream stays open until the cancellation.
+        let pending = {
+            let request = http
+                .client
+                .post(served.url("/mcp"))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-06-18")
+                .header("mcp-session-id", http.session.clone().unwrap())
+                .body(call);
+            tokio::spawn(async move { request.send().await.map(|r| r.status().as_u16()) })
+        };
+        let behind = log.clone();
+        tokio::task::spawn_blocking(move || logged(&behind, "hanging"))
+            .await
+            .unwrap();
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "the user pressed stop"}});
+        assert_eq!(http.post(&cancel.to_string()).await.0, 202);
+        pending.abort();
+    });
+    let cancelled = logged(&log, "notifications/cancelled");
+    assert_eq!(
+        cancelled["params"]["reason"],
+        "the user pressed stop",
+        "{cancelled}\n{}",
+        served.log()
+    );
+}
+
+/// The first line of the fault server's `FAULT_LOG` containing `want`, waited for (30 s).
+fn logged(log: &std::path::Path, want: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(line) = text.lines().find(|l| l.contains(want)) {
+            return serde_json::from_str::<Value>(line).unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server behind never logged {want}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

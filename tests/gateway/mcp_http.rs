@@ -14,7 +14,7 @@ use toolgate::{Content, ErrorKind, ProgressReporter, SourceState, ToolContext, T
 use crate::harness::{self, Served, peers};
 
 /// A fault_server.py (runtime/tests/peers) in `mode` as a tools.yaml `mcp` entry `id`.
-fn fault_entry(id: &str, mode: &str, env: &[(&str, &str)]) -> String {
+pub(crate) fn fault_entry(id: &str, mode: &str, env: &[(&str, &str)]) -> String {
     let mut entry = format!(
         "    - id: {id}\n      stdio:\n        command: {}\n        args: [\"{}\", {mode}]\n",
         peers::python3().display(),
@@ -184,10 +184,10 @@ fn progress_is_relayed_and_cancellation_reaches_the_server_behind() {
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Timeout, "{e:?}");
         let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
+        let cancelled = loop {
             let text = std::fs::read_to_string(&cancel_log).unwrap_or_default();
-            if text.contains("notifications/cancelled") || text.contains("requestId") {
-                break;
+            if let Some(line) = text.lines().find(|l| l.contains("notifications/cancelled")) {
+                break serde_json::from_str::<serde_json::Value>(line).unwrap();
             }
             assert!(
                 Instant::now() < deadline,
@@ -195,7 +195,8 @@ fn progress_is_relayed_and_cancellation_reaches_the_server_behind() {
                 served.log()
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        };
+        assert!(cancelled["params"]["requestId"].is_number(), "{cancelled}");
         tools.close().await;
     });
 }
@@ -360,7 +361,7 @@ fn sigterm_lets_calls_in_flight_finish_within_the_grace_period() {
     assert!(status.success(), "exit status {status}\n{}", served.log());
     let text = std::fs::read_to_string(&cancel_log).unwrap_or_default();
     assert!(
-        !text.is_empty(),
+        text.contains("notifications/cancelled"),
         "the server behind the gateway was not told the stuck call was cancelled\n{}",
         served.log()
     );

@@ -29,9 +29,14 @@ impl StdioServer {
     /// Starts the server on the repository's tools.yaml with `extra` appended; its log (at
     /// `RUST_LOG=debug`, to show that nothing of it reaches stdout) goes to a file.
     pub(crate) fn start(extra: &str) -> Self {
+        Self::start_with("", extra)
+    }
+
+    /// [`start`](Self::start) with the MCP server entries `mcp` (YAML lines under `mcp:`).
+    pub(crate) fn start_with(mcp: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("tools.yaml");
-        std::fs::write(&config, harness::tools_yaml("", extra)).unwrap();
+        std::fs::write(&config, harness::tools_yaml(mcp, extra)).unwrap();
         let log = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
         let mut child = Command::new(BIN)
             .arg("--config")
@@ -497,5 +502,48 @@ fn the_start_up_line_names_the_directory_served() {
     assert!(
         log.contains(&format!("read_file and list_dir serve {}", root.display())),
         "{log}"
+    );
+}
+
+/// A client that cancels a call with a reason: the MCP server behind the gateway is cancelled
+/// with the client's words, not the gateway's.
+#[test]
+fn a_clients_reason_for_cancelling_reaches_the_server_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("behind.jsonl");
+    let entry = crate::mcp_http::fault_entry(
+        "faulty",
+        "hang",
+        &[("FAULT_LOG", &log.display().to_string())],
+    );
+    let mut server = StdioServer::start_with(&entry, "");
+    server.initialize("2025-06-18");
+    server.send(&call(7, "faulty__hang", json!({})));
+    let lines = |want: &str| {
+        let deadline = Instant::now() + ANSWER_BOUND;
+        loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(line) = text.lines().find(|l| l.contains(want)) {
+                return serde_json::from_str::<Value>(line).unwrap();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server behind never logged {want}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    // The call reached the server behind; now the client gives up on it.
+    lines("hanging");
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "the user pressed stop"}}),
+    );
+    let cancelled = lines("notifications/cancelled");
+    assert_eq!(
+        cancelled["params"]["reason"],
+        "the user pressed stop",
+        "{cancelled}\n{}",
+        server.log()
     );
 }

@@ -371,6 +371,18 @@ fn mcp_globs_and_zero_timeouts_are_refused_at_load() {
         all.contains(":8:") && all.contains("`timeout_ms: 0`"),
         "{all}"
     );
+    let errs = errors(
+        "version: 1\ntools:\n  mcp:\n    - id: s\n      stdio: {command: x}\n      connect_timeout_ms: 0\n      idle_timeout_ms: 0\n  a2a:\n    - id: a\n      url: http://127.0.0.1:1\n      connect_timeout_ms: 0\n",
+    );
+    let all = errs.join("\n");
+    assert_eq!(errs.len(), 3, "{all}");
+    for (line, key) in [
+        (":6:", "MCP server `s`: `connect_timeout_ms: 0`"),
+        (":7:", "MCP server `s`: `idle_timeout_ms: 0`"),
+        (":11:", "A2A agent `a`: `connect_timeout_ms: 0`"),
+    ] {
+        assert!(all.contains(line) && all.contains(key), "{key}: {all}");
+    }
 }
 
 #[test]

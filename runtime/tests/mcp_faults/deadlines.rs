@@ -30,15 +30,18 @@ fn fault_entry(id: &str, mode: &str, more: &str) -> String {
     )
 }
 
-/// The JSON lines of the fault server's `FAULT_LOG` once one arrived (at most 5 s).
+/// The `notifications/cancelled` the fault server logged (`FAULT_LOG`), once one arrived (at
+/// most 5 s).
 async fn cancellations(log: &std::path::Path) -> Vec<Value> {
     for _ in 0..100 {
         let text = std::fs::read_to_string(log).unwrap_or_default();
-        if !text.is_empty() {
-            return text
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
+        let sent: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|m| m["method"] == "notifications/cancelled")
+            .collect();
+        if !sent.is_empty() {
+            return sent;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

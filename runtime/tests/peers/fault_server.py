@@ -6,7 +6,8 @@ Newline-delimited JSON-RPC: one message per line on stdin, one JSON object per l
 says otherwise; capabilities {"tools": {"listChanged": false}}), `ping` ({}), `tools/list`,
 `tools/call`; ignores notifications; unknown methods get JSON-RPC error -32601, a tools/call of an
 unknown tool -32602 "Unknown tool: <name>". Every `notifications/cancelled` received is appended as
-a JSON line to the file named by env FAULT_LOG, when set.
+a JSON line to the file named by env FAULT_LOG, when set; so is `{"hanging": <id>}` when a call
+of `hang` arrives.
 
 Usage: fault_server.py MODE
 
@@ -224,6 +225,7 @@ def tools_call(msg_id, params):
     if name == "echo":
         return result(msg_id, text(str(args.get("message", ""))))
     if name == "hang":
+        log_cancelled({"hanging": msg_id})
         return None  # never answer
     if name == "tick":
         token = ((params.get("_meta") or {}).get("progressToken"))

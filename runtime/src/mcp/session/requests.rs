@@ -350,7 +350,7 @@ impl Client {
             .map_err(|e| self.failure(session, what, &e))?;
         let mut abandoned = Abandoned::new(session.peer.clone(), handle.id.clone());
         let response = handle.await_response().await;
-        abandoned.id = None;
+        abandoned.answered();
         response.map_err(|e| self.failure(session, what, &e))
     }
 

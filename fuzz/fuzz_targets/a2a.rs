@@ -1,5 +1,5 @@
-//! A2A agents' answers: a streamed answer (server-sent events, read by `sse-stream` as the A2A
-//! client does) whose events carry JSON-RPC results, each decoded as a task, message, status or
+//! A2A agents' answers: a streamed answer (server-sent events, read as the A2A client reads
+//! them: cut into whole events, each parsed by `sse-stream`) whose events carry JSON-RPC results, each decoded as a task, message, status or
 //! artifact event of either protocol version; and the whole input as one JSON value read as an
 //! event, a task, a message and an agent card.
 //!
@@ -8,26 +8,16 @@
 #![no_main]
 
 use bytes::Bytes;
-use futures::StreamExt;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use sse_stream::SseStream;
 use toolgate_runtime::a2a::card::AgentCard;
+use toolgate_runtime::a2a::fuzzing::Fields;
 use toolgate_runtime::a2a::wire::{self, Event, Part, Version};
 
-/// The events `sse-stream` reads from `pieces`, as (event, data, id, retry) or the error's text.
-fn events(
-    pieces: Vec<Bytes>,
-) -> Vec<Result<(Option<String>, Option<String>, Option<String>, Option<u64>), String>> {
-    let stream = futures::stream::iter(pieces.into_iter().map(Ok::<_, std::io::Error>));
-    futures::executor::block_on(
-        SseStream::from_bytes_stream(stream)
-            .map(|e| {
-                e.map(|e| (e.event, e.data, e.id, e.retry))
-                    .map_err(|e| e.to_string())
-            })
-            .collect(),
-    )
+/// The events the A2A client reads from `pieces`, as (event, data, id, retry) or the error's
+/// text; events up to 64 KiB.
+fn events(pieces: Vec<Bytes>) -> Vec<Result<Fields, String>> {
+    toolgate_runtime::a2a::fuzzing::stream_events(pieces, 1 << 16)
 }
 
 /// Whether encoding `part` keeps everything decoding reads (a file part needs its bytes or

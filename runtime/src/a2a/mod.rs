@@ -28,6 +28,8 @@
 mod auth;
 pub mod call;
 pub mod card;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod rpc;
 #[cfg(test)]
 mod tests;

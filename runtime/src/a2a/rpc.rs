@@ -19,7 +19,6 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
-use sse_stream::SseStream;
 
 use super::wire::{Version, excerpt};
 use crate::{ErrorKind, ToolError};
@@ -161,7 +160,9 @@ impl Rpc {
             }
             Ok(chunk)
         });
-        let events = SseStream::from_bytes_stream(bytes);
+        // Whole events first (each at most the answer's limit), then parsed one by one: what
+        // the stream yields does not depend on how its bytes arrived.
+        let events = crate::net::sse::events(bytes, max);
         let method = method.to_string();
         Ok(events
             .filter_map(move |sse| {

@@ -5,17 +5,17 @@
 //! client POSTs its own messages. A background task reads the stream into a channel, so
 //! [`Transport::receive`] is cancel-safe; closing or dropping the transport stops that task.
 
-use std::{convert::Infallible, future::Future, mem, time::Duration};
+use std::{future::Future, time::Duration};
 
 use bytes::Bytes;
-use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use reqwest::{StatusCode, Url};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::{RoleClient, transport::Transport};
-use sse_stream::SseStream;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, timeout_at};
+
+pub(super) use crate::net::sse::Framer;
 
 /// Characters of a body or of event data kept in errors and log lines.
 const EXCERPT_CHARS: usize = 200;
@@ -319,57 +319,6 @@ struct Reader {
     framer: Framer,
 }
 
-/// Framing state: line endings become `\n`, comment lines are dropped.
-#[derive(Default)]
-pub(super) struct Framer {
-    /// The current event's lines so far.
-    buf: Vec<u8>,
-    /// Whether the current line has had a byte.
-    in_line: bool,
-    /// Whether the current line is a comment.
-    comment: bool,
-    /// Whether the last byte was `\r` (so a `\n` now ends nothing).
-    after_cr: bool,
-    /// Whether the current event went over `max` and is being skipped.
-    oversized: bool,
-}
-
-impl Framer {
-    /// Feeds a chunk: the events it completed (each ending in a blank line, line endings made
-    /// `\n`, comment lines dropped) and how many events went over `max` bytes and are skipped.
-    pub(super) fn feed(&mut self, chunk: &[u8], max: usize) -> (Vec<Bytes>, usize) {
-        let (f, mut events, mut skipped) = (self, Vec::new(), 0);
-        for &byte in chunk {
-            if mem::take(&mut f.after_cr) && byte == b'\n' {
-                continue;
-            }
-            if byte == b'\r' || byte == b'\n' {
-                f.after_cr = byte == b'\r';
-                if mem::take(&mut f.in_line) {
-                    if !f.comment && !f.oversized {
-                        f.buf.push(b'\n');
-                    }
-                } else if !mem::take(&mut f.oversized) && !f.buf.is_empty() {
-                    f.buf.push(b'\n');
-                    events.push(Bytes::from(mem::take(&mut f.buf)));
-                }
-                continue;
-            }
-            if !mem::replace(&mut f.in_line, true) {
-                f.comment = byte == b':';
-            }
-            if !f.comment && !f.oversized {
-                f.buf.push(byte);
-                if f.buf.len() > max {
-                    (f.oversized, f.buf) = (true, Vec::new());
-                    skipped += 1;
-                }
-            }
-        }
-        (events, skipped)
-    }
-}
-
 /// What one parsed event of the stream is.
 pub(super) enum Item {
     /// `endpoint`: the URL (relative or absolute) to POST messages to.
@@ -431,14 +380,12 @@ impl Reader {
     /// Handles one whole event; false once nobody receives messages.
     async fn dispatch(&mut self, event: Bytes) -> bool {
         let server = self.server.clone();
-        let event = futures::stream::iter([Ok::<_, Infallible>(event)]);
-        let mut parsed = SseStream::from_bytes_stream(event);
-        while let Some(sse) = parsed.next().await {
+        if let Some(sse) = crate::net::sse::parse_event(event) {
             let sse = match sse {
                 Ok(sse) => sse,
                 Err(e) => {
                     tracing::warn!(%server, "malformed MCP SSE event skipped: {e}");
-                    continue;
+                    return true;
                 }
             };
             match Item::of(sse) {

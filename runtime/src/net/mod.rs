@@ -24,6 +24,8 @@
 //! assert!(rules.check_url(&"https://evil.example.net/".parse().unwrap()).is_err());
 //! ```
 
+pub(crate) mod sse;
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 

@@ -317,7 +317,7 @@ fn a_clients_reason_for_cancelling_reaches_the_server_behind_over_http() {
 }
 
 /// The first line of the fault server's `FAULT_LOG` containing `want`, waited for (30 s).
-fn logged(log: &std::path::Path, want: &str) -> Value {
+pub(crate) fn logged(log: &std::path::Path, want: &str) -> Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let text = std::fs::read_to_string(log).unwrap_or_default();

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{self, BIN};
+use crate::mcp_errors::logged;
 
 /// How long any one answer may take.
 const ANSWER_BOUND: Duration = Duration::from_secs(30);
@@ -519,27 +520,13 @@ fn a_clients_reason_for_cancelling_reaches_the_server_behind() {
     let mut server = StdioServer::start_with(&entry, "");
     server.initialize("2025-06-18");
     server.send(&call(7, "faulty__hang", json!({})));
-    let lines = |want: &str| {
-        let deadline = Instant::now() + ANSWER_BOUND;
-        loop {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if let Some(line) = text.lines().find(|l| l.contains(want)) {
-                return serde_json::from_str::<Value>(line).unwrap();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the server behind never logged {want}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
     // The call reached the server behind; now the client gives up on it.
-    lines("hanging");
+    logged(&log, "hanging");
     server.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 7, "reason": "the user pressed stop"}}),
     );
-    let cancelled = lines("notifications/cancelled");
+    let cancelled = logged(&log, "notifications/cancelled");
     assert_eq!(
         cancelled["params"]["reason"],
         "the user pressed stop",

@@ -222,18 +222,14 @@ impl A2aBackend {
             .clone()
     }
 
-    /// Fetches (or revalidates) the card, reads it, fetches the extended card when it should,
-    /// and stores the result.
     /// [`fetch_card`](Self::fetch_card) within `connect_timeout`, or by `deadline` (a call's)
     /// when that comes first; the error says which bound ended it.
     async fn discover(&self, deadline: Option<Instant>) -> Result<Connected, ToolError> {
-        let started = Instant::now();
-        let mut limit = self.inner.options.connect_timeout;
-        let by_call = deadline.is_some_and(|d| d.saturating_duration_since(started) < limit);
-        if by_call && let Some(d) = deadline {
-            limit = d.saturating_duration_since(started);
-        }
-        let until = crate::remote::on_tokio_clock(started + limit);
+        let crate::remote::ConnectBound {
+            limit,
+            by_call,
+            until,
+        } = crate::remote::ConnectBound::new(self.inner.options.connect_timeout, deadline);
         match tokio::time::timeout_at(until, self.fetch_card()).await {
             Ok(result) => result,
             Err(_) => Err(ToolError::new(
@@ -259,7 +255,8 @@ impl A2aBackend {
         }
     }
 
-    /// Fetches the card (the extended one with credentials) and connects to its endpoint.
+    /// Fetches (or revalidates) the card, reads it, fetches the extended card when it should,
+    /// and stores the result.
     async fn fetch_card(&self) -> Result<Connected, ToolError> {
         let a = &self.inner;
         let fetched = a

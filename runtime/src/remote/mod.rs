@@ -371,13 +371,35 @@ fn fingerprint(tools: &[SourceTool]) -> Vec<(&str, &str, &Value, Option<&Value>)
         .collect()
 }
 
-/// `deadline` on tokio's clock, read now. Never later than a relative sleep to the same
-/// deadline armed earlier (the timeout layer's), so a backend's own bound at `deadline` fires
-/// first, or in the same timer tick, and its error (naming the step that waited) is the one
-/// the caller sees.
-pub(crate) fn on_tokio_clock(deadline: Instant) -> tokio::time::Instant {
-    let now = tokio::time::Instant::now();
-    now + deadline.saturating_duration_since(Instant::now())
+/// How long starting a connection may take: `connect_timeout`, or what is left of a call's
+/// `deadline` when that is shorter (`by_call`, which the error then names). `until` is the end
+/// on tokio's clock, read now: never later than a relative sleep to the same deadline armed
+/// earlier (the timeout layer's), so a backend's bound at `until` fires first, or in the same
+/// timer tick, and its error (naming the step that waited) is the one the caller sees.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnectBound {
+    /// The time allowed, from now.
+    pub(crate) limit: Duration,
+    /// Whether the call's deadline, not `connect_timeout`, set it.
+    pub(crate) by_call: bool,
+    /// When it ends.
+    pub(crate) until: tokio::time::Instant,
+}
+
+impl ConnectBound {
+    pub(crate) fn new(connect_timeout: Duration, deadline: Option<Instant>) -> Self {
+        let now = tokio::time::Instant::now();
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let (limit, by_call) = match left {
+            Some(left) if left < connect_timeout => (left, true),
+            _ => (connect_timeout, false),
+        };
+        Self {
+            limit,
+            by_call,
+            until: now + limit,
+        }
+    }
 }
 
 fn closed_error(id: &str) -> ToolError {

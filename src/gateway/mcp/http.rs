@@ -208,14 +208,16 @@ async fn answer_as_mcp(
     }
 }
 
-/// Notes the reason of a `notifications/cancelled` POSTed in a session. Only a body naming
-/// the method is parsed twice.
+/// Notes the reason of a `notifications/cancelled` POSTed in a session. Only a small body
+/// naming the method is parsed twice; a large one (a call's arguments) is not even scanned.
 fn note_reason(reasons: &HttpReasons, headers: &axum::http::HeaderMap, body: &[u8]) {
     const METHOD: &[u8] = b"notifications/cancelled";
+    /// Far more than a cancellation with a long reason needs.
+    const MAX_NOTIFICATION: usize = 16 << 10;
     let Some(session) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         return;
     };
-    if !body.windows(METHOD.len()).any(|w| w == METHOD) {
+    if body.len() > MAX_NOTIFICATION || !body.windows(METHOD.len()).any(|w| w == METHOD) {
         return;
     }
     if let Parsed::Message(message) = frame::parse(body)

@@ -74,6 +74,12 @@ pub(crate) enum Reasons {
     Http(HttpReasons),
 }
 
+/// Forgets a call's cancel reason when dropped (the call ended).
+pub(crate) enum Forget {
+    Session(#[allow(dead_code)] cancel::Taken<rmcp::model::RequestId>),
+    Http(#[allow(dead_code)] cancel::Taken<(String, rmcp::model::RequestId)>),
+}
+
 /// The HTTP front's cancel reasons: by session id and request id.
 pub(crate) type HttpReasons = cancel::CancelReasons<(String, rmcp::model::RequestId)>;
 
@@ -108,26 +114,21 @@ impl McpHandler {
     fn cancel_reason(
         &self,
         context: &RequestContext<RoleServer>,
-    ) -> (Option<toolgate_runtime::CancelReason>, Box<dyn Send + Sync>) {
+    ) -> Option<(toolgate_runtime::CancelReason, Forget)> {
         match &self.session.reasons {
-            Reasons::None => (None, Box::new(())),
+            Reasons::None => None,
             Reasons::Session(reasons) => {
                 let (slot, taken) = reasons.slot(context.id.clone());
-                (Some(slot), Box::new(taken))
+                Some((slot, Forget::Session(taken)))
             }
             Reasons::Http(reasons) => {
                 let session = context
                     .extensions
                     .get::<axum::http::request::Parts>()
                     .and_then(|p| p.headers.get(http::SESSION_HEADER))
-                    .and_then(|v| v.to_str().ok());
-                match session {
-                    Some(session) => {
-                        let (slot, taken) = reasons.slot((session.to_string(), context.id.clone()));
-                        (Some(slot), Box::new(taken))
-                    }
-                    None => (None, Box::new(())),
-                }
+                    .and_then(|v| v.to_str().ok())?;
+                let (slot, taken) = reasons.slot((session.to_string(), context.id.clone()));
+                Some((slot, Forget::Http(taken)))
             }
         }
     }
@@ -326,7 +327,7 @@ impl ServerHandler for McpHandler {
         let args = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
-        let (reason, _forget) = self.cancel_reason(&context);
+        let (reason, _forget) = self.cancel_reason(&context).unzip();
         let result = self
             .gateway
             .call_cancellable(

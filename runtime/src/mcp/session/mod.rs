@@ -251,12 +251,11 @@ impl Client {
     /// (no `endpoint` event, no answer to the handshake) rather than a generic timeout.
     async fn connect(&self, deadline: Option<std::time::Instant>) -> Result<Arc<Session>, Failure> {
         let started = Instant::now();
-        let mut limit = self.options.connect_timeout;
-        let by_call = deadline.is_some_and(|d| d.saturating_duration_since(started) < limit);
-        if by_call && let Some(d) = deadline {
-            limit = d.saturating_duration_since(started);
-        }
-        let until = crate::remote::on_tokio_clock(started + limit);
+        let crate::remote::ConnectBound {
+            limit,
+            by_call,
+            until,
+        } = crate::remote::ConnectBound::new(self.options.connect_timeout, deadline);
         let attempt = async {
             let auto = ClientLifecycleMode::Auto {
                 preferred_versions: vec![ProtocolVersion::LATEST],

@@ -211,10 +211,31 @@ impl Cx<'_> {
             ids.insert(id.clone(), (name, ptr));
             let before = self.errors.len();
             let server = self.server(id, obj);
-            servers.extend(server.filter(|_| self.errors.len() == before));
+            if let Some(server) = server.filter(|_| self.errors.len() == before) {
+                self.check_as_tools_yaml(&server);
+                servers.extend((self.errors.len() == before).then_some(server));
+            }
         }
         self.server.clear();
         servers
+    }
+
+    /// The rules of tools.yaml, applied to a server the reader built: what this file gives must
+    /// load as tools.yaml (`toolgate import-mcp` writes it), so a rule the reader does not check
+    /// itself is reported here, at the server.
+    fn check_as_tools_yaml(&mut self, server: &McpServer) {
+        let loaded = LoadedConfig {
+            config: to_tools_config(vec![server.clone()]),
+            path: self.path.to_path_buf(),
+            source: String::new(),
+            locations: LocationMap::default(),
+            warnings: Vec::new(),
+        };
+        let base = self.base.clone();
+        for d in super::validate::validate(&loaded).0 {
+            let message = format!("not a valid tools.yaml server: {}", d.message);
+            self.error(&base, message, d.hint.as_deref());
+        }
     }
 
     /// The server at `self.base` (when it pushes errors, its result is not used).
@@ -305,6 +326,11 @@ impl Cx<'_> {
         };
         let mut tools = |k: &str| -> Vec<String> {
             let items = self.strings(&at(k), obj.get(k));
+            for (ptr, item) in &items {
+                if let Some(message) = super::validate::glob_error(item) {
+                    self.error(ptr, message, None);
+                }
+            }
             items.into_iter().map(|(_, s)| s.to_string()).collect()
         };
         let (allow, deny) = (tools("includeTools"), tools("excludeTools"));

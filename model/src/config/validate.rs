@@ -148,13 +148,17 @@ fn check_globs(
     errors: &mut Vec<Diagnostic>,
 ) {
     for (j, entry) in entries.iter().enumerate() {
-        if let Err(e) = glob::Pattern::new(entry) {
-            errors.push(cfg.error_at(
-                &format!("{pointer}/{j}"),
-                format!("`{entry}` is not a valid name or glob: {e}"),
-            ));
+        if let Some(message) = glob_error(entry) {
+            errors.push(cfg.error_at(&format!("{pointer}/{j}"), message));
         }
     }
+}
+
+/// Why `entry` is not a name or a glob the `glob` crate reads, or `None` when it is.
+pub(super) fn glob_error(entry: &str) -> Option<String> {
+    glob::Pattern::new(entry)
+        .err()
+        .map(|e| format!("`{entry}` is not a valid name or glob: {e}"))
 }
 
 fn is_http_url(url: &str) -> bool {

@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::config::Severity;
+use crate::config::{DisplayAll, Severity};
 
 const CLAUDE_DESKTOP: &str = r#"{
   "mcpServers": {
@@ -497,5 +497,31 @@ fn load_reads_mcp_json() {
     assert_eq!(
         loaded.locate("/mcpServers/postgres/command"),
         Location::new(13, 18)
+    );
+}
+
+/// Found by the `mcp_json` fuzz target: a tool filter that is not a glob (`[` opens a range
+/// that never closes) was read, then the tools.yaml `toolgate import-mcp` wrote from it did not
+/// load. The reader now applies the tools.yaml rules, and says where.
+#[test]
+fn tool_filter_that_is_not_a_glob_is_an_error_at_its_line() {
+    let text = r#"{"mcpServers": {
+  "fs": {
+    "command": "npx",
+    "url": "https://ignored.example",
+    "includeTools": ["read_*", "get[*"],
+    "excludeTools": ["delete"]
+  }
+}}"#;
+    let path = Path::new("/work/project/.vscode/mcp.json");
+    let Err(ConfigError::Invalid(diagnostics)) = parse_mcp_json(text, path) else {
+        panic!("a filter that is not a glob was accepted");
+    };
+    let all = DisplayAll(&diagnostics).to_string();
+    assert_eq!(diagnostics.len(), 1, "{all}");
+    assert!(
+        all.contains("mcp.json:5:32")
+            && all.contains("server `fs`: `get[*` is not a valid name or glob"),
+        "{all}"
     );
 }

@@ -4,6 +4,7 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     # default: 20 s each, every target
 #   FUZZ_RUNS=10000000 scripts/fuzz.sh 3600 validate   # a long run: whichever ends first
+#   FUZZ_SEED=1 scripts/fuzz.sh 20             # libFuzzer's random seed fixed (.ci/run)
 #
 # Installs cargo-fuzz (pinned) when it is missing or another version. The machine's stable
 # toolchain builds the targets with `-s none`: no sanitizer (the code is safe Rust; ASan would
@@ -18,6 +19,7 @@ CARGO_FUZZ_VERSION=0.13.1
 SECONDS_EACH=${1:-20}
 shift || true
 RUNS=${FUZZ_RUNS:-}
+SEED=${FUZZ_SEED:-}
 
 if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]; then
   echo "fuzz: installing cargo-fuzz $CARGO_FUZZ_VERSION"
@@ -45,7 +47,7 @@ for target in "${targets[@]}"; do
   log="artifacts/$target/last-run.log"
   status=0
   cargo fuzz run "${FUZZ_BUILD[@]}" "$target" "corpus/$target" "seeds/$target" -- \
-    -max_total_time="$SECONDS_EACH" ${RUNS:+-runs="$RUNS"} -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$SECONDS_EACH" ${RUNS:+-runs="$RUNS"} ${SEED:+-seed="$SEED"} -timeout=10 -rss_limit_mb=2048 \
     -max_len=65536 -print_final_stats=1 -artifact_prefix="artifacts/$target/" >"$log" 2>&1 ||
     status=$?
   grep -E '^(INFO: seed corpus|#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb|Done [0-9]+ runs)' "$log" || true

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::ErrorKind;
+use crate::{ErrorKind, ToolDescriptor};
 
 fn c34_schema() -> Value {
     json!({"type": "object",

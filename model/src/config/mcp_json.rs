@@ -29,6 +29,13 @@ use super::{
 };
 use crate::names::{LOCAL_SOURCE_ID, MAX_TOOL_NAME_LEN, is_name_char, validate_source_id};
 
+mod jsonc;
+mod vars;
+mod yaml;
+
+use jsonc::strip_jsonc;
+use vars::workspace_folder;
+
 pub use yaml::to_tools_yaml;
 
 /// The MCP servers of an editor's JSON file, and what is worth a look in it.
@@ -440,104 +447,12 @@ impl Cx<'_> {
         }
         out
     }
-
-    fn interpolated(&mut self, ptr: &str, raw: &str) -> Option<Interpolated> {
-        let text = self.translate(ptr, raw, true)?;
-        Interpolated::new(text)
-            .map_err(|e| self.error(ptr, format_args!("`{}`: {e}", self.label(ptr)), None))
-            .ok()
-    }
-
-    /// A string toolgate does not interpolate (`command`, `cwd`, `url`).
-    fn plain(&mut self, ptr: &str, v: &Value) -> Option<String> {
-        let s = self.string(ptr, v)?;
-        self.translate(ptr, s, false)
-    }
-
-    /// Editor variables to toolgate's syntax (`interpolated`), or to their value (only the
-    /// workspace ones are allowed then).
-    fn translate(&mut self, ptr: &str, raw: &str, interpolated: bool) -> Option<String> {
-        let literal = |out: &mut String, text: &str| match interpolated {
-            true => out.push_str(&text.replace('$', "$$")),
-            false => out.push_str(text),
-        };
-        let (mut out, mut rest) = (String::with_capacity(raw.len()), raw);
-        while let Some(start) = rest.find("${")
-            && let Some(len) = rest[start..].find('}')
-        {
-            literal(&mut out, &rest[..start]);
-            let inner = &rest[start + 2..start + len];
-            rest = &rest[start + len + 1..];
-            let basename = Path::new(&self.workspace)
-                .file_name()
-                .map(|f| f.to_string_lossy());
-            let native = inner.split_once(":-").map_or(inner, |(name, _)| name);
-            let (value, env) = match inner {
-                "workspaceFolder" => (Some(self.workspace.clone()), false),
-                "workspaceFolderBasename" => (basename.map(|b| b.into_owned()), false),
-                "pathSeparator" | "/" => (Some(std::path::MAIN_SEPARATOR.to_string()), false),
-                "userHome" => (Some("${HOME}".to_string()), true),
-                _ => match inner.strip_prefix("env:") {
-                    Some(name) => (is_var_name(name).then(|| format!("${{{name}}}")), true),
-                    None => (is_var_name(native).then(|| format!("${{{inner}}}")), true),
-                },
-            };
-            let (label, var) = (self.label(ptr), format!("${{{inner}}}"));
-            match value {
-                Some(v) if !env => literal(&mut out, &v),
-                Some(v) if interpolated => out.push_str(&v),
-                Some(_) => {
-                    let msg =
-                        format!("`{var}` in `{label}`: toolgate does not substitute it there");
-                    let hint = "write the value (secrets belong in `env` or `headers`)";
-                    self.error(ptr, msg, Some(hint));
-                    return None;
-                }
-                None if inner.starts_with("input:") => {
-                    let msg = format!(
-                        "`{var}` in `{label}` is a VS Code prompt: toolgate cannot ask for it"
-                    );
-                    let hint = "use `${env:NAME}` instead, and set NAME in toolgate's environment";
-                    self.error(ptr, msg, Some(hint));
-                    return None;
-                }
-                None => {
-                    let msg = format!("`{var}` in `{label}` is not supported");
-                    let hint = "toolgate knows `${NAME}`, `${env:NAME}`, `${workspaceFolder}`, \
-                                `${workspaceFolderBasename}`, `${userHome}`, `${pathSeparator}`";
-                    self.error(ptr, msg, Some(hint));
-                    return None;
-                }
-            }
-        }
-        literal(&mut out, rest);
-        Some(out)
-    }
-}
-
-fn is_var_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Whether a URL's path ends with `/sse` (the legacy transport's usual endpoint).
 fn is_sse_path(url: &str) -> bool {
     let end = url.find(['?', '#']).unwrap_or(url.len());
     url[..end].trim_end_matches('/').ends_with("/sse")
-}
-
-/// `${workspaceFolder}`: the file's folder, or its parent for `.vscode/` and `.cursor/`.
-fn workspace_folder(path: &Path) -> String {
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut dir = abs.parent().unwrap_or(Path::new("."));
-    if matches!(
-        dir.file_name().and_then(|n| n.to_str()),
-        Some(".vscode" | ".cursor")
-    ) {
-        dir = dir.parent().unwrap_or(dir);
-    }
-    dir.to_string_lossy().into_owned()
 }
 
 /// A JSON key as a source id: itself when valid; else other characters become `_`, runs of `_`
@@ -563,61 +478,6 @@ fn source_id(name: &str) -> Option<String> {
     }
     validate_source_id(&id).is_ok().then_some(id)
 }
-
-/// JSONC to JSON, keeping every line and column: comments and trailing commas become spaces, a
-/// byte-order mark goes.
-fn strip_jsonc(text: &str) -> String {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let (mut in_string, mut comma) = (false, None::<usize>);
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            if c == '\\' {
-                out.extend(chars.next());
-            }
-            in_string = c != '"';
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('/', Some('/')) => {
-                out.push(' ');
-                while let Some(&c) = chars.peek().filter(|c| **c != '\n') {
-                    out.push(if c == '\r' { c } else { ' ' });
-                    chars.next();
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                out.push_str("  ");
-                let mut prev = ' ';
-                for c in chars.by_ref() {
-                    out.push(if c == '\n' || c == '\r' { c } else { ' ' });
-                    if std::mem::replace(&mut prev, c) == '*' && c == '/' {
-                        break;
-                    }
-                }
-            }
-            (']' | '}', _) => {
-                if let Some(i) = comma.take() {
-                    out.replace_range(i..=i, " ");
-                }
-                out.push(c);
-            }
-            _ => {
-                if !c.is_whitespace() {
-                    comma = (c == ',').then_some(out.len());
-                }
-                in_string = c == '"';
-                out.push(c);
-            }
-        }
-    }
-    out
-}
-
-mod yaml;
 
 #[cfg(test)]
 mod tests;

@@ -2,13 +2,14 @@
 //! function per subcommand. Errors print the `ToolError` kind and message, never a backtrace.
 
 mod args;
+mod call;
+mod config;
 mod openapi;
 mod output;
 mod probe;
 mod redacted_log;
 mod serve;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -16,11 +17,12 @@ use std::time::Duration;
 
 use clap::Parser;
 use serde_json::Value;
-use toolgate::builtin::BuiltinSettings;
-use toolgate::model::config::{LoadedConfig, ToolsConfig};
-use toolgate::{ErrorKind, ToolContext, Toolset};
+use toolgate::model::config::ToolsConfig;
+use toolgate::{ErrorKind, Toolset};
 
 use args::{Cli, Command, OpenapiCommand, exit};
+use call::{call, read_args};
+use config::{toolset, toolset_and_config};
 
 /// A failed command: what to print on stderr and the exit code.
 struct Failure {
@@ -355,261 +357,6 @@ fn not_found(name: &str) -> Failure {
         exit::NOT_FOUND,
         format!("error: not_found: no tool named `{name}` (see `toolgate list`)"),
     )
-}
-
-/// Loads the configuration: `--config`, else ./tools.yaml, else the one built into the binary.
-/// Relative paths in its settings are relative to the file's folder; the built-in one has no
-/// folder (the file it was built from is not there at run time), so it shares no directory
-/// with `read_file` and `list_dir` (its `files.root` is dropped).
-fn load_config(path: Option<&Path>) -> Result<(LoadedConfig, PathBuf), Failure> {
-    let config_error =
-        |e: toolgate::model::config::ConfigError| Failure::new(exit::CONFIG, e.to_string());
-    let local = Path::new("tools.yaml");
-    let path = match path {
-        Some(p) => Some(p.to_path_buf()),
-        None if local.is_file() => Some(local.to_path_buf()),
-        None => None,
-    };
-    match path {
-        Some(p) => {
-            let loaded = ToolsConfig::load(&p).map_err(config_error)?;
-            let base = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-            Ok((loaded, base))
-        }
-        None => {
-            let mut loaded = ToolsConfig::from_yaml_str(
-                toolgate::builtin::toolset::TOOLS_YAML,
-                Path::new("<built-in tools.yaml>"),
-            )
-            .map_err(config_error)?;
-            // `root: .` means the built-in file's folder, which is not there: never the
-            // directory the binary happens to run in (a desktop client may start it in `/`).
-            if let Some(files) = loaded
-                .config
-                .settings
-                .get_mut("files")
-                .and_then(serde_json::Value::as_object_mut)
-            {
-                files.remove("root");
-            }
-            Ok((loaded, PathBuf::from(".")))
-        }
-    }
-}
-
-fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
-    toolset_and_config(config).map(|(tools, _, _)| tools)
-}
-
-/// The toolset, the configuration it was built from and its built-in tools' settings.
-fn toolset_and_config(
-    config: Option<&Path>,
-) -> Result<(Toolset, LoadedConfig, BuiltinSettings), Failure> {
-    let (loaded, base) = load_config(config)?;
-    let settings = BuiltinSettings::from_config(&loaded.config.settings, &base).map_err(|e| {
-        Failure::new(
-            exit::CONFIG,
-            loaded.error_at(&e.pointer, e.message).to_string(),
-        )
-    })?;
-    for warning in &loaded.warnings {
-        output::write_err(&warning.to_string());
-    }
-    warn_uncompiled_tools(&loaded);
-    // OpenAPI entries not compiled into this binary are read and converted at run time (the
-    // binary's compiled ones come from the tools.yaml it was built from).
-    let compiled = compiled_openapi_ids();
-    let builder = toolgate::builtin::toolset(settings.clone())
-        .policy(&loaded.config.policy)
-        .config_dir(&base)
-        .openapi_sources(
-            &loaded.config.tools,
-            &base,
-            toolgate::openapi::LoadFilter::AllExcept(compiled),
-        )
-        .mcp_servers(&loaded.config.tools, &base)
-        .a2a_agents(&loaded.config.tools);
-    let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
-    let tools = builder.build().map_err(config_error)?;
-    warn_unknown_policy_tools(&loaded, &tools);
-    Ok((tools, loaded, settings))
-}
-
-/// The ids of the OpenAPI sources compiled into this binary: the `load: build` entries of the
-/// tools.yaml it was built from.
-fn compiled_openapi_ids() -> std::collections::BTreeSet<String> {
-    ToolsConfig::from_yaml_str(
-        toolgate::builtin::toolset::TOOLS_YAML,
-        Path::new("<built-in tools.yaml>"),
-    )
-    .map(|loaded| {
-        loaded
-            .config
-            .tools
-            .openapi
-            .iter()
-            .filter(|e| e.load == toolgate::model::config::LoadMode::Build)
-            .map(|e| e.id.clone())
-            .collect()
-    })
-    .unwrap_or_default()
-}
-
-/// A `policy.tools` entry naming no tool of the toolset would silently apply to nothing (a typo,
-/// or the exported `a__b` form of `a.b`): said on stderr, with the line.
-fn warn_unknown_policy_tools(loaded: &LoadedConfig, tools: &Toolset) {
-    let names: Vec<String> = tools.tools().iter().map(|d| d.name.clone()).collect();
-    // A remote source's tools are known only after discovery: `{id}.` names are not checked.
-    let remote = |name: &str| {
-        let internal = toolgate::model::names::internal_name(name);
-        internal.split_once('.').is_some_and(|(prefix, _)| {
-            tools
-                .sources()
-                .iter()
-                .any(|s| s.id() == prefix && !matches!(s.kind(), "local" | "json_schema"))
-        })
-    };
-    for name in loaded.config.policy.tools.keys() {
-        if names.contains(name) || remote(name) {
-            continue;
-        }
-        let pointer = format!(
-            "/policy/tools/{}",
-            toolgate::model::config::location::escape(name)
-        );
-        let mut warning = loaded.warning_at(
-            &pointer,
-            format!("policy for `{name}`, which is not a tool of this toolset"),
-        );
-        let internal = toolgate::model::names::internal_name(name);
-        if names.iter().any(|n| *n == internal) {
-            warning = warning.with_hint(format!(
-                "policies name tools as toolgate does: `{internal}`"
-            ));
-        } else if let Some(close) =
-            toolgate_codegen::closest(name, names.iter().map(String::as_str))
-        {
-            warning = warning.with_hint(format!("did you mean `{close}`?"));
-        }
-        output::write_err(&warning.to_string());
-    }
-}
-
-/// The binary's tools are compiled from the tools.yaml it was built with; a `--config` that
-/// lists other local tools gets a warning instead of silent disagreement.
-fn warn_uncompiled_tools(loaded: &LoadedConfig) {
-    let compiled = toolgate::builtin::toolset::Tool::ALL;
-    for (i, entry) in loaded.config.tools.local.iter().enumerate() {
-        let Some(f) = entry.as_function() else {
-            continue;
-        };
-        let name = f
-            .name
-            .clone()
-            .unwrap_or_else(|| f.path.rsplit("::").next().unwrap_or_default().to_string());
-        if !compiled.iter().any(|t| t.name() == name) {
-            output::write_err(
-                &loaded
-                    .warning_at(
-                        &format!("/tools/local/{i}/fn"),
-                        format!(
-                            "`{}` is not compiled into this binary and is ignored; the binary's local tools come from the tools.yaml it was built with (see `toolgate list`)",
-                            f.path
-                        ),
-                    )
-                    .to_string(),
-            );
-        }
-    }
-}
-
-/// `ARGS`: JSON text, `@file`, or `-` (stdin).
-fn read_args(raw: &str) -> Result<Value, Failure> {
-    let (text, origin) = if raw == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| {
-            Failure::new(
-                exit::USAGE,
-                format!("error: cannot read ARGS from stdin: {e}"),
-            )
-        })?;
-        (s, "stdin".to_string())
-    } else if let Some(path) = raw.strip_prefix('@') {
-        let s = std::fs::read_to_string(path).map_err(|e| {
-            Failure::new(
-                exit::USAGE,
-                format!("error: cannot read ARGS from `{path}`: {e}"),
-            )
-        })?;
-        (s, format!("`{path}`"))
-    } else {
-        (raw.to_string(), "the command line".to_string())
-    };
-    serde_json::from_str(&text).map_err(|e| {
-        Failure::new(
-            exit::USAGE,
-            format!("error: ARGS from {origin} is not valid JSON: {e} (expected an object such as '{{\"path\": \"README.md\"}}')"),
-        )
-    })
-    .and_then(|v: Value| match v {
-        Value::Object(_) | Value::Null => Ok(v),
-        other => Err(Failure::new(
-            exit::USAGE,
-            format!(
-                "error: ARGS from {origin} must be a JSON object of named arguments, got `{}`",
-                toolgate::model::text::cut(&other.to_string(), 80)
-            ),
-        )),
-    })
-}
-
-async fn call(
-    tools: &Toolset,
-    name: &str,
-    args: Value,
-    json: bool,
-    timeout_ms: Option<u64>,
-) -> CmdResult {
-    // A tool's progress reports (MCP `notifications/progress`) go to stderr as they come.
-    let mut ctx = ToolContext::builder()
-        .caller("cli")
-        .progress(toolgate::ProgressReporter::new(|p| {
-            output::write_err(&output::progress_line(&p));
-        }));
-    if let Some(ms) = timeout_ms {
-        ctx = ctx.timeout(Duration::from_millis(ms));
-    }
-    match tools.call_with(name, args, ctx.build()).await {
-        Ok(out) => {
-            output::call_output(&out, json);
-            Ok(if out.is_error {
-                exit::TOOL_ERROR
-            } else {
-                exit::OK
-            })
-        }
-        // The agent asked a question: shown as the result, not as a failure.
-        Err(e) if e.kind() == ErrorKind::InputRequired => {
-            output::call_output(&e.into_output(), json);
-            Ok(exit::INPUT_REQUIRED)
-        }
-        Err(e) => {
-            if json {
-                output::print_json(&serde_json::json!({ "error": e }));
-            }
-            // Exit 4 means "no tool of that name"; a tool that ran and reports `not_found`
-            // (e.g. read_file of a missing file) is a failed call like any other (exit 1).
-            let code = if e.kind() == ErrorKind::NotFound && tools.describe(name).is_none() {
-                exit::NOT_FOUND
-            } else {
-                exit::TOOL_ERROR
-            };
-            Err(Failure::new(code, output::error_text(&e)))
-        }
-    }
 }
 
 fn check(file: Option<PathBuf>) -> CmdResult {

@@ -1,0 +1,180 @@
+//! The configuration a command runs on: `--config`, ./tools.yaml or the built-in one, the
+//! toolset built from it, and the warnings about entries that name nothing.
+
+use std::path::{Path, PathBuf};
+
+use toolgate::Toolset;
+use toolgate::builtin::BuiltinSettings;
+use toolgate::model::config::{LoadedConfig, ToolsConfig};
+
+use super::args::exit;
+use super::{Failure, output};
+
+/// Loads the configuration: `--config`, else ./tools.yaml, else the one built into the binary.
+/// Relative paths in its settings are relative to the file's folder; the built-in one has no
+/// folder (the file it was built from is not there at run time), so it shares no directory
+/// with `read_file` and `list_dir` (its `files.root` is dropped).
+pub(super) fn load_config(path: Option<&Path>) -> Result<(LoadedConfig, PathBuf), Failure> {
+    let config_error =
+        |e: toolgate::model::config::ConfigError| Failure::new(exit::CONFIG, e.to_string());
+    let local = Path::new("tools.yaml");
+    let path = match path {
+        Some(p) => Some(p.to_path_buf()),
+        None if local.is_file() => Some(local.to_path_buf()),
+        None => None,
+    };
+    match path {
+        Some(p) => {
+            let loaded = ToolsConfig::load(&p).map_err(config_error)?;
+            let base = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+            Ok((loaded, base))
+        }
+        None => {
+            let mut loaded = ToolsConfig::from_yaml_str(
+                toolgate::builtin::toolset::TOOLS_YAML,
+                Path::new("<built-in tools.yaml>"),
+            )
+            .map_err(config_error)?;
+            // `root: .` means the built-in file's folder, which is not there: never the
+            // directory the binary happens to run in (a desktop client may start it in `/`).
+            if let Some(files) = loaded
+                .config
+                .settings
+                .get_mut("files")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                files.remove("root");
+            }
+            Ok((loaded, PathBuf::from(".")))
+        }
+    }
+}
+
+pub(super) fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
+    toolset_and_config(config).map(|(tools, _, _)| tools)
+}
+
+/// The toolset, the configuration it was built from and its built-in tools' settings.
+pub(super) fn toolset_and_config(
+    config: Option<&Path>,
+) -> Result<(Toolset, LoadedConfig, BuiltinSettings), Failure> {
+    let (loaded, base) = load_config(config)?;
+    let settings = BuiltinSettings::from_config(&loaded.config.settings, &base).map_err(|e| {
+        Failure::new(
+            exit::CONFIG,
+            loaded.error_at(&e.pointer, e.message).to_string(),
+        )
+    })?;
+    for warning in &loaded.warnings {
+        output::write_err(&warning.to_string());
+    }
+    warn_uncompiled_tools(&loaded);
+    // OpenAPI entries not compiled into this binary are read and converted at run time (the
+    // binary's compiled ones come from the tools.yaml it was built from).
+    let compiled = compiled_openapi_ids();
+    let builder = toolgate::builtin::toolset(settings.clone())
+        .policy(&loaded.config.policy)
+        .config_dir(&base)
+        .openapi_sources(
+            &loaded.config.tools,
+            &base,
+            toolgate::openapi::LoadFilter::AllExcept(compiled),
+        )
+        .mcp_servers(&loaded.config.tools, &base)
+        .a2a_agents(&loaded.config.tools);
+    let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
+    let tools = builder.build().map_err(config_error)?;
+    warn_unknown_policy_tools(&loaded, &tools);
+    Ok((tools, loaded, settings))
+}
+
+/// The ids of the OpenAPI sources compiled into this binary: the `load: build` entries of the
+/// tools.yaml it was built from.
+pub(super) fn compiled_openapi_ids() -> std::collections::BTreeSet<String> {
+    ToolsConfig::from_yaml_str(
+        toolgate::builtin::toolset::TOOLS_YAML,
+        Path::new("<built-in tools.yaml>"),
+    )
+    .map(|loaded| {
+        loaded
+            .config
+            .tools
+            .openapi
+            .iter()
+            .filter(|e| e.load == toolgate::model::config::LoadMode::Build)
+            .map(|e| e.id.clone())
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// A `policy.tools` entry naming no tool of the toolset would silently apply to nothing (a typo,
+/// or the exported `a__b` form of `a.b`): said on stderr, with the line.
+pub(super) fn warn_unknown_policy_tools(loaded: &LoadedConfig, tools: &Toolset) {
+    let names: Vec<String> = tools.tools().iter().map(|d| d.name.clone()).collect();
+    // A remote source's tools are known only after discovery: `{id}.` names are not checked.
+    let remote = |name: &str| {
+        let internal = toolgate::model::names::internal_name(name);
+        internal.split_once('.').is_some_and(|(prefix, _)| {
+            tools
+                .sources()
+                .iter()
+                .any(|s| s.id() == prefix && !matches!(s.kind(), "local" | "json_schema"))
+        })
+    };
+    for name in loaded.config.policy.tools.keys() {
+        if names.contains(name) || remote(name) {
+            continue;
+        }
+        let pointer = format!(
+            "/policy/tools/{}",
+            toolgate::model::config::location::escape(name)
+        );
+        let mut warning = loaded.warning_at(
+            &pointer,
+            format!("policy for `{name}`, which is not a tool of this toolset"),
+        );
+        let internal = toolgate::model::names::internal_name(name);
+        if names.iter().any(|n| *n == internal) {
+            warning = warning.with_hint(format!(
+                "policies name tools as toolgate does: `{internal}`"
+            ));
+        } else if let Some(close) =
+            toolgate_codegen::closest(name, names.iter().map(String::as_str))
+        {
+            warning = warning.with_hint(format!("did you mean `{close}`?"));
+        }
+        output::write_err(&warning.to_string());
+    }
+}
+
+/// The binary's tools are compiled from the tools.yaml it was built with; a `--config` that
+/// lists other local tools gets a warning instead of silent disagreement.
+pub(super) fn warn_uncompiled_tools(loaded: &LoadedConfig) {
+    let compiled = toolgate::builtin::toolset::Tool::ALL;
+    for (i, entry) in loaded.config.tools.local.iter().enumerate() {
+        let Some(f) = entry.as_function() else {
+            continue;
+        };
+        let name = f
+            .name
+            .clone()
+            .unwrap_or_else(|| f.path.rsplit("::").next().unwrap_or_default().to_string());
+        if !compiled.iter().any(|t| t.name() == name) {
+            output::write_err(
+                &loaded
+                    .warning_at(
+                        &format!("/tools/local/{i}/fn"),
+                        format!(
+                            "`{}` is not compiled into this binary and is ignored; the binary's local tools come from the tools.yaml it was built with (see `toolgate list`)",
+                            f.path
+                        ),
+                    )
+                    .to_string(),
+            );
+        }
+    }
+}

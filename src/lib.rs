@@ -61,21 +61,26 @@ pub use toolgate_runtime::{
 pub use toolgate_runtime::catalog;
 
 /// OpenAPI operations as tools, called over HTTP (see [`toolgate_runtime::openapi`]).
+#[cfg(feature = "openapi")]
 pub use toolgate_runtime::{OpenApiHook, OpenApiSource, OpenApiSourceBuilder, OpenApiSourceError};
 
 /// The run-time HTTP binding of OpenAPI sources (loading filters, limits).
+#[cfg(feature = "openapi")]
 pub use toolgate_runtime::openapi;
 
-/// The host guard shared by `fetch` and OpenAPI sources.
+/// The host guard shared by `fetch`, OpenAPI sources and A2A agents.
+#[cfg(any(feature = "builtin", feature = "openapi", feature = "a2a"))]
 pub use toolgate_runtime::net;
 
 /// Remote tool sources: the registry every protocol shares ([`remote::RemoteSource`]).
 pub use toolgate_runtime::remote;
 
 /// Remote MCP servers as tool sources (stdio, streamable HTTP, legacy HTTP+SSE).
+#[cfg(feature = "mcp")]
 pub use toolgate_runtime::mcp;
 
 /// Remote A2A agents as tool sources (A2A 1.0 and 0.3; see `docs/a2a.md`).
+#[cfg(feature = "a2a")]
 pub use toolgate_runtime::a2a;
 
 /// The policy pipeline every call goes through (authorization, limits, breakers, retries,

@@ -309,3 +309,33 @@ fn duplicate_tool_name_fails_the_build_with_the_line() {
     let run = cargo(&dir, "build");
     assert_fails_at(&run, &dir, line, col, "duplicate tool name `weather`");
 }
+
+/// A crate with only local `#[tool]` functions (the example, which asks for no feature of
+/// `toolgate`) pulls in neither the MCP client (rmcp) nor an HTTP client (reqwest): remote
+/// sources are the `mcp`, `openapi` and `a2a` features, `fetch` is `builtin`.
+#[test]
+fn a_crate_of_local_tools_pulls_no_remote_stack() {
+    let dir = prepare("dependency-tree");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(&cargo)
+        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
+        .current_dir(&dir)
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env_remove("CARGO_PRIMARY_PACKAGE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cargo tree: {e}"));
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && tree.contains("toolgate-runtime"),
+        "cargo tree failed\n{tree}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for remote in ["rmcp ", "reqwest "] {
+        assert!(
+            !tree.lines().any(|l| l.starts_with(remote)),
+            "`{}` is in the dependency tree of a crate with only local tools:\n{tree}",
+            remote.trim()
+        );
+    }
+}

@@ -222,6 +222,7 @@ impl ToolContext {
     }
 
     /// The slot the caller's reason lands in, for a backend that reads it later.
+    #[cfg(feature = "mcp")]
     pub(crate) fn cancel_reason_slot(&self) -> Option<CancelReason> {
         self.cancel_reason.clone()
     }

@@ -56,6 +56,7 @@ tokio::task_local! {
 }
 
 /// The `traceparent` scoped by [`CURRENT`], if any.
+#[cfg(feature = "a2a")]
 pub(crate) fn current() -> Option<Arc<str>> {
     CURRENT.try_with(Clone::clone).ok().flatten()
 }

@@ -24,6 +24,7 @@
 //! assert!(rules.check_url(&"https://evil.example.net/".parse().unwrap()).is_err());
 //! ```
 
+#[cfg(any(feature = "mcp", feature = "a2a"))]
 pub(crate) mod sse;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};

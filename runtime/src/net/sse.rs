@@ -11,7 +11,9 @@
 use std::mem;
 
 use bytes::Bytes;
-use futures::{FutureExt, Stream, StreamExt};
+#[cfg(feature = "a2a")]
+use futures::Stream;
+use futures::{FutureExt, StreamExt};
 use sse_stream::{Sse, SseStream};
 
 /// Framing state: line endings become `\n`, comment lines are dropped.
@@ -81,6 +83,7 @@ pub(crate) fn parse_event(event: Bytes) -> Option<Result<Sse, sse_stream::Error>
 }
 
 /// Why an event of a stream could not be read.
+#[cfg(feature = "a2a")]
 #[derive(Debug)]
 pub(crate) enum EventError<E> {
     /// The body failed (the connection broke, a size limit).
@@ -89,6 +92,7 @@ pub(crate) enum EventError<E> {
     Event(sse_stream::Error),
 }
 
+#[cfg(feature = "a2a")]
 impl<E: std::fmt::Display> std::fmt::Display for EventError<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -101,6 +105,7 @@ impl<E: std::fmt::Display> std::fmt::Display for EventError<E> {
 /// The events of the byte stream `body` in stream order, whatever the reads: each at most
 /// `max` bytes (a larger one is skipped as it streams by, with a warning), a malformed one an
 /// [`EventError::Event`] in its place, a failed body an [`EventError::Body`].
+#[cfg(feature = "a2a")]
 pub(crate) fn events<S, E>(body: S, max: usize) -> impl Stream<Item = Result<Sse, EventError<E>>>
 where
     S: Stream<Item = Result<Bytes, E>>,

@@ -2,6 +2,7 @@
 
 mod render;
 
+#[cfg(feature = "mcp")]
 pub use render::NO_CONTENT;
 
 use serde::{Deserialize, Serialize};

@@ -376,6 +376,7 @@ fn fingerprint(tools: &[SourceTool]) -> Vec<(&str, &str, &Value, Option<&Value>)
 /// on tokio's clock, read now: never later than a relative sleep to the same deadline armed
 /// earlier (the timeout layer's), so a backend's bound at `until` fires first, or in the same
 /// timer tick, and its error (naming the step that waited) is the one the caller sees.
+#[cfg(any(feature = "mcp", feature = "a2a"))]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ConnectBound {
     /// The time allowed, from now.
@@ -386,6 +387,7 @@ pub(crate) struct ConnectBound {
     pub(crate) until: tokio::time::Instant,
 }
 
+#[cfg(any(feature = "mcp", feature = "a2a"))]
 impl ConnectBound {
     pub(crate) fn new(connect_timeout: Duration, deadline: Option<Instant>) -> Self {
         let now = tokio::time::Instant::now();

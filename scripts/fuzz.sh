@@ -57,4 +57,4 @@ for target in "${targets[@]}"; do
     exit 1
   fi
 done
-echo "fuzz: ${#targets[@]} targets ran ${SECONDS_EACH} s each without a crash"
+echo "fuzz: ${#targets[@]} targets ran ${SECONDS_EACH} s${RUNS:+ or $RUNS runs} each without a crash"

@@ -22,7 +22,7 @@ use toolgate::{
     ToolFuture, ToolOutput, ToolSource, Toolset, ValidationMode, tool,
 };
 
-// ---- C01 -------------------------------------------------------------------------------------
+// ---- nulls from the strict dialect -------------------------------------------------------------------------------------
 
 #[derive(Debug, PartialEq, Deserialize, JsonSchema)]
 pub struct Filter {
@@ -47,7 +47,7 @@ pub fn search_books(args: SearchArgs) -> String {
     format!("{args:?}")
 }
 
-// ---- C34 / C37 -------------------------------------------------------------------------------
+// ---- lenient coercion, extra keys -------------------------------------------------------------------------------
 
 #[derive(Debug, PartialEq, Deserialize, JsonSchema)]
 pub struct ArchiveArgs {
@@ -272,7 +272,7 @@ async fn c37_unknown_keys_are_refused_before_the_tool_runs() {
     );
 }
 
-// ---- C03, C06, C07, C01 (Option with a default), C37 (nested): through the generated `invoke` --
+// ---- nullable, const, enum, Option with a default, nested extra keys: through the generated `invoke` --
 
 type Invoke = fn(Value, ToolContext) -> ToolFuture<'static>;
 

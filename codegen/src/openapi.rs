@@ -154,7 +154,7 @@ pub(crate) fn resolve(
 }
 
 /// A `load: runtime` entry whose `spec` is a file that converts now: its `server_variables`
-/// values are checked as for a compiled entry (C17), so `check` and the build refuse what
+/// values are checked as for a compiled entry, so `check` and the build refuse what
 /// start-up would. Only when it sets `server_variables` without `base_url`; a document that
 /// cannot be read or converted now is left to start-up (`check` reports it as a warning).
 fn check_runtime_server_variables(
@@ -184,7 +184,7 @@ fn check_runtime_server_variables(
 
 /// `server_variables` must name variables of the document's servers, and (without
 /// `base_url`) the values must be ones the servers used allow, resolved as the runtime does
-/// (each server with only its own variables; C17).
+/// (each server with only its own variables).
 fn check_server_variables(
     config: &LoadedConfig,
     source: &OpenApiSourceInfo,

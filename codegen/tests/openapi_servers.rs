@@ -1,5 +1,5 @@
 //! `server_variables` values checked at build / `toolgate check` time as the runtime resolves
-//! them (C17): a value outside a variable's `enum` is an error at its line, for compiled and
+//! them: a value outside a variable's `enum` is an error at its line, for compiled and
 //! `load: runtime` file entries.
 
 use std::fs;

@@ -17,9 +17,8 @@
 //!     default or `None` applies);
 //!   - [`ValidationMode::Lenient`] also parses what models commonly get wrong (numbers and
 //!     booleans sent as strings, JSON sent as a string where an object or array is expected);
-//!     ambiguous cases (the string `"null"`, a union that admits strings) are left alone (C34);
-//!   - [`ExtraArguments::Strip`] removes keys the schema refuses instead of rejecting the call
-//!     (C37);
+//!     ambiguous cases (the string `"null"`, a union that admits strings) are left alone;
+//!   - [`ExtraArguments::Strip`] removes keys the schema refuses instead of rejecting the call;
 //!   - in every mode, a whole number sent as a float (`2.0`) where the schema wants an integer
 //!     is forwarded as the integer (JSON Schema counts `2.0` as an integer; serde's `u8` does not).
 //! - [`ValidatorCache`] keeps one compiled validator per tool.

@@ -68,7 +68,7 @@ async fn dies_at_once(tools: &Toolset) -> toolgate_runtime::ToolError {
     e
 }
 
-/// C21: the server dies during a call.
+/// The server dies during a call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_server_fails_the_call_at_once_and_the_next_call_reconnects() {
     let tools = toolset("reports", fault("die", &[]));
@@ -93,7 +93,7 @@ async fn killed_server_fails_the_call_at_once_and_the_next_call_reconnects() {
     tools.close().await;
 }
 
-/// C21 when a grandchild keeps the server's stdout open: the process's end is what counts.
+/// The server dies during a call while a grandchild keeps the server's stdout open: the process's end is what counts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_server_whose_child_holds_stdout_still_fails_at_once() {
     let script = format!(
@@ -162,7 +162,7 @@ async fn unanswered_call_times_out_and_is_cancelled_on_the_server() {
     tools.close().await;
 }
 
-/// C20: junk lines and a BOM on stdout are skipped; the session works.
+/// Junk lines and a BOM on stdout are skipped; the session works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn junk_on_stdout_is_skipped() {
     for mode in ["junk", "junk_bom"] {
@@ -243,7 +243,7 @@ async fn a_server_that_fails_to_start_does_not_hide_the_others() {
     tools.close().await;
 }
 
-/// C28: an older version is accepted and kept; an unknown one is refused, naming the versions.
+/// An older version is accepted and kept; an unknown one is refused, naming the versions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protocol_versions_are_negotiated() {
     let tools = toolset("old", fault("old", &[]));
@@ -269,7 +269,7 @@ async fn protocol_versions_are_negotiated() {
     tools.close().await;
 }
 
-/// C23, C24, C25: every part kept, `isError` an upstream error, structured content checked
+/// Every part kept, `isError` an upstream error, structured content checked
 /// against the output schema unless the result is an error, and mirrored as text when
 /// `content` is empty.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -337,7 +337,7 @@ async fn results_keep_every_part_and_errors_are_classified() {
     tools.close().await;
 }
 
-/// C30: a 5 MB text result is cut head + tail with a marker, and kept in full.
+/// A 5 MB text result is cut head + tail with a marker, and kept in full.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn very_large_results_are_cut_and_kept() {
     let tools = toolset("r", fault("results", &[]));
@@ -434,7 +434,7 @@ async fn list_changed_brings_new_tools() {
     panic!("lc.b never appeared: {:?}", tools.tools());
 }
 
-/// C26: the session id is sent on every request; an expired session (404) fails the call in
+/// The session id is sent on every request; an expired session (404) fails the call in
 /// flight with a retryable error and exactly one new session is started; DELETE on close.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http_session_expiry_starts_one_new_session() {

@@ -42,7 +42,7 @@ async fn remote_tools_with_illegal_names_are_offered_under_provider_safe_names()
         status.rejected
     );
 
-    // What a model is sent: C10's exact names, every one `^[a-zA-Z0-9_-]{1,64}$`.
+    // What a model is sent: the exact names, every one `^[a-zA-Z0-9_-]{1,64}$`.
     let long = format!(
         "files__{}_{:08x}",
         &LONG.replace('.', "_")[..48],

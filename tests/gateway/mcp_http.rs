@@ -2,7 +2,7 @@
 //! runtime's `McpBackend`) on the other side: pagination, progress and cancellation relayed both
 //! ways, `notifications/tools/list_changed` when a server behind the gateway changes its tools,
 //! every content part and `structuredContent` passed through, failures as `isError` results
-//!, protocol-version negotiation (C28), API keys.
+//!, protocol-version negotiation, API keys.
 
 use std::time::{Duration, Instant};
 
@@ -95,7 +95,7 @@ fn built_in_and_remote_tools_are_listed_and_called_with_every_part_kept() {
             .unwrap();
         assert_eq!(out.structured.as_ref().unwrap()["value"], 42);
 
-        // C23: text, image, resource, audio, in order.
+        // Text, image, resource, audio, in order.
         let out = tools.call("gw.faulty__multi", json!({})).await.unwrap();
         let kinds: Vec<&str> = out
             .content
@@ -110,7 +110,7 @@ fn built_in_and_remote_tools_are_listed_and_called_with_every_part_kept() {
             .collect();
         assert_eq!(kinds, ["text", "image", "resource", "audio"], "{out:?}");
 
-        // C25: structuredContent passed through, mirrored as text.
+        // structuredContent passed through, mirrored as text.
         let out = tools
             .call("gw.faulty__structured", json!({}))
             .await
@@ -121,7 +121,7 @@ fn built_in_and_remote_tools_are_listed_and_called_with_every_part_kept() {
         );
         assert!(!out.content.is_empty(), "{out:?}");
 
-        // C24: an application error behind the gateway is an isError result on the wire,
+        // An application error behind the gateway is an isError result on the wire,
         // which toolgate's client reads as an `upstream` error with the text.
         let e = tools
             .call("gw.faulty__app_error", json!({}))
@@ -229,7 +229,7 @@ fn a_server_changing_its_tools_reaches_the_gateways_clients_as_list_changed() {
     });
 }
 
-/// C28, server side: the gateway echoes a version it supports, and answers an unknown one with
+/// Protocol versions, server side: the gateway echoes a version it supports, and answers an unknown one with
 /// its newest.
 #[test]
 fn the_clients_protocol_version_is_echoed_when_supported() {

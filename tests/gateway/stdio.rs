@@ -1,6 +1,6 @@
 //! `toolgate serve --stdio` driven with raw JSON-RPC lines, as a client process would: framing
-//! (server side), protocol-version negotiation (C28), calls and failed calls
-//! (C24), and the end of the session (stdin closed, SIGTERM).
+//! (server side), protocol-version negotiation, calls and failed calls
+//!, and the end of the session (stdin closed, SIGTERM).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -174,7 +174,7 @@ fn call(id: u64, tool: &str, arguments: Value) -> Value {
         "params": {"name": tool, "arguments": arguments}})
 }
 
-/// C20 (server side) and C24: bad lines are answered and the session goes on; calls work and a
+/// Junk on stdin (server side) and failed calls: bad lines are answered and the session goes on; calls work and a
 /// failed call is an `isError` result; stdout carries nothing but JSON-RPC lines.
 #[test]
 fn bad_lines_are_answered_and_the_session_goes_on() {
@@ -264,7 +264,7 @@ fn bad_lines_are_answered_and_the_session_goes_on() {
         assert_eq!(answer["error"]["code"], code, "{message} -> {answer}");
     }
 
-    // C24: failures are results with isError, not JSON-RPC errors.
+    // Failures are results with isError, not JSON-RPC errors.
     server.send(&call(8, "calc", json!({"expression": "1/"})));
     server.send(&call(9, "no_such_tool", json!({})));
     let mut failed = [server.answer(), server.answer()];
@@ -345,7 +345,7 @@ fn peak_rss_mib(pid: u32) -> u64 {
     kib / 1024
 }
 
-/// C28 (server side): a supported version is echoed; an unknown one gets our newest.
+/// Protocol versions (server side): a supported version is echoed; an unknown one gets our newest.
 #[test]
 fn the_clients_protocol_version_is_echoed_when_supported() {
     for version in ["2025-06-18", "2024-11-05"] {

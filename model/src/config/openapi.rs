@@ -61,7 +61,7 @@ pub struct OpenApiSource {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub names: BTreeMap<String, String>,
     /// Values of the server URL's `{variables}` (`region: us`); each must be one of the
-    /// variable's `enum` when it has one. Unset variables take their `default` (C17).
+    /// variable's `enum` when it has one. Unset variables take their `default`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_variables: BTreeMap<String, String>,
     /// Hosts requests may go to besides the server's own (exact names or `*.example.com`).

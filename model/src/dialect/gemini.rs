@@ -7,9 +7,9 @@
 //! and a recursive type is an export error naming the tool):
 //!
 //! - a single `type` plus `nullable: true` (OpenAPI 3.0): `type: [T, "null"]`, an `anyOf` /
-//!   `oneOf` branch `{type: null}` and `null` in `enum` become `nullable: true` (C03); a `type`
+//!   `oneOf` branch `{type: null}` and `null` in `enum` become `nullable: true`; a `type`
 //!   array with several non-null types becomes an `anyOf` of single-type schemas;
-//! - no `const`: a string `const` becomes a one-value `enum` (C06); `enum` only for strings
+//! - no `const`: a string `const` becomes a one-value `enum`; `enum` only for strings
 //!   (`type: string`), so a non-string `enum` / `const` is removed (noted);
 //! - `oneOf` becomes `anyOf` (noted), `allOf` of objects is merged into one object (noted);
 //! - kept keywords: `type`, `format`, `title`, `description`, `nullable`, `enum`, `maxItems`,

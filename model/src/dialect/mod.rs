@@ -15,10 +15,10 @@
 //! Anthropic and Gemini limit; MCP is laxer but a name exported to MCP may be forwarded to any),
 //! the root schema is an object with `properties` (MCP requires `type: object`; the providers
 //! reject other roots), and the shared rules of [`normalize`]: numeric widths as
-//! `minimum`/`maximum` instead of schemars' `format`s (C02), acyclic `$ref`s inlined with the
-//! use-site description winning (C04, C08; JSON Schema 2020-12 §8.2.3.1 allows siblings of
+//! `minimum`/`maximum` instead of schemars' `format`s, acyclic `$ref`s inlined with the
+//! use-site description winning (JSON Schema 2020-12 §8.2.3.1 allows siblings of
 //! `$ref`, but draft-07 consumers and several clients ignore them or cannot follow references),
-//! documented unit enums as `enum` (C06). Only MCP keeps the `$schema` keyword (restated as
+//! documented unit enums as `enum`. Only MCP keeps the `$schema` keyword (restated as
 //! 2020-12, the draft the lowering writes).
 //!
 //! MCP and Anthropic inline acyclic references too: both are inline profiles (MCP clients in
@@ -33,7 +33,7 @@
 //!
 //! Dialect-specific rules:
 //! - `mcp` (MCP 2025-06-18, "Tools": `inputSchema` is a JSON Schema object): an optional
-//!   property's `type: [T, "null"]` / `anyOf: [X, {type: null}]` becomes plain `T` / `X` (C03):
+//!   property's `type: [T, "null"]` / `anyOf: [X, {type: null}]` becomes plain `T` / `X`:
 //!   an absent key already means `None`, and clients that require a single `type` string accept
 //!   it. Not in `outputSchema`, where serde writes `None` as `null`. Everything else is JSON
 //!   Schema 2020-12 kept as is.
@@ -246,8 +246,8 @@ pub fn export_with_notes(
     Ok((Value::Object(out), notes.list))
 }
 
-/// MCP input schemas: the shared rules, then optional properties lose their `null` alternative
-/// (C03).
+/// MCP input schemas: the shared rules, then optional properties lose their `null`
+/// alternative.
 fn mcp_schema(schema: Value) -> Result<Value, String> {
     let mut schema = normalize::common(schema, Recursion::Keep("allOf"))?;
     normalize::walk(&mut schema, "", &mut |m, _| {

@@ -1,13 +1,13 @@
 //! Rules shared by every dialect, applied to the internal JSON Schema 2020-12 form.
 //!
-//! 1. **Numeric widths** (C02). schemars writes OpenAPI-style widths (`int8`..`int128`, `uint`,
+//! 1. **Numeric widths**. schemars writes OpenAPI-style widths (`int8`..`int128`, `uint`,
 //!    `uint8`..`uint128`, `float`, `double`) into `format`. JSON Schema 2020-12 §7.2.3 (format
 //!    vocabulary) defines no such formats, and Ajv-based MCP clients warn or fail on them, so they
 //!    are removed and the width is written as `minimum` / `maximum` (an existing stricter bound is
 //!    kept). 64- and 128-bit widths give no bound except `minimum: 0` for unsigned ones (JSON
 //!    numbers beyond 2^53 are not portable anyway). Standard formats (`date-time`, `uuid`, ...)
 //!    are kept here; a dialect may drop them later.
-//! 2. **`$ref` inlining** (C04, C08). Every `$ref` to an acyclic `#/$defs/X` (or
+//! 2. **`$ref` inlining**. Every `$ref` to an acyclic `#/$defs/X` (or
 //!    `#/definitions/X`) is replaced by `X`, the use-site keywords taking precedence over `X`'s own
 //!    (so the field's doc wins over the type's doc). References that are part of a cycle (and `#`)
 //!    are kept under `$defs` when the dialect allows recursion, with any keyword written beside
@@ -18,7 +18,7 @@
 //!    instead (or fails, without recursion). A dangling or non-local `$ref` always fails.
 //!    Implemented in
 //!    [`super::refs`].
-//! 3. **Documented unit enums** (C06). `oneOf` whose branches are all `{const, [type],
+//! 3. **Documented unit enums**. `oneOf` whose branches are all `{const, [type],
 //!    [description]}` is the same set of values as an `enum` (JSON Schema 2020-12 §6.1.2–6.1.3);
 //!    it becomes `{type, enum, description: "A: doc. B: doc."}`.
 

@@ -21,7 +21,7 @@
 //!   `minProperties`, other formats, ...) are removed and noted; annotations (`examples`,
 //!   `$comment`, `deprecated`, ...) are removed silently;
 //! - not expressible, so the tool falls back to `"strict": false` with the non-strict parameters
-//!   (C01; noted): a map (`additionalProperties` other than `false`, `patternProperties`), a
+//!   (noted): a map (`additionalProperties` other than `false`, `patternProperties`), a
 //!   schema with no `type` / `enum` / `anyOf` / `$ref` (any JSON value), `allOf`, `not`,
 //!   `if`/`then`/`else`, tuples (`prefixItems`, `items` arrays), a root `anyOf`, more than 10
 //!   levels of nesting or 5000 properties, an `enum` over 1000 values.

@@ -1,9 +1,8 @@
-//! Rule 2 of [`super::normalize`]: `$ref` inlining (C04, C08).
+//! Rule 2 of [`super::normalize`]: `$ref` inlining.
 //!
 //! Every `$ref` to an acyclic `#/$defs/X` (or `#/definitions/X`) is replaced by `X`, with the
 //! use-site keywords taking precedence over `X`'s own, so a field's doc wins over its type's doc
-//! (JSON Schema 2020-12 §8.2.3.1 allows keywords beside `$ref`; draft-07 consumers ignore them,
-//! C08). Definitions on a cycle (and `#`) are kept under `$defs` (`definitions` is rewritten to
+//! (JSON Schema 2020-12 §8.2.3.1 allows keywords beside `$ref`; draft-07 consumers ignore them). Definitions on a cycle (and `#`) are kept under `$defs` (`definitions` is rewritten to
 //! `$defs`) when the dialect allows recursion, with keywords beside the `$ref` moved into a
 //! one-branch combinator; otherwise the export fails. Only the recursive definitions still
 //! referenced are kept, so every `$ref` in the output resolves in the same document.
@@ -279,7 +278,7 @@ fn count_values(v: &Value) -> usize {
 /// Schema 2020-12 §10.2.1: sibling keywords are a conjunction), so: `properties` are united
 /// (an empty `{}` added by an object-root fill-in never hides the target's), `required` lists
 /// are united, and for every other keyword the use site wins (a field's `description` over its
-/// type's, C08).
+/// type's).
 fn merge_use_site(target: &mut Map<String, Value>, use_site: Map<String, Value>) {
     for (k, v) in use_site {
         match (k.as_str(), target.get_mut(&k), v) {

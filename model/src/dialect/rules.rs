@@ -21,7 +21,7 @@ pub(super) fn find_key(v: &Value, key: &str) -> bool {
 }
 
 /// Every `$ref` is `#` or `#/$defs/NAME` with `NAME` in the document's `$defs`, and no `$ref` has
-/// siblings (C04, C08).
+/// siblings.
 pub(super) fn all_refs_resolve(doc: &Value) -> bool {
     fn go(v: &Value, defs: &Map<String, Value>) -> bool {
         match v {

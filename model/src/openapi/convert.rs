@@ -1,5 +1,5 @@
 //! The conversion driver: every path × method of the document, in document order, to a tool or
-//! a [`Skipped`] entry; then adapters, then the name-uniqueness check (C09, C10).
+//! a [`Skipped`] entry; then adapters, then the name-uniqueness check.
 
 use std::collections::{HashMap, HashSet};
 

@@ -130,7 +130,7 @@ pub type SecurityRequirement = BTreeMap<String, Vec<String>>;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Operation {
     /// The tool name, without the source prefix: `^[a-zA-Z0-9_-]{1,N}$` with N leaving room for
-    /// the prefix (C09, C10).
+    /// the prefix.
     pub name: String,
     /// Its `operationId`, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

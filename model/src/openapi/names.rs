@@ -1,15 +1,15 @@
 //! Tool names, argument names and operation filters.
 //!
 //! - A tool is named after its `operationId`, every character outside `[a-zA-Z0-9_-]` replaced
-//!   by `_` (C10).
-//! - Without `operationId` (C09): `{method}_{segments}`, each path segment snake_cased and a
+//!   by `_`.
+//! - Without `operationId`: `{method}_{segments}`, each path segment snake_cased and a
 //!   `{param}` segment written `by_{param_snake}`: `GET /accounts/{accountId}/transactions` →
 //!   `get_accounts_by_account_id_transactions`. It depends only on the method and path.
 //! - A name longer than the limit keeps its first `limit - 9` characters, then `_` and 8 hex
 //!   digits of the FNV-1a 32-bit hash of the name before shortening (the raw `operationId`, or
-//!   the derived name), the same on every platform (C10).
+//!   the derived name), the same on every platform.
 
-// The sanitising, shortening and hash rule (C10) is shared with remote MCP tools, so it lives in
+// The sanitising, shortening and hash rule is shared with remote MCP tools, so it lives in
 // `crate::names`.
 #[cfg(test)]
 pub(crate) use crate::names::fnv1a32;
@@ -36,7 +36,7 @@ pub(crate) fn snake(text: &str) -> String {
     out.trim_end_matches('_').to_string()
 }
 
-/// The name of an operation without `operationId` (C09).
+/// The name of an operation without `operationId`.
 pub(crate) fn derived(method: &str, path: &str) -> String {
     let mut parts = vec![method.to_ascii_lowercase()];
     for seg in path.split('/').filter(|s| !s.is_empty()) {

@@ -1,4 +1,4 @@
-//! OpenAPI Schema Objects → JSON Schema 2020-12 (C14; OAS 3.0 §4.7.24 / 3.1
+//! OpenAPI Schema Objects → JSON Schema 2020-12 (OAS 3.0 §4.7.24 / 3.1
 //! §4.8.24 "Schema Object").
 //!
 //! Every referenced schema becomes a `$defs` entry of the tool's schema (`#/components/schemas/Pet`
@@ -8,16 +8,16 @@
 //!
 //! Normalisation of one schema (this file):
 //! - OAS 3.0 `nullable: true` → `"null"` added to `type` (and `null` to `enum`), or
-//!   `anyOf: [S, {type: null}]` when there is no `type`; `nullable: false` removed (C14);
+//!   `anyOf: [S, {type: null}]` when there is no `type`; `nullable: false` removed;
 //! - `example` → `examples: [example]`; `discriminator`, `xml`, `externalDocs`, the `readOnly`
 //!   / `writeOnly` flags, `$schema`, `$id`, `$anchor`, `$dynamicAnchor`, `$dynamicRef`,
-//!   `$vocabulary`, nested `$defs` / `definitions` and `x-*` extensions dropped (C14);
+//!   `$vocabulary`, nested `$defs` / `definitions` and `x-*` extensions dropped;
 //! - OAS 3.0 boolean `exclusiveMinimum` / `exclusiveMaximum` → the numeric 2020-12 form
 //!   (JSON Schema Validation §6.2.3, §6.2.5); array `items` → `prefixItems`;
 //! - `readOnly` properties left out of input schemas (and `required`), `writeOnly` ones out of
 //!   output schemas (OAS 3.0 §4.7.24.3 "Fixed Fields", `readOnly`);
 //! - OAS 3.0 (§4.7.26 "Reference Object"): keywords beside `$ref` are ignored; 3.1 keeps them;
-//! - `allOf` merged when safe ([`merge`], C13); `oneOf` / `anyOf` kept;
+//! - `allOf` merged when safe ([`merge`]); `oneOf` / `anyOf` kept;
 //! - every `required` name gets a property (`{}` when undeclared);
 //! - nesting deeper than [`MAX_DEPTH`] is `E_SCHEMA_TOO_DEEP`.
 
@@ -525,7 +525,7 @@ fn type_list(v: &Value) -> Vec<String> {
     }
 }
 
-/// OAS 3.0 `nullable: true` in JSON Schema 2020-12 (C14).
+/// OAS 3.0 `nullable: true` in JSON Schema 2020-12.
 fn nullable(mut out: Map<String, Value>) -> Map<String, Value> {
     if let Some(Value::Array(e)) = out.get_mut("enum")
         && !e.contains(&Value::Null)

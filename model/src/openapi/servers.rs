@@ -57,7 +57,7 @@ pub(crate) fn servers(v: Option<&Value>) -> Vec<Server> {
 }
 
 impl Server {
-    /// The URL with its variables filled: `values` first, else each variable's default (C17).
+    /// The URL with its variables filled: `values` first, else each variable's default.
     ///
     /// # Errors
     /// `server variable 'region' must be one of [eu, us]`; an unknown variable in `values`; a
@@ -96,7 +96,7 @@ impl Server {
     }
 }
 
-/// A server variable value that is not allowed, found before start-up (C17).
+/// A server variable value that is not allowed, found before start-up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerVariableError {
     /// The variable.

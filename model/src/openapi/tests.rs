@@ -1,5 +1,5 @@
-//! Tests of the OpenAPI conversion: the rules with small inline documents, C10,
-//! C13, C14, C15, C17, and every real document of `tests/specs/`.
+//! Tests of the OpenAPI conversion: the rules with small inline documents (names,
+//! `allOf` merging, normalisation, bodies, servers), and every real document of `tests/specs/`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::OnceLock;
@@ -141,7 +141,7 @@ fn c10_long_and_illegal_names() {
     assert_eq!(c.tools[0].name.len(), 40);
 }
 
-const C13: &str = r#"
+const ALL_OF_MERGE: &str = r#"
 openapi: 3.0.3
 info: {title: t, version: "1"}
 components:
@@ -173,7 +173,7 @@ paths:
 
 #[test]
 fn c13_all_of_merged() {
-    let c = conv(C13);
+    let c = conv(ALL_OF_MERGE);
     let t = tool(&c, "create_draft");
     assert_eq!(
         t.input_schema,

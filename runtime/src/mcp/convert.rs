@@ -55,11 +55,11 @@ pub(crate) use crate::output::NO_CONTENT;
 ///   text note quoting it.
 /// * `isError: true` is the tool's own failure: `upstream`, not retryable, with the content in
 ///   the error's details (its text in the message). Its `structuredContent` is not checked
-///   against the output schema (C25).
+///   against the output schema.
 /// * Otherwise `structuredContent` must match the tool's output schema (`protocol` error
 ///   naming each violation) and, when `content` is empty, is mirrored as a JSON text part so
-///   that a model reading only text sees it (C25); an empty result reads
-///   `(tool returned no content)` (C23).
+///   that a model reading only text sees it; an empty result reads
+///   `(tool returned no content)`.
 pub(crate) fn output(
     server: &str,
     tool: &ToolDescriptor,

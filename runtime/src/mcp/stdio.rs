@@ -4,7 +4,7 @@
 //! Ours rather than rmcp's `TokioChildProcess` because of what a gateway needs from it:
 //! * stdout lines that are not JSON-RPC (a server's log line, a banner) are skipped and logged
 //!   with the server's id, rate-limited, and a frame over the size cap is
-//!   discarded without being buffered (C30);
+//!   discarded without being buffered;
 //! * stderr is read line by line into our log, never mixed with protocol frames, and its last
 //!   lines are kept for error messages: whatever the bytes (invalid UTF-8 is decoded lossily)
 //!   and however long a line (its last [`STDERR_LINE_MAX`] bytes are kept), the reading never
@@ -14,7 +14,7 @@
 //! * the way the process ended (`exited with status 1`, `killed by signal 9`) is recorded the
 //!   moment it ends, and the transport closes then (after a short grace period for its last
 //!   output), even when a grandchild still holds stdout open: calls in flight fail with it at
-//!   once (C21);
+//!   once;
 //! * a frame over the size cap is answered, for the request id it starts with, by a JSON-RPC
 //!   error, so that the call fails at once instead of waiting for its deadline;
 //! * the child runs in its own process group, so that `npx`'s grandchildren are stopped with it:

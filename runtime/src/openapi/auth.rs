@@ -156,7 +156,7 @@ impl Auth {
     /// The credentials for `op`: for `schemes`, the first alternative of `op.security` whose
     /// schemes all have credentials (an empty alternative `{}` means anonymous access is
     /// allowed: nothing is sent); for a single credential, sent when `op.security` is non-empty
-    /// or the document declares no schemes. `op.security` empty: nothing (C18 `ping`).
+    /// or the document declares no schemes. `op.security` empty: nothing (an operation such as a health `ping`).
     pub(crate) async fn apply(
         &self,
         op: &Operation,
@@ -193,7 +193,7 @@ impl Auth {
 
     /// Whether some credential goes in a header other than `Authorization` (an apiKey in a
     /// header, `headers:` auth): reqwest strips only `Authorization` and `Cookie` when a
-    /// redirect changes origin, so such a source follows same-origin redirects only (C18).
+    /// redirect changes origin, so such a source follows same-origin redirects only.
     pub(crate) fn sends_custom_headers(&self) -> bool {
         self.single
             .iter()

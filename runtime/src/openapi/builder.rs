@@ -96,7 +96,7 @@ impl OpenApiSourceBuilder {
         self
     }
 
-    /// The URL the document was read from: relative server URLs resolve against it (C17).
+    /// The URL the document was read from: relative server URLs resolve against it.
     #[must_use]
     pub fn spec_url(mut self, url: reqwest::Url) -> Self {
         self.spec_url = Some(url);
@@ -172,7 +172,7 @@ impl OpenApiSourceBuilder {
         let mut ops = Vec::with_capacity(self.conversion.tools.len());
         let mut schemas = Interner::default();
         let mut secret_header_fill = false;
-        // The document's servers are checked even when no operation uses them (C17: a bad
+        // The document's servers are checked even when no operation uses them (a bad
         // variable fails at start-up).
         if config_base.is_none() && !self.conversion.servers.is_empty() {
             request::base_url(
@@ -236,7 +236,7 @@ impl OpenApiSourceBuilder {
         }
         let rules = Arc::new(rules);
         // Credentials in headers reqwest keeps across origins (`X-API-Key`, secret header
-        // fills): same-origin redirects only. Never https → http (C18).
+        // fills): same-origin redirects only. Never https → http.
         let header_secrets = auth.sends_custom_headers() || secret_header_fill;
         let client = match self.client {
             Some(c) => c,

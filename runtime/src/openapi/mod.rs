@@ -7,12 +7,12 @@
 //! [`ToolError`]. The rules, each in its own module:
 //!
 //! * `request`: fills (tools.yaml `adapters`; see [adapter fills](#adapter-fills)),
-//!   parameters (OAS §4.8.12, styles in `style`, path values one segment each), bodies (JSON, form, multipart, text, binary;
-//!   C15), the server URL (config `base_url`, else the operation's, else the document's
-//!   `servers`, with variables, relative URLs against the document URL; C17);
-//! * `auth`: credentials by security scheme or one for all (C18), OAuth2 client credentials;
+//!   parameters (OAS §4.8.12, styles in `style`, path values one segment each), bodies (JSON, form, multipart, text, binary),
+//!   the server URL (config `base_url`, else the operation's, else the document's
+//!   `servers`, with variables, relative URLs against the document URL);
+//! * `auth`: credentials by security scheme or one for all, OAuth2 client credentials;
 //! * `call`: the host guard ([`crate::net`]), timeout, cancellation, size limit;
-//! * `response`: status and media type → output or error (C19).
+//! * `response`: status and media type → output or error.
 //!
 //! Compiled sources embed their conversion and build the source in generated code; sources
 //! marked `load: runtime` read their document when the toolset discovers them
@@ -133,7 +133,7 @@ impl<T: OpenApiHook + ?Sized> OpenApiHook for &'static T {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum OpenApiSourceError {
-    /// The base URL cannot be determined: a server variable value not allowed (C17), a URL
+    /// The base URL cannot be determined: a server variable value not allowed, a URL
     /// that does not parse or still contains `{`, a relative server URL without a document URL.
     #[error("OpenAPI source `{source_id}`: {message}")]
     BaseUrl {

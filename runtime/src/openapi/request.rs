@@ -142,7 +142,7 @@ pub(crate) fn apply_fills(
 
 /// Builds the request parts of `op` from (filled) `args`.
 ///
-/// Path values are expanded per their style and encoded as single segments (C11); a `{...}`
+/// Path values are expanded per their style and encoded as single segments; a `{...}`
 /// left in the path fails with `missing path parameter '<name>'` before anything is sent.
 ///
 /// # Errors
@@ -161,7 +161,7 @@ pub(crate) fn build(
         body: None,
     };
     // Path values by placeholder name, expanded and encoded; substituted segment by segment
-    // below so that a value making a whole dot segment is refused (C11).
+    // below so that a value making a whole dot segment is refused.
     let mut expanded: Vec<(&str, &str, String)> = Vec::new();
     for p in &op.parameters {
         let value = args.get(&p.arg);
@@ -230,7 +230,7 @@ fn is_dot_segment(seg: &str) -> bool {
 
 /// The path template with each `{name}` replaced by its expansion, segment by segment. A
 /// segment made of values that comes out as a dot segment (`..`, or `.` from a `label` value
-/// `.`) is refused: the URL parser would resolve it and change the route (C11), and no
+/// `.`) is refused: the URL parser would resolve it and change the route, and no
 /// percent-encoding survives it (`%2E%2E` is a dot segment to URL parsers too).
 ///
 /// # Errors
@@ -279,7 +279,7 @@ fn placeholder(path: &str) -> Option<&str> {
 /// one body argument. `None` when nothing of it was given.
 ///
 /// A field given as `null` is kept in a JSON body (`{"level": null}`: a nullable field set to
-/// null, C14); a field left out stays out. In form and multipart bodies, as for parameters,
+/// null); a field left out stays out. In form and multipart bodies, as for parameters,
 /// `null` means not sent.
 fn body_value(body: &RequestBody, args: &Map<String, Value>) -> Option<Value> {
     let keep_null = body.encoding == BodyEncoding::Json;
@@ -433,7 +433,7 @@ pub(crate) fn decode_base64(text: &str) -> Option<Vec<u8>> {
 
 /// The base URL of `op` (OAS 3.1 §4.8.5 "Server Object", §4.8.10 `servers`): the config's
 /// `base_url` wins, else the operation's (path's) servers, else the document's; the first
-/// entry, with its variables filled from `values` (else their defaults, C17). A relative URL is
+/// entry, with its variables filled from `values` (else their defaults). A relative URL is
 /// resolved against `spec_url` (the document's own URL). A trailing `/` is removed, so that the
 /// operation's path is appended to the base path (`https://api.x/v2` + `/pets`).
 ///

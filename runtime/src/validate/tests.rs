@@ -125,7 +125,7 @@ fn details_carry_the_pointers() {
     assert_eq!(wire["details"]["errors"][0]["pointer"], "/limit");
 }
 
-/// C37: one combined message naming the unknown and the allowed keys, at the object's pointer.
+/// One combined message naming the unknown and the allowed keys, at the object's pointer.
 #[test]
 fn c37_unknown_arguments() {
     let v = ArgumentValidator::compile("archive", &archive_schema()).unwrap();
@@ -177,7 +177,7 @@ fn schema_allowing_extra_keys_accepts_them() {
     v.validate("t", &json!({"name": "x", "other": 1})).unwrap();
 }
 
-/// C02: an unknown `format` is an annotation: it neither fails compilation nor validation.
+/// An unknown `format` is an annotation: it neither fails compilation nor validation.
 #[test]
 fn unknown_format_is_an_annotation() {
     let schema = json!({"type": "object",
@@ -255,7 +255,7 @@ fn option_struct_errors_name_the_inner_violation() {
     );
 }
 
-// ---- C34: lenient coercion ----------------------------------------------------------------
+// ---- lenient coercion ----------------------------------------------------------------------
 
 #[test]
 fn c34_strings_are_coerced_in_lenient_mode() {
@@ -553,7 +553,7 @@ fn other_drafts_and_ids_compile_offline() {
     }
 }
 
-// ---- C01: the strict dialect's nulls mean "omitted", in every mode ----------------------------
+// ---- the strict dialect's nulls mean "omitted", in every mode --------------------------------
 
 /// The input schema schemars writes for the round-trip case's `SearchArgs`.
 fn c01_schema() -> Value {
@@ -644,7 +644,7 @@ fn null_map_values_are_not_omissions() {
     );
 }
 
-// ---- C37: extra = "strip" ------------------------------------------------------------------
+// ---- extra = "strip" -----------------------------------------------------------------------
 
 fn archive_meta_schema() -> Value {
     json!({"type": "object",

@@ -189,7 +189,7 @@ pub(crate) fn is_json(mt: &str) -> bool {
     base == "application/json" || base == "text/json" || base.ends_with("+json")
 }
 
-/// The body media type used: JSON first, then form, multipart, text, binary (C15).
+/// The body media type used: JSON first, then form, multipart, text, binary.
 pub(crate) fn choose_media_type<'a>(
     types: impl Iterator<Item = &'a str> + Clone,
 ) -> Option<(String, BodyEncoding)> {

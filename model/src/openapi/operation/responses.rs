@@ -58,7 +58,7 @@ impl OpContext<'_, '_> {
         }
         // A 2xx without JSON content (`204`, `202` with no body, only XML) would return no
         // structured content, which a declared output schema requires (MCP): no output schema
-        // unless every 2xx / `2XX` response has a JSON media type with a schema (C19).
+        // unless every 2xx / `2XX` response has a JSON media type with a schema.
         let json_schema = |r: &Value| {
             r.get("content")
                 .and_then(Value::as_object)

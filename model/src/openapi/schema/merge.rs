@@ -27,7 +27,7 @@ use super::{Mode, Result, SchemaError, Schemas, type_list};
 const MAX_HIDDEN_VISITS: usize = 256;
 
 impl Schemas<'_> {
-    /// C13: `allOf` merged into its schema when that is safe; unchanged otherwise.
+    /// `allOf` merged into its schema when that is safe; unchanged otherwise.
     pub(super) fn merge_all_of(
         &mut self,
         out: Map<String, Value>,

@@ -1,5 +1,5 @@
-//! Cases from the QA pass: output schema vs empty 2xx responses (C19), the Encoding Object of
-//! form / multipart bodies (C15), `names:` keys that match nothing or disagree (C09).
+//! Cases from the QA pass: output schema vs empty 2xx responses, the Encoding Object of
+//! form / multipart bodies, `names:` keys that match nothing or disagree.
 
 use serde_json::json;
 

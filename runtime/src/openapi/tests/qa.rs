@@ -1,5 +1,5 @@
-//! Wire-level cases from the QA pass: dot segments in path values (C11), credentials on
-//! redirects (C18), explicit `null` in JSON bodies (C14), form / multipart `encoding` (C15).
+//! Wire-level cases from the QA pass: dot segments in path values, credentials on
+//! redirects, explicit `null` in JSON bodies, form / multipart `encoding`.
 
 use std::collections::BTreeMap;
 

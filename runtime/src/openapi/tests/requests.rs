@@ -284,7 +284,7 @@ fn server_urls() {
     // never a host with `{`
     let err = base_url(Some("https://{region}.x"), &[], &[], &none, None).unwrap_err();
     assert!(err.contains('{'), "{err}");
-    // a server with variables goes through Server::resolve (C17); its errors are kept
+    // a server with variables goes through Server::resolve; its errors are kept
     let mut s = server("https://{region}.api.example.com/v2");
     s.variables.insert(
         "region".into(),

@@ -5,7 +5,7 @@
 //! message with [`frame::parse`](super::frame::parse) and hands it to the session's [`Inbox`]; the session's
 //! answers and notifications come out of its outgoing channel as serialized JSON-RPC messages (one
 //! `String` each, no newline), which the transport's writer drains (stdout lines, SSE `message`
-//! events). Framing problems are the transport's to answer (C20); the session only ever sees
+//! events). Framing problems are the transport's to answer; the session only ever sees
 //! valid messages.
 //!
 //! What the session adds to rmcp's service loop:

@@ -26,8 +26,16 @@ fn check_answer(answer: &str) {
 fn check_frame(frame: &[u8]) {
     match classify(frame) {
         Classified::Invalid(answer) => check_answer(&answer),
+        // rmcp reads a message into the first of its shapes that fits. A frame with a
+        // duplicate key (`"capabilities"` twice in an initialize request) fits only the loose
+        // shape (a custom request, last key wins), whose serialization has unique keys and then
+        // fits the strict one (unknown keys dropped). From the first serialization on, reading
+        // must be stable.
         Classified::Message(text) => match classify(text.as_bytes()) {
-            Classified::Message(again) => assert_eq!(again, text),
+            Classified::Message(again) => match classify(again.as_bytes()) {
+                Classified::Message(third) => assert_eq!(third, again),
+                other => panic!("a message serialized as {again} reads back as {other:?}"),
+            },
             other => panic!("a message serialized as {text} reads back as {other:?}"),
         },
         Classified::Dropped(_) => {}

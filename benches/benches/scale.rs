@@ -108,6 +108,8 @@ struct Built {
     names: Vec<String>,
     exported: Vec<String>,
     router: ToolRouter<()>,
+    /// The gateway over `toolset` (default page size, 100 tools), for its `tools/list`.
+    gateway: toolgate::gateway::Gateway,
 }
 
 fn build(size: Size) -> Built {
@@ -133,6 +135,26 @@ fn build(size: Size) -> Built {
         assert!(router.get(e).is_some(), "{e}");
     }
     assert_eq!(router.list_all().len(), size.tools);
+    let gateway = toolgate::gateway::Gateway::builder(toolset.clone()).build();
+    let mut paged = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = gateway
+            .mcp_tools_list_page(cursor.as_deref())
+            .expect("a page");
+        paged.extend(page.tools.into_iter().map(|t| t.name.into_owned()));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    let mut all_exported = exported.clone();
+    all_exported.sort();
+    paged.sort();
+    assert_eq!(
+        paged, all_exported,
+        "the gateway's pages hold every tool once"
+    );
     Built {
         size,
         toolset,
@@ -140,6 +162,7 @@ fn build(size: Size) -> Built {
         names,
         exported,
         router,
+        gateway,
     }
 }
 
@@ -224,6 +247,24 @@ fn ops(b: &Built) -> Vec<(String, Op<'_>)> {
     for d in Dialect::ALL {
         ops.push((export_id(d), each(move || ts.export(d).expect("exports"))));
     }
+    let gateway = &b.gateway;
+    ops.push((
+        "gateway tools/list pages".into(),
+        each(move || {
+            let mut bodies = Vec::new();
+            let mut cursor: Option<String> = None;
+            loop {
+                let page = gateway
+                    .mcp_tools_list_page(cursor.as_deref())
+                    .expect("a page");
+                bodies.push(serde_json::to_string(&page).expect("serializes"));
+                match page.next_cursor {
+                    Some(next) => cursor = Some(next),
+                    None => break bodies,
+                }
+            }
+        }),
+    ));
     ops.push((
         "tools/list body".into(),
         each(|| {

@@ -72,6 +72,8 @@ struct Inner {
     streams: CancellationToken,
     /// Counts calls in flight.
     in_flight: watch::Sender<usize>,
+    /// MCP `tools/list`'s converted definitions, shared by every session.
+    listing: mcp::listing::ToolListing,
 }
 
 /// The gateway's settings (see [`GatewayBuilder`]).
@@ -280,6 +282,7 @@ impl GatewayBuilder {
                 calls: CancellationToken::new(),
                 streams: CancellationToken::new(),
                 in_flight: watch::channel(0).0,
+                listing: mcp::listing::ToolListing::default(),
             }),
         }
     }
@@ -301,6 +304,26 @@ impl Gateway {
 
     pub(crate) fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    pub(crate) fn listing(&self) -> &mcp::listing::ToolListing {
+        &self.inner.listing
+    }
+
+    /// One page of MCP `tools/list` as an anonymous caller gets it (the cursor as the previous
+    /// page gave it; `None` for the first): what the MCP handler answers, without a transport.
+    /// For the benchmarks (`benches/benches/scale.rs`), not an API.
+    #[doc(hidden)]
+    pub fn mcp_tools_list_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        self.listing().page(
+            self.toolset(),
+            &toolgate_runtime::Identity::default(),
+            cursor,
+            self.settings().page_size,
+        )
     }
 
     /// Whether the gateway is ready: no start-up discovery is running (`/readyz`).

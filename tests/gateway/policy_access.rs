@@ -200,6 +200,40 @@ fn a_caller_without_the_role_for_a_dangerous_tool_neither_lists_nor_calls_it() {
     });
 }
 
+#[test]
+fn tools_list_pages_hold_each_tool_a_caller_may_call_once_at_any_page_size() {
+    // Pages of one tool, with a dangerous tool in the middle of the list that only admins may
+    // call: a reader's pages skip it (no empty page, no tool twice, no tool missing), an
+    // admin's pages hold it; either way the pages give exactly what REST lists for the key.
+    let dir = tempfile::tempdir().unwrap();
+    let description = dir.path().join("greet.txt");
+    std::fs::write(&description, "Greets someone.").unwrap();
+    let config = yaml(
+        &pinned_entry(&description),
+        "  rules:\n    - {dangerous: true, roles: [admin]}\n",
+    )
+    .replacen("\ngateway:\n", "\ngateway:\n  page_size: 1\n", 1);
+    assert!(config.contains("page_size: 1"), "{config}");
+    let served = serve_with_env(&config, &[], KEYS);
+    runtime().block_on(async {
+        for key in [READER, ADMIN] {
+            let want: Vec<String> = listed(&served, key)
+                .iter()
+                .map(|n| format!("gw.{}", toolgate::model::names::exported_name(n)))
+                .collect();
+            assert_eq!(
+                want.iter().any(|n| n.ends_with("pin__wipe")),
+                key == ADMIN,
+                "{want:?}"
+            );
+            let tools = mcp_client(&served, key).await;
+            let got: Vec<String> = tools.tools().iter().map(|d| d.name.clone()).collect();
+            assert_eq!(got, want, "MCP pages as {key}");
+            tools.close().await;
+        }
+    });
+}
+
 /// A tiny HTTP server on 127.0.0.1 that counts the connections it gets. `/jump` redirects to
 /// `http://127.0.0.1:{port}/page`, `/to-admin` to `/admin/users`; anything else answers `ok`.
 fn counting_server() -> (u16, Arc<AtomicUsize>) {

@@ -213,6 +213,13 @@ fn rows() -> Vec<Row> {
     rows.extend([
         row(
             "`tools/list` body",
+            "toolgate gateway: every page of MCP `tools/list` (100 tools a page, as `toolgate serve` answers) + `serde_json::to_string` of each",
+            plain("gateway tools/list pages"),
+            true,
+            None,
+        ),
+        row(
+            "`tools/list` body",
             "toolgate: MCP export + `serde_json::to_string`",
             plain("tools/list body"),
             true,

@@ -139,6 +139,12 @@ impl Catalog {
         self.names.find(name).map(|i| &self.entries[i as usize])
     }
 
+    /// The position in [`entries`](Self::entries) of the entry answering to `name`, if any
+    /// (for what a listing keeps per entry, in the same order).
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.names.find(name).map(|i| i as usize)
+    }
+
     /// Whether some entry answers to `name`.
     pub fn contains(&self, name: &str) -> bool {
         self.names.find(name).is_some()

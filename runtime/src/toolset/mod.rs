@@ -171,9 +171,31 @@ impl Toolset {
     /// The tools `identity` may call ([`tools`](Self::tools) less those its roles, the
     /// `policy.rules` or `requires_auth` refuse it): what a caller is shown.
     pub fn tools_for(&self, identity: &crate::Identity) -> Vec<Arc<ToolDescriptor>> {
-        let mut tools = self.tools();
-        tools.retain(|d| self.may_call(d, identity));
-        tools
+        self.current()
+            .entries()
+            .iter()
+            .filter(|e| self.shows(e, identity))
+            .map(|e| Arc::clone(e.descriptor()))
+            .collect()
+    }
+
+    /// The entries [`tools_for`](Self::tools_for) lists, for what needs more than the
+    /// descriptor (cached exports).
+    pub fn entries_for(&self, identity: &crate::Identity) -> Vec<Arc<ToolEntry>> {
+        self.current()
+            .entries()
+            .iter()
+            .filter(|e| self.shows(e, identity))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether a listing for `identity` shows `entry` (an entry of [`catalog`](Self::catalog)):
+    /// pinning does not withhold it and `identity` may call it. What
+    /// [`tools_for`](Self::tools_for) checks of each entry, for a listing that walks the catalog
+    /// itself (one page of an MCP `tools/list`).
+    pub fn shows(&self, entry: &ToolEntry, identity: &crate::Identity) -> bool {
+        self.pin_state(entry).is_none() && self.may_call(entry.descriptor(), identity)
     }
 
     /// Whether `identity` may call `tool` (its roles, the `policy.rules`, `requires_auth`).

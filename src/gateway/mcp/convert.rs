@@ -2,23 +2,26 @@
 //! `CallToolResult`.
 
 use rmcp::model::{CallToolResult, Tool};
+use serde::Deserialize;
+use toolgate_runtime::catalog::ToolEntry;
 use toolgate_runtime::{Content, Dialect, ErrorKind, ToolDescriptor, ToolError, ToolOutput};
 
-/// The tool as `tools/list` shows it: the MCP dialect export (the name a model sees, the
-/// input schema with an object root, the output schema, annotations). `None`, with a warning,
-/// for a tool the dialect cannot express (it cannot be offered over MCP).
-pub(super) fn tool(d: &ToolDescriptor) -> Option<Tool> {
-    let exported = match d.export(Dialect::Mcp) {
+/// The tool as `tools/list` shows it: the entry's MCP dialect export (the name a model sees,
+/// the input schema with an object root, the output schema, annotations) as rmcp's `Tool`.
+/// `None`, with a warning, for a tool the dialect cannot express (it cannot be offered over
+/// MCP).
+pub(super) fn tool(entry: &ToolEntry) -> Option<Tool> {
+    let exported = match entry.export(Dialect::Mcp) {
         Ok(v) => v,
         Err(e) => {
-            tracing::warn!(tool = %d.name, "tool left out of tools/list: {e}");
+            tracing::warn!(tool = %entry.name(), "tool left out of tools/list: {e}");
             return None;
         }
     };
-    match serde_json::from_value::<Tool>(exported) {
+    match Tool::deserialize(&*exported) {
         Ok(tool) => Some(tool),
         Err(e) => {
-            tracing::warn!(tool = %d.name, "tool left out of tools/list: its MCP definition does not parse: {e}");
+            tracing::warn!(tool = %entry.name(), "tool left out of tools/list: its MCP definition does not parse: {e}");
             None
         }
     }

@@ -18,6 +18,7 @@
 mod cancel;
 mod convert;
 pub mod http;
+pub(crate) mod listing;
 mod passthrough;
 pub mod sse;
 pub mod stdio;
@@ -276,33 +277,19 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let start = offset(request.as_ref())?;
         self.gateway.wait_ready(LIST_WAITS_FOR_DISCOVERY).await;
-        let page = self.gateway.settings().page_size;
         // A caller never sees a tool it may not call.
         let identity = self.caller(&context.extensions).identity();
-        let all = self.gateway.toolset().tools_for(&identity);
-        if start > all.len() {
-            return Err(McpError::invalid_params(
-                format!("invalid cursor `{start}`: past the end of the list"),
-                None,
-            ));
-        }
-        let end = (start + page).min(all.len());
-        let tools = all[start..end]
-            .iter()
-            .filter_map(|d| convert::tool(d))
-            .collect();
-        let mut result = ListToolsResult::with_all_items(tools);
-        result.next_cursor = (end < all.len()).then(|| cursor(end));
-        Ok(result)
+        self.gateway.listing().page(
+            self.gateway.toolset(),
+            &identity,
+            request.as_ref().and_then(|r| r.cursor.as_deref()),
+            self.gateway.settings().page_size,
+        )
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.gateway
-            .toolset()
-            .describe(name)
-            .and_then(|d| convert::tool(&d))
+        self.gateway.listing().tool(self.gateway.toolset(), name)
     }
 
     async fn call_tool(

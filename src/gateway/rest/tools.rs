@@ -204,9 +204,10 @@ pub(super) async fn list_tools(
     let needle = query.q.as_deref().map(str::to_lowercase);
     let listed: Vec<_> = gateway
         .toolset()
-        .tools_for(&identity)
+        .entries_for(&identity)
         .into_iter()
-        .filter(|d| {
+        .filter(|e| {
+            let d = e.descriptor();
             query
                 .category
                 .as_ref()
@@ -222,10 +223,12 @@ pub(super) async fn list_tools(
         definitions: dialect.map(|_| Vec::with_capacity(listed.len())),
         not_exported: Vec::new(),
     };
-    for d in &listed {
+    for entry in &listed {
+        let d = entry.descriptor();
         if let (Some(dialect), Some(definitions)) = (dialect, list.definitions.as_mut()) {
-            match d.export(dialect) {
-                Ok(v) => definitions.push(v),
+            // The entry's export is computed once and shared (a `Value` clone per listing).
+            match entry.export(dialect) {
+                Ok(v) => definitions.push(Value::clone(&v)),
                 Err(e) => list.not_exported.push(NotExported {
                     tool: d.name.clone(),
                     message: e.to_string(),

@@ -425,23 +425,31 @@ impl ServerHandler for McpHandler {
 }
 
 /// A reporter that sends each progress report as `notifications/progress` for `token`, in
-/// order, on `peer`.
+/// order, on `peer`. The task that sends them starts on the first report: a call that reports
+/// nothing (most do, though clients send a `progressToken` with every call) spawns nothing.
 fn relay_progress(
     peer: rmcp::Peer<RoleServer>,
     token: rmcp::model::ProgressToken,
 ) -> ProgressReporter {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<toolgate_runtime::Progress>();
-    tokio::spawn(async move {
-        while let Some(p) = rx.recv().await {
-            let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-            param.total = p.total;
-            param.message = p.message;
-            if peer.notify_progress(param).await.is_err() {
-                return;
-            }
-        }
-    });
+    // Taken here, in the request's task: a report may come from any thread.
+    let runtime = tokio::runtime::Handle::current();
+    let relay = std::sync::OnceLock::new();
     ProgressReporter::new(move |p| {
+        let tx = relay.get_or_init(|| {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<toolgate_runtime::Progress>();
+            let (peer, token) = (peer.clone(), token.clone());
+            runtime.spawn(async move {
+                while let Some(p) = rx.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+                    param.total = p.total;
+                    param.message = p.message;
+                    if peer.notify_progress(param).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            tx
+        });
         let _ = tx.send(p);
     })
 }

@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL=(dispatch validation pipeline scale mcp a2a gateway openapi)
+ALL=(dispatch validation pipeline instructions scale mcp a2a gateway openapi)
 only=""
 quick=0
 install=1
@@ -84,18 +84,43 @@ fi
 # (benches/Cargo.toml has no dev-dependencies), so the second compiles only the bench targets.
 t=$(now)
 echo "bench.sh: building (release)…"
-cargo build --release --locked -p toolgate -p toolgate-benches --bins 2>"$results/logs/build.log" \
-  && cargo bench --locked -p toolgate-benches --no-run 2>>"$results/logs/build.log" \
+cargo build --release --locked -p toolgate -p toolgate-benches --features toolgate-benches/callgrind --bins 2>"$results/logs/build.log" \
+  && cargo bench --locked -p toolgate-benches --features callgrind --no-run 2>>"$results/logs/build.log" \
   || { echo "bench.sh: the build failed; see $results/logs/build.log" >&2; tail -20 "$results/logs/build.log" >&2; exit 1; }
 printf 'build (release)\tok\t%s\n' "$(($(now) - t))" >>"$timings"
 export TOOLGATE_BIN="$PWD/target/release/toolgate"
+
+# The instruction counts run under valgrind through gungraun, whose runner binary must be the
+# version of the gungraun library (Cargo.lock pins it).
+GUNGRAUN_VERSION=0.20.0
+case " ${benches[*]} " in
+  *" instructions "*)
+    if [ "$(gungraun-runner --version 2>/dev/null)" != "gungraun-runner $GUNGRAUN_VERSION" ]; then
+      echo "bench.sh: installing gungraun-runner $GUNGRAUN_VERSION"
+      cargo install gungraun-runner --version "$GUNGRAUN_VERSION" --locked \
+        >"$results/logs/gungraun-runner.log" 2>&1 \
+        || { echo "bench.sh: cannot install gungraun-runner; see $results/logs/gungraun-runner.log" >&2; exit 1; }
+    fi ;;
+esac
+
+# One benchmark: criterion's arguments, except for gungraun's (JSON summaries on stdout, one
+# line per benchmark, made into the `instructions` table by bench-report). Every cargo command
+# here has the `callgrind` feature, so that the benches' crate is compiled once.
+run_bench() {
+  if [ "$1" = instructions ]; then
+    cargo bench --locked -p toolgate-benches --features callgrind --bench instructions -- --output-format=json \
+      >"$results/logs/instructions.jsonl" 2>"$results/logs/instructions.log"
+  else
+    cargo bench --locked -p toolgate-benches --features callgrind --bench "$1" -- "${criterion_args[@]}" \
+      >"$results/logs/$1.log" 2>&1
+  fi
+}
 
 failed=()
 for b in "${benches[@]}"; do
   t=$(now)
   echo "bench.sh: $b…"
-  if cargo bench --locked -p toolgate-benches --bench "$b" -- "${criterion_args[@]}" \
-    >"$results/logs/$b.log" 2>&1; then
+  if run_bench "$b"; then
     status=ok
   else
     status=failed
@@ -110,7 +135,9 @@ done
 
 printf 'total\t%s\t%s\n' "$([ ${#failed[@]} -eq 0 ] && echo ok || echo failed)" "$(($(now) - start))" >>"$timings"
 if [ "$write" = 1 ]; then
-  target/release/bench-report --timings "$timings" BENCHMARKS.md "$results"
+  instructions=()
+  [ -s "$results/logs/instructions.jsonl" ] && instructions=(--instructions "$results/logs/instructions.jsonl")
+  target/release/bench-report --timings "$timings" "${instructions[@]}" BENCHMARKS.md "$results"
 else
   echo "bench.sh: --no-write: tables in $results, BENCHMARKS.md left alone"
 fi

@@ -5,7 +5,8 @@
 //! - **lookup** of one name (criterion, group `scale/n{N}`): `Toolset::describe` (the same name
 //!   every time; every name in turn; every exported `api__…` name in turn), the catalog's
 //!   name index alone (`Catalog::contains`), and, on the same MCP definitions, rmcp's
-//!   `ToolRouter::get`;
+//!   `ToolRouter::get`; and `Toolset::describe` of every name in turn on stub-source toolsets
+//!   of 10, 10 000 and 100 000 tools (`scale/lookup.rs`, group `scale-lookup/n{N}`);
 //! - **listing, export, startup** (plain clock, every size's rows interleaved round by round):
 //!   `Toolset::tools()` vs rmcp's `ToolRouter::list_all()`; every definition exported in each
 //!   dialect (`Toolset::export`: mcp, openai, openai-strict, anthropic, gemini); a whole
@@ -20,7 +21,7 @@
 //!   `from_openapi` + first listing, warm `list_tools()`, the `tools/list` body, `get_tool`,
 //!   resident-set growth (10 000 tools in full mode only).
 //!
-//! Tables `scale`, `scale-memory` and `scale-build` (`toolgate_benches::report`). Run:
+//! Tables `scale`, `scale-lookup`, `scale-memory` and `scale-build` (`toolgate_benches::report`). Run:
 //! `cargo bench -p toolgate-benches --bench scale` (about 3 minutes; `TOOLGATE_BENCH_QUICK=1`:
 //! shorter criterion times, fewer rounds, FastMCP without 10 000 tools, no rustc timing, about
 //! a minute). Under `cargo test` every row runs once on 10 and 1 000 tools, without peers or
@@ -30,6 +31,8 @@
 mod costs;
 #[path = "scale/documents.rs"]
 mod documents;
+#[path = "scale/lookup.rs"]
+mod lookup;
 #[path = "scale/memory.rs"]
 mod memory;
 #[path = "scale/peers.rs"]
@@ -379,6 +382,11 @@ fn main() {
     for b in &built {
         bench_size(&mut c, b);
     }
+    let lookup_sizes: Vec<usize> = lookup::SIZES
+        .into_iter()
+        .filter(|n| !test || *n <= 10_000)
+        .collect();
+    lookup::bench(&mut c, &lookup_sizes);
     c.final_summary();
     let bodies: Vec<(usize, usize, usize)> = built
         .iter()
@@ -456,7 +464,12 @@ fn main() {
         timing: (warm_up, measurement),
         plain_timing: (rounds, min),
     };
-    for t in [tables::scale(&ctx), costs::memory(&ctx), costs::build(&ctx)] {
+    for t in [
+        tables::scale(&ctx),
+        lookup::table(),
+        costs::memory(&ctx),
+        costs::build(&ctx),
+    ] {
         t.write().expect("write the table");
     }
     eprintln!(

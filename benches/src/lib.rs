@@ -3,6 +3,7 @@
 //! against the floor of decoding the same arguments with serde and calling the function directly.
 
 pub mod harness;
+pub mod pipeline;
 pub mod report;
 pub mod scale;
 pub mod sized;

@@ -1,8 +1,9 @@
-//! `bench-report [--timings FILE] [BENCHMARKS.md] [RESULTS DIR]`: puts the tables the benchmarks
-//! wrote (JSON, in `target/bench-results` by default) into BENCHMARKS.md, each between its
-//! `<!-- bench:<id> -->` and `<!-- /bench:<id> -->` markers. Run by `scripts/bench.sh`, which
-//! passes `--timings`: a tab-separated file of `step, status, seconds` lines that becomes the
-//! `run` table (what ran, how long each step took).
+//! `bench-report [--timings FILE] [--instructions FILE] [BENCHMARKS.md] [RESULTS DIR]`: puts the
+//! tables the benchmarks wrote (JSON, in `target/bench-results` by default) into BENCHMARKS.md,
+//! each between its `<!-- bench:<id> -->` and `<!-- /bench:<id> -->` markers. Run by
+//! `scripts/bench.sh`, which passes `--timings`: a tab-separated file of `step, status, seconds`
+//! lines that becomes the `run` table (what ran, how long each step took), and `--instructions`:
+//! gungraun's JSON output of the `instructions` benchmark, which becomes its table.
 //!
 //! Exits 1 when a file cannot be read or written, or when a table has no marker to go to
 //! (a benchmark and the document disagree).
@@ -13,11 +14,14 @@ use toolgate_benches::report::{Table, results_dir, splice};
 
 fn main() {
     let mut timings = None;
+    let mut instructions = None;
     let mut positional = Vec::new();
     let mut args = std::env::args_os().skip(1);
     while let Some(arg) = args.next() {
         if arg == "--timings" {
             timings = args.next().map(PathBuf::from);
+        } else if arg == "--instructions" {
+            instructions = args.next().map(PathBuf::from);
         } else {
             positional.push(PathBuf::from(arg));
         }
@@ -27,7 +31,7 @@ fn main() {
         .next()
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md")));
     let dir = positional.next().unwrap_or_else(results_dir);
-    if let Err(e) = run(&doc_path, &dir, timings.as_deref()) {
+    if let Err(e) = run(&doc_path, &dir, timings.as_deref(), instructions.as_deref()) {
         eprintln!("bench-report: {e}");
         std::process::exit(1);
     }
@@ -68,7 +72,12 @@ fn run_table(timings: &Path) -> Result<Table, String> {
     Ok(table)
 }
 
-fn run(doc_path: &Path, dir: &Path, timings: Option<&Path>) -> Result<(), String> {
+fn run(
+    doc_path: &Path,
+    dir: &Path,
+    timings: Option<&Path>,
+    instructions: Option<&Path>,
+) -> Result<(), String> {
     let doc = std::fs::read_to_string(doc_path)
         .map_err(|e| format!("cannot read {}: {e}", doc_path.display()))?;
     let mut tables = Vec::new();
@@ -87,6 +96,11 @@ fn run(doc_path: &Path, dir: &Path, timings: Option<&Path>) -> Result<(), String
     }
     if let Some(timings) = timings {
         tables.push(run_table(timings)?);
+    }
+    if let Some(path) = instructions {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        tables.push(toolgate_benches::pipeline::instructions_table(&text)?);
     }
     tables.sort_by(|a, b| a.id.cmp(&b.id));
     let (out, replaced, kept) = splice(&doc, &tables);

@@ -41,7 +41,9 @@ pub(super) struct OutputLimits {
 }
 
 /// The natives and definitions filters see: jq's standard library without I/O, with depth
-/// checks on the conversions that recurse over the data.
+/// checks on the conversions that recurse over the data. The definitions are parsed once per
+/// process ([`DEFS`]): parsing jaq's standard library took about five sixths of compiling a
+/// small filter.
 fn library() -> (
     impl Iterator<Item = Fun<D>>,
     impl Iterator<Item = load::parse::Def<&'static str>>,
@@ -56,20 +58,27 @@ fn library() -> (
         .chain(std_funs)
         .chain(json_funs)
         .chain(checked_natives::<D>());
-    let parse = |code| load::parse(code, |p| p.defs()).unwrap_or_default();
-    // Definitions see only those before them: `stderr_empty` must precede jaq-std's `stderr`.
-    let quiet = parse("def stderr_empty: empty;");
-    let ours = parse("def @text: tostring; def walk(f): _toolgate_depth_ok | .. |= f;");
-    // Ours replace the library's `tostring` (a native now), `@text` and `walk`.
-    let replaced = |d: &load::parse::Def<&str>| matches!(d.name, "tostring" | "@text" | "walk");
-    let defs = jaq_core::defs()
-        .chain(quiet)
-        .chain(jaq_std::defs())
-        .chain(jaq_json::defs())
-        .filter(move |d| !replaced(d))
-        .chain(ours);
-    (funs, defs)
+    (funs, DEFS.iter().cloned())
 }
+
+/// The definitions of [`library`], parsed on first use.
+static DEFS: std::sync::LazyLock<Vec<load::parse::Def<&'static str>>> =
+    std::sync::LazyLock::new(|| {
+        let parse = |code| load::parse(code, |p| p.defs()).unwrap_or_default();
+        // Definitions see only those before them: `stderr_empty` must precede jaq-std's
+        // `stderr`.
+        let quiet = parse("def stderr_empty: empty;");
+        let ours = parse("def @text: tostring; def walk(f): _toolgate_depth_ok | .. |= f;");
+        // Ours replace the library's `tostring` (a native now), `@text` and `walk`.
+        let replaced = |d: &load::parse::Def<&str>| matches!(d.name, "tostring" | "@text" | "walk");
+        jaq_core::defs()
+            .chain(quiet)
+            .chain(jaq_std::defs())
+            .chain(jaq_json::defs())
+            .filter(move |d| !replaced(d))
+            .chain(ours)
+            .collect()
+    });
 
 /// `tojson`, `tostring` and `_toolgate_depth_ok` (used by `walk`): refuse values nested deeper
 /// than [`MAX_VALUE_DEPTH`] before recursing over them, and take them apart without recursion.

@@ -93,7 +93,8 @@ fn rpc_answer(content_type: &str, body: &str) -> Value {
         .unwrap_or_else(|| panic!("no answer in the event stream: {body}"))
 }
 
-struct McpHttp<'a> {
+/// A raw MCP streamable-HTTP client: one session, bodies as the gateway sends them.
+pub(crate) struct McpHttp<'a> {
     served: &'a Served,
     client: reqwest::Client,
     session: Option<String>,
@@ -101,7 +102,7 @@ struct McpHttp<'a> {
 
 impl McpHttp<'_> {
     /// POSTs `body` to `/mcp` in the session (if any): (status, content type, answer body).
-    async fn post(&self, body: &str) -> (u16, String, String) {
+    pub(crate) async fn post(&self, body: &str) -> (u16, String, String) {
         let mut request = self
             .client
             .post(self.served.url("/mcp"))
@@ -123,7 +124,8 @@ impl McpHttp<'_> {
         (status, kind, response.text().await.unwrap())
     }
 
-    async fn initialize(served: &Served) -> McpHttp<'_> {
+    /// Opens a session (`initialize`, then `notifications/initialized`).
+    pub(crate) async fn initialize(served: &Served) -> McpHttp<'_> {
         let client = reqwest::Client::new();
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},

@@ -155,24 +155,29 @@ fn progress_is_relayed_and_cancellation_reaches_the_server_behind() {
     let served = harness::serve(&harness::tools_yaml(&mcp, ""), &[]);
     runtime().block_on(async {
         let tools = client(&served, &[]).await;
-        let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let seen = reports.clone();
-        let ctx = ToolContext::builder()
-            .timeout(Duration::from_secs(30))
-            .progress(ProgressReporter::new(move |p| {
-                seen.lock().unwrap().push(p.progress)
-            }))
-            .build();
-        tools
-            .call_with(
-                "gw.everything__trigger-long-running-operation",
-                json!({"duration": 1, "steps": 4}),
-                ctx,
-            )
-            .await
-            .unwrap();
-        let got = reports.lock().unwrap().clone();
-        assert!(got.len() >= 3, "progress reports relayed: {got:?}");
+        // Every step's report arrives, the last one too, before the call's result: three
+        // calls in a row (the server reports its last step just before it answers, so a relay
+        // that raced the result lost it in most calls).
+        for round in 0..3 {
+            let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let seen = reports.clone();
+            let ctx = ToolContext::builder()
+                .timeout(Duration::from_secs(30))
+                .progress(ProgressReporter::new(move |p| {
+                    seen.lock().unwrap().push(p.progress)
+                }))
+                .build();
+            tools
+                .call_with(
+                    "gw.everything__trigger-long-running-operation",
+                    json!({"duration": 1, "steps": 4}),
+                    ctx,
+                )
+                .await
+                .unwrap();
+            let got = reports.lock().unwrap().clone();
+            assert_eq!(got, [1.0, 2.0, 3.0, 4.0], "call {round}: progress relayed");
+        }
 
         // The client gives up after 1 s: the gateway cancels its call to the server behind it.
         let ctx = ToolContext::builder()
@@ -198,6 +203,56 @@ fn progress_is_relayed_and_cancellation_reaches_the_server_behind() {
         };
         assert!(cancelled["params"]["requestId"].is_number(), "{cancelled}");
         tools.close().await;
+    });
+}
+
+#[test]
+fn every_progress_notification_comes_before_the_result_on_the_requests_stream() {
+    // A tool whose last progress report comes just before its result (server-everything's
+    // long-running operation, 3 steps in 0.3 s): the answer to a tools/call with a
+    // progressToken is one event stream, and all three notifications must be in it, in order,
+    // ahead of the result. A relay racing the result lost the last one in most calls (it went
+    // to the session's other stream, after the result, or nowhere).
+    let served = harness::serve(
+        &harness::tools_yaml(&harness::everything_stdio_entry("everything", ""), ""),
+        &[],
+    );
+    runtime().block_on(async {
+        let http = crate::mcp_errors::McpHttp::initialize(&served).await;
+        for round in 0..10 {
+            let token = format!("p{round}");
+            let call = json!({"jsonrpc": "2.0", "id": 100 + round, "method": "tools/call",
+                "params": {"name": "everything__trigger-long-running-operation",
+                    "arguments": {"duration": 0.3, "steps": 3},
+                    "_meta": {"progressToken": token}}});
+            let (status, kind, body) = http.post(&call.to_string()).await;
+            assert_eq!(status, 200, "{body}");
+            assert!(kind.starts_with("text/event-stream"), "{kind}: {body}");
+            let messages: Vec<serde_json::Value> = body
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter_map(|d| serde_json::from_str(d.trim()).ok())
+                .collect();
+            let order: Vec<String> = messages
+                .iter()
+                .map(|m| match m["method"].as_str() {
+                    Some("notifications/progress") => {
+                        assert_eq!(m["params"]["progressToken"], token, "{m}");
+                        format!(
+                            "progress {}",
+                            m["params"]["progress"].as_f64().unwrap_or(-1.0)
+                        )
+                    }
+                    Some(other) => other.to_string(),
+                    None => "result".to_string(),
+                })
+                .collect();
+            assert_eq!(
+                order,
+                ["progress 1", "progress 2", "progress 3", "result"],
+                "call {round}: {body}"
+            );
+        }
     });
 }
 

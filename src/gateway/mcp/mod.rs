@@ -20,6 +20,7 @@ mod convert;
 pub mod http;
 pub(crate) mod listing;
 mod passthrough;
+mod progress;
 pub mod sse;
 pub mod stdio;
 
@@ -30,9 +31,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
-    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -307,10 +308,13 @@ impl ServerHandler for McpHandler {
         {
             caller.traceparent = Some(traceparent.to_string());
         }
-        let progress = match context.meta.get_progress_token() {
-            Some(token) => relay_progress(context.peer.clone(), token),
-            None => ProgressReporter::default(),
-        };
+        let relay = context
+            .meta
+            .get_progress_token()
+            .map(|token| progress::ProgressRelay::new(context.peer.clone(), token));
+        let progress = relay
+            .as_ref()
+            .map_or_else(ProgressReporter::default, progress::ProgressRelay::reporter);
         let args = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
@@ -326,6 +330,11 @@ impl ServerHandler for McpHandler {
                 reason,
             )
             .await;
+        // Every progress notification goes out before the result (MCP clients stop listening
+        // for a request's progress once its result arrived).
+        if let Some(relay) = &relay {
+            relay.flush(progress::FLUSH_WITHIN).await;
+        }
         let descriptor = self.gateway.toolset().describe(&request.name);
         let result = match result {
             Ok(out) => convert::result(out, descriptor.as_deref()),
@@ -422,36 +431,6 @@ impl ServerHandler for McpHandler {
     ) -> Result<CompleteResult, McpError> {
         passthrough::complete(&self.gateway, request, context).await
     }
-}
-
-/// A reporter that sends each progress report as `notifications/progress` for `token`, in
-/// order, on `peer`. The task that sends them starts on the first report: a call that reports
-/// nothing (most do, though clients send a `progressToken` with every call) spawns nothing.
-fn relay_progress(
-    peer: rmcp::Peer<RoleServer>,
-    token: rmcp::model::ProgressToken,
-) -> ProgressReporter {
-    // Taken here, in the request's task: a report may come from any thread.
-    let runtime = tokio::runtime::Handle::current();
-    let relay = std::sync::OnceLock::new();
-    ProgressReporter::new(move |p| {
-        let tx = relay.get_or_init(|| {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<toolgate_runtime::Progress>();
-            let (peer, token) = (peer.clone(), token.clone());
-            runtime.spawn(async move {
-                while let Some(p) = rx.recv().await {
-                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-                    param.total = p.total;
-                    param.message = p.message;
-                    if peer.notify_progress(param).await.is_err() {
-                        return;
-                    }
-                }
-            });
-            tx
-        });
-        let _ = tx.send(p);
-    })
 }
 
 fn log_failure(tool: &str, e: &ToolError) {

@@ -257,6 +257,92 @@ fn every_progress_notification_comes_before_the_result_on_the_requests_stream() 
 }
 
 #[test]
+fn a_cursor_from_before_the_tool_list_changed_is_refused_not_followed() {
+    // Pages of one tool; a walk is half done when the server behind the gateway adds a tool.
+    // The cursor the walk holds names a position in a list that no longer exists: following it
+    // would skip or repeat tools, so the gateway answers -32602 and the client lists again.
+    // A cursor never given (a made-up position) gets the same answer.
+    let served = harness::serve(
+        &harness::tools_yaml(
+            &fault_entry("faulty", "list_changed", &[]),
+            "gateway: {page_size: 1}",
+        ),
+        &[],
+    );
+    runtime().block_on(async {
+        let http = crate::mcp_errors::McpHttp::initialize(&served).await;
+        let list = |id: u64, cursor: Option<&str>| {
+            let params = cursor.map_or(json!({}), |c| json!({"cursor": c}));
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params})
+                .to_string()
+        };
+        let answer = |body: &str| -> serde_json::Value {
+            body.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter_map(|d| serde_json::from_str::<serde_json::Value>(d.trim()).ok())
+                .find(|m| m.get("id").is_some())
+                .unwrap_or_else(|| serde_json::from_str(body).unwrap_or_default())
+        };
+        let first = answer(&http.post(&list(1, None)).await.2);
+        let cursor = first["result"]["nextCursor"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a second page: {first}"))
+            .to_string();
+        let second = answer(&http.post(&list(2, Some(&cursor))).await.2);
+        assert!(second["result"]["tools"][0]["name"].is_string(), "{second}");
+
+        let made_up = answer(&http.post(&list(3, Some("0.1"))).await.2);
+        assert_eq!(made_up["error"]["code"], -32602, "{made_up}");
+
+        let add = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+            "params": {"name": "faulty__add_tool", "arguments": {}}});
+        let added = answer(&http.post(&add.to_string()).await.2);
+        assert!(added["result"].is_object(), "{added}");
+        // The gateway learns of the change (list_changed, then a new listing); until then the
+        // old cursor still names the current list.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let refused = loop {
+            let a = answer(&http.post(&list(5, Some(&cursor))).await.2);
+            if a.get("error").is_some() {
+                break a;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the old cursor is still followed: {a}\n{}",
+                served.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("list from the start again"), "{message}");
+        assert_eq!(
+            made_up["error"]["message"]
+                .as_str()
+                .map(|m| m.contains("list from the start again")),
+            Some(true)
+        );
+        // Listed again from the start, the new tool is there.
+        let mut names = Vec::new();
+        let mut cursor: Option<String> = None;
+        for id in 10.. {
+            let page = answer(&http.post(&list(id, cursor.as_deref())).await.2);
+            for t in page["result"]["tools"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{page}"))
+            {
+                names.push(t["name"].as_str().unwrap_or_default().to_string());
+            }
+            match page["result"]["nextCursor"].as_str() {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        assert!(names.iter().any(|n| n == "faulty__b"), "{names:?}");
+    });
+}
+
+#[test]
 fn a_server_changing_its_tools_reaches_the_gateways_clients_as_list_changed() {
     let served = harness::serve(
         &harness::tools_yaml(&fault_entry("faulty", "list_changed", &[]), ""),

@@ -7,9 +7,16 @@
 //! of a catalog's N tools costs O(N) whatever the page size, not O(N²/page).
 //!
 //! The cursor is opaque to clients (MCP "Pagination": a client passes `nextCursor` back as it
-//! was given); it holds the catalog position the next page starts at.
+//! was given, and an invalid cursor is error -32602). It holds the catalog's generation, the
+//! position the next page starts at and a tag: a keyed hash (a key drawn when the gateway
+//! starts) of both and of the caller's name, so that only a cursor this gateway gave this
+//! caller is accepted. A cursor from before the tool list changed is refused (the client lists
+//! again from the start, as `notifications/tools/list_changed` tells it to) instead of skipping
+//! or repeating tools; a made-up one, which could otherwise probe where hidden tools are, gets
+//! the same error as garbage.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::ErrorData as McpError;
@@ -54,10 +61,13 @@ impl Converted {
     }
 }
 
-/// The gateway's `tools/list` cache: the converted definitions of the current catalog.
+/// The gateway's `tools/list` cache: the converted definitions of the current catalog, and
+/// the key of its cursors' tags.
 #[derive(Default)]
 pub(crate) struct ToolListing {
     current: Mutex<Option<Arc<Converted>>>,
+    /// SipHash with keys drawn from the OS's randomness (std's `RandomState`).
+    cursor_key: RandomState,
 }
 
 impl ToolListing {
@@ -77,7 +87,14 @@ impl ToolListing {
     ) -> Result<ListToolsResult, McpError> {
         let converted = self.converted(toolset.catalog());
         let entries = converted.catalog.entries();
-        let start = position(cursor, entries.len())?;
+        let generation = converted.catalog.generation();
+        let start = match cursor {
+            None => 0,
+            Some(c) => self
+                .position(c, generation, identity)
+                .filter(|p| *p < entries.len())
+                .ok_or_else(|| invalid_cursor(c))?,
+        };
         let mut tools = Vec::with_capacity(page_size.min(entries.len() - start));
         let mut next = None;
         for (i, entry) in entries.iter().enumerate().skip(start) {
@@ -93,8 +110,31 @@ impl ToolListing {
             }
         }
         let mut result = ListToolsResult::with_all_items(tools);
-        result.next_cursor = next.map(|i| i.to_string());
+        result.next_cursor = next.map(|i| self.cursor(generation, i, identity));
         Ok(result)
+    }
+
+    /// The cursor of position `at` in catalog `generation`, for `identity`.
+    fn cursor(&self, generation: u64, at: usize, identity: &Identity) -> String {
+        format!(
+            "{generation}.{at}.{:016x}",
+            self.tag(generation, at, identity)
+        )
+    }
+
+    /// The position a cursor names, if this listing gave it to `identity` for catalog
+    /// `generation`.
+    fn position(&self, cursor: &str, generation: u64, identity: &Identity) -> Option<usize> {
+        let mut parts = cursor.split('.');
+        let g = parts.next()?.parse::<u64>().ok()?;
+        let p = parts.next()?.parse::<usize>().ok()?;
+        // The cursor must be the one given, spelled as given (no `+1`, no `01`), tag included.
+        (g == generation && cursor == self.cursor(g, p, identity)).then_some(p)
+    }
+
+    fn tag(&self, generation: u64, at: usize, identity: &Identity) -> u64 {
+        self.cursor_key
+            .hash_one((generation, at, identity.caller.as_deref()))
     }
 
     /// The MCP definition of the tool called `name` (its internal or exported name), if the
@@ -125,33 +165,52 @@ impl ToolListing {
     }
 }
 
-/// The catalog position `cursor` names, checked against the catalog's `len`.
-fn position(cursor: Option<&str>, len: usize) -> Result<usize, McpError> {
-    let Some(c) = cursor else { return Ok(0) };
-    match c.parse::<usize>() {
-        Ok(p) if p <= len => Ok(p),
-        Ok(_) => Err(McpError::invalid_params(
-            format!("invalid cursor `{c}`: past the end of the list"),
-            None,
-        )),
-        Err(_) => Err(McpError::invalid_params(
-            format!("invalid cursor `{c}`: pass a nextCursor as it was given"),
-            None,
-        )),
-    }
+/// The answer to a cursor this listing did not give, or gave for another list.
+fn invalid_cursor(cursor: &str) -> McpError {
+    McpError::invalid_params(
+        format!(
+            "invalid cursor `{cursor}`: pass a nextCursor as it was given, and list from the \
+             start again once the tool list has changed"
+        ),
+        None,
+    )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::position;
+    use super::ToolListing;
+    use toolgate_runtime::Identity;
+
+    fn caller(name: &str) -> Identity {
+        Identity {
+            caller: Some(name.into()),
+            ..Identity::default()
+        }
+    }
 
     #[test]
-    fn a_cursor_is_a_position_inside_the_catalog() {
-        assert_eq!(position(None, 0).unwrap(), 0);
-        assert_eq!(position(Some("3"), 3).unwrap(), 3);
-        let past = position(Some("4"), 3).unwrap_err();
-        assert!(past.message.contains("past the end"), "{past:?}");
-        let garbled = position(Some("x1"), 3).unwrap_err();
-        assert!(garbled.message.contains("as it was given"), "{garbled:?}");
+    fn a_cursor_is_accepted_only_as_given_for_its_caller_and_generation() {
+        let listing = ToolListing::default();
+        let ada = caller("ada");
+        let cursor = listing.cursor(3, 7, &ada);
+        assert_eq!(listing.position(&cursor, 3, &ada), Some(7));
+        // Another caller, another generation (the tool list changed), another position.
+        assert_eq!(listing.position(&cursor, 3, &caller("bob")), None);
+        assert_eq!(listing.position(&cursor, 4, &ada), None);
+        let forged = cursor.replacen(".7.", ".8.", 1);
+        assert_eq!(listing.position(&forged, 3, &ada), None);
+        // Other spellings and garbage.
+        for bad in [
+            "7",
+            "",
+            "3.7",
+            "3.07.0",
+            &format!("{cursor}.1"),
+            &format!("+{cursor}"),
+        ] {
+            assert_eq!(listing.position(bad, 3, &ada), None, "{bad}");
+        }
+        // Another gateway (another key) does not accept it either.
+        assert_eq!(ToolListing::default().position(&cursor, 3, &ada), None);
     }
 }

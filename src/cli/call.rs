@@ -49,6 +49,9 @@ pub(super) fn read_args(raw: &str) -> Result<Value, Failure> {
     })
 }
 
+/// The caller `toolgate call` calls as (no roles).
+pub(super) const CLI_CALLER: &str = "cli";
+
 pub(super) async fn call(
     tools: &Toolset,
     name: &str,
@@ -57,11 +60,12 @@ pub(super) async fn call(
     timeout_ms: Option<u64>,
 ) -> CmdResult {
     // A tool's progress reports (MCP `notifications/progress`) go to stderr as they come.
-    let mut ctx = ToolContext::builder()
-        .caller("cli")
-        .progress(toolgate::ProgressReporter::new(|p| {
-            output::write_err(&output::progress_line(&p));
-        }));
+    let mut ctx =
+        ToolContext::builder()
+            .caller(CLI_CALLER)
+            .progress(toolgate::ProgressReporter::new(|p| {
+                output::write_err(&output::progress_line(&p));
+            }));
     if let Some(ms) = timeout_ms {
         ctx = ctx.timeout(Duration::from_millis(ms));
     }

@@ -44,10 +44,16 @@ pub fn print_json<T: Serialize>(value: &T) {
     }
 }
 
-/// `toolgate list`.
+/// `toolgate list`: the tools `toolgate call` may call (its caller, `cli`, has no roles, so
+/// a tool that `policy.rules` keeps for some roles is left out, as MCP and REST listings leave
+/// it out for such a caller).
 pub fn list(tools: &Toolset, json: bool, category: Option<&str>) {
+    let caller = toolgate::Identity {
+        caller: Some(super::call::CLI_CALLER.to_string()),
+        ..toolgate::Identity::default()
+    };
     let selected: Vec<Arc<ToolDescriptor>> = tools
-        .tools()
+        .tools_for(&caller)
         .into_iter()
         .filter(|d| category.is_none_or(|c| d.category.as_deref() == Some(c)))
         .collect();

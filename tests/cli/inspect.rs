@@ -46,6 +46,36 @@ fn list_prints_a_table_of_every_builtin() {
 }
 
 #[test]
+fn list_leaves_out_a_tool_that_call_may_not_call() {
+    // A rule keeps `calc` for admins; `toolgate call` calls without roles, so `toolgate list`
+    // (like an MCP or REST listing for such a caller) must not show it.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tools.yaml")).unwrap();
+    let config = repo.replacen(
+        "\npolicy:\n",
+        "\npolicy:\n  rules:\n    - {tools: [calc], roles: [admin]}\n",
+        1,
+    );
+    assert_ne!(config, repo, "tools.yaml has a policy section");
+    std::fs::write(dir.path().join("tools.yaml"), config).unwrap();
+    let listed = toolgate_in(dir.path(), &["list"], None);
+    let out = listed.ok();
+    assert!(out.contains("current_time"), "{out}");
+    assert!(!out.contains("calc"), "{out}");
+    let called = toolgate_in(
+        dir.path(),
+        &["call", "calc", r#"{"expression": "1+1"}"#],
+        None,
+    );
+    assert_ne!(called.code, Some(0), "{}", called.context());
+    assert!(
+        called.stderr.contains("permission_denied"),
+        "{}",
+        called.context()
+    );
+}
+
+#[test]
 fn list_json_gives_descriptors_with_object_input_schemas() {
     let run = toolgate(&["list", "--json"]);
     run.ok();

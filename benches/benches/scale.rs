@@ -24,8 +24,8 @@
 //! Tables `scale`, `scale-lookup`, `scale-memory` and `scale-build` (`toolgate_benches::report`). Run:
 //! `cargo bench -p toolgate-benches --bench scale` (about 3 minutes; `TOOLGATE_BENCH_QUICK=1`:
 //! shorter criterion times, fewer rounds, FastMCP without 10 000 tools, no rustc timing, about
-//! a minute). Under `cargo test` every row runs once on 10 and 1 000 tools, without peers or
-//! tables.
+//! a minute). Under `cargo test` every row runs once on 10 and 1 000 tools (the stub-source
+//! lookups on 10 and 10 000), without peers or tables.
 
 #[path = "scale/costs.rs"]
 mod costs;

@@ -391,15 +391,15 @@ pub fn scale(ctx: &Context<'_>) -> Table {
         ));
         if g.median() > 1.5 {
             table.note(
-                "What limits it: every lookup is one hash-map probe at any size (no scan), but at \
-                 10 000 tools the index's buckets, its keys (each a separate heap string) and \
-                 the descriptors (whose `Arc` count a lookup touches) are spread over about \
-                 280 MiB of heap (see `scale-memory`), so names taken in turn miss the caches \
-                 several times per lookup; a name looked up again stays at its 10-tool cost, and \
-                 rmcp's `HashMap` grows alike. What would fix it: fewer cache lines per lookup — \
-                 the names in one contiguous table (or inline in the index), no reference-count \
-                 traffic when the caller only needs to know the tool, and smaller descriptors \
-                 (the `scale-memory` note).",
+                "What limits it: every lookup is one hash-map probe at any size (no scan), but a \
+                 lookup touches the index's slot, the name in the catalog's shared name buffer, \
+                 the entry and its descriptor (whose `Arc` count it writes), and at 10 000 tools \
+                 and more these are spread over too much heap (see `scale-memory`) to stay in \
+                 cache, so names taken in turn miss the caches several times per lookup; a name \
+                 looked up again stays at its 10-tool cost, and rmcp's `HashMap` grows alike. \
+                 What would lower it: fewer cache lines per lookup (the entry's hot fields next \
+                 to its index slot, no reference-count write when the caller only needs to know \
+                 the tool), smaller entries.",
             );
         }
     }
@@ -429,8 +429,11 @@ pub fn scale(ctx: &Context<'_>) -> Table {
          (the same definitions, keyed by exported name). `Toolset::tools()` hands out shared \
          descriptors (an `Arc` each, and a name set against shadowing); rmcp's `list_all()` \
          clones each `Tool` and sorts; FastMCP's `list_tools()` runs its middleware and \
-         transforms on every listing. Exports build every definition anew (nothing is cached) \
-         with the dialect's schema rewriting.",
+         transforms on every listing. Exports are computed once per catalog entry and dialect \
+         and shared (a `Toolset::export` clones each); the gateway's `tools/list` pages convert \
+         each definition to rmcp's `Tool` once, then clone it per page (its rows are warm: \
+         converted by the check before timing; with `policy.rules` each entry's rules are \
+         checked per listing too, which this toolset, without rules, does not measure).",
     );
     for &(n, tg, rm) in ctx.bodies.iter().filter(|b| b.0 == last) {
         let fm = ctx.fastmcp.iter().find(|(m, _)| *m == n).map_or_else(

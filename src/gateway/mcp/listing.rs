@@ -1,19 +1,22 @@
 //! `tools/list`, one page at a time, from definitions converted once.
 //!
 //! Each tool's MCP definition is the catalog entry's cached MCP export converted to rmcp's
-//! [`Tool`] on its first listing and then kept, for as long as the catalog lists the entry (a
-//! rebuilt catalog carries over the conversions of the entries it kept). A page walks the
-//! catalog from the cursor's position and stops one visible tool past the page, so listing all
-//! of a catalog's N tools costs O(N) whatever the page size, not O(N²/page).
+//! [`Tool`] when it is first listed (or asked for by `get_tool`), then kept for as long as the
+//! catalog lists the entry (a rebuilt catalog carries over the conversions of the entries it
+//! kept). A page walks the catalog from the cursor's tool and stops one visible tool past the
+//! page, so listing all of a catalog's N tools costs O(N) whatever the page size, not
+//! O(N²/page).
 //!
 //! The cursor is opaque to clients (MCP "Pagination": a client passes `nextCursor` back as it
-//! was given, and an invalid cursor is error -32602). It holds the catalog's generation, the
-//! position the next page starts at and a tag: a keyed hash (a key drawn when the gateway
-//! starts) of both and of the caller's name, so that only a cursor this gateway gave this
-//! caller is accepted. A cursor from before the tool list changed is refused (the client lists
-//! again from the start, as `notifications/tools/list_changed` tells it to) instead of skipping
-//! or repeating tools; a made-up one, which could otherwise probe where hidden tools are, gets
-//! the same error as garbage.
+//! was given, and an invalid cursor is error -32602). It names the first tool of the next page
+//! (by its exported name, which that page shows the caller anyway) with a tag: a keyed hash (a
+//! key drawn when the gateway starts) of the name and the caller's name, so that only a cursor
+//! this gateway gave this caller is accepted. A cursor says nothing of the tools hidden from
+//! the caller (a position would: how many lie before it), and it survives a change of the
+//! tool list: the walk goes on from the tool it names, so tools that were there before and
+//! after the change are neither skipped nor repeated (the client, told by
+//! `notifications/tools/list_changed`, lists again for the new ones). A cursor whose tool is
+//! gone, or that was made up, is -32602.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -21,22 +24,28 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ListToolsResult, Tool};
-use toolgate_runtime::catalog::Catalog;
+use toolgate_runtime::catalog::{Catalog, ToolEntry};
 use toolgate_runtime::{Identity, Toolset};
 
 use super::convert;
 
+/// The longest cursor text quoted back in an error.
+const QUOTED_CURSOR_CHARS: usize = 64;
+
+/// A tool's converted definition (`None`: the MCP dialect cannot express it).
+type Cell = OnceLock<Option<Arc<Tool>>>;
+
 /// The converted definitions of one catalog, one cell per entry (in catalog order).
 struct Converted {
     catalog: Arc<Catalog>,
-    tools: Box<[OnceLock<Option<Tool>>]>,
+    tools: Box<[Cell]>,
 }
 
 impl Converted {
     /// The cells of `catalog`, filled with what `previous` had converted for the entries both
     /// catalogs hold (an entry kept across a rebuild is the same `Arc`).
     fn new(catalog: Arc<Catalog>, previous: Option<&Converted>) -> Self {
-        let carried: HashMap<*const _, &Option<Tool>> = previous
+        let carried: HashMap<*const ToolEntry, &Option<Arc<Tool>>> = previous
             .map(|p| {
                 p.catalog
                     .entries()
@@ -59,6 +68,13 @@ impl Converted {
             .collect();
         Self { catalog, tools }
     }
+
+    /// Entry `i`'s definition, converted on first need.
+    fn tool(&self, i: usize) -> Option<&Arc<Tool>> {
+        self.tools[i]
+            .get_or_init(|| convert::tool(&self.catalog.entries()[i]).map(Arc::new))
+            .as_ref()
+    }
 }
 
 /// The gateway's `tools/list` cache: the converted definitions of the current catalog, and
@@ -66,18 +82,18 @@ impl Converted {
 #[derive(Default)]
 pub(crate) struct ToolListing {
     current: Mutex<Option<Arc<Converted>>>,
-    /// SipHash with keys drawn from the OS's randomness (std's `RandomState`).
+    /// SipHash keyed from the OS's randomness (std's `RandomState`, drawn once per listing).
     cursor_key: RandomState,
 }
 
 impl ToolListing {
     /// The page of `toolset`'s tools `identity` is shown, starting at `cursor` (`None`: the
-    /// first page), at most `page_size` tools, and the cursor of the next page if any tool
-    /// is left.
+    /// first page), at most `page_size` tools (at least 1), and the cursor of the next page
+    /// if any tool is left.
     ///
     /// # Errors
-    /// `invalid_params` (-32602) for a cursor that is not one this listing gave (not a
-    /// number, or past the end of the catalog).
+    /// `invalid_params` (-32602) for a cursor this listing did not give `identity`, or whose
+    /// tool is no longer listed.
     pub(crate) fn page(
         &self,
         toolset: &Toolset,
@@ -87,90 +103,108 @@ impl ToolListing {
     ) -> Result<ListToolsResult, McpError> {
         let converted = self.converted(toolset.catalog());
         let entries = converted.catalog.entries();
-        let generation = converted.catalog.generation();
         let start = match cursor {
             None => 0,
             Some(c) => self
-                .position(c, generation, identity)
-                .filter(|p| *p < entries.len())
+                .resume_at(c, identity)
+                .and_then(|name| converted.catalog.position(name))
                 .ok_or_else(|| invalid_cursor(c))?,
         };
+        let page_size = page_size.max(1);
         let mut tools = Vec::with_capacity(page_size.min(entries.len() - start));
         let mut next = None;
         for (i, entry) in entries.iter().enumerate().skip(start) {
             if !toolset.shows(entry, identity) {
                 continue;
             }
-            if tools.len() == page_size.max(1) {
-                next = Some(i);
+            if tools.len() == page_size {
+                next = Some(entry);
                 break;
             }
-            if let Some(tool) = converted.tools[i].get_or_init(|| convert::tool(entry)) {
-                tools.push(tool.clone());
+            if let Some(tool) = converted.tool(i) {
+                tools.push(Tool::clone(tool));
             }
         }
         let mut result = ListToolsResult::with_all_items(tools);
-        result.next_cursor = next.map(|i| self.cursor(generation, i, identity));
+        result.next_cursor = next.map(|e| self.cursor(e.exported_name(), identity));
         Ok(result)
     }
 
-    /// The cursor of position `at` in catalog `generation`, for `identity`.
-    fn cursor(&self, generation: u64, at: usize, identity: &Identity) -> String {
-        format!(
-            "{generation}.{at}.{:016x}",
-            self.tag(generation, at, identity)
-        )
+    /// The cursor of a page starting at the tool exported as `name`, for `identity`.
+    fn cursor(&self, name: &str, identity: &Identity) -> String {
+        format!("{:016x}.{name}", self.tag(name, identity))
     }
 
-    /// The position a cursor names, if this listing gave it to `identity` for catalog
-    /// `generation`.
-    fn position(&self, cursor: &str, generation: u64, identity: &Identity) -> Option<usize> {
-        let mut parts = cursor.split('.');
-        let g = parts.next()?.parse::<u64>().ok()?;
-        let p = parts.next()?.parse::<usize>().ok()?;
-        // The cursor must be the one given, spelled as given (no `+1`, no `01`), tag included.
-        (g == generation && cursor == self.cursor(g, p, identity)).then_some(p)
+    /// The exported name of the tool `cursor` starts at, if this listing gave it to `identity`.
+    fn resume_at<'c>(&self, cursor: &'c str, identity: &Identity) -> Option<&'c str> {
+        let (_, name) = cursor.split_once('.')?;
+        // The cursor must be the one given, spelled as given, tag included.
+        (cursor == self.cursor(name, identity)).then_some(name)
     }
 
-    fn tag(&self, generation: u64, at: usize, identity: &Identity) -> u64 {
-        self.cursor_key
-            .hash_one((generation, at, identity.caller.as_deref()))
+    fn tag(&self, name: &str, identity: &Identity) -> u64 {
+        self.cursor_key.hash_one((name, identity.caller.as_deref()))
     }
 
     /// The MCP definition of the tool called `name` (its internal or exported name), if the
     /// toolset offers it and pinning does not withhold it: what rmcp's `get_tool` asks for
     /// (the streamable HTTP transport checks `Mcp-Param-*` headers against its input schema).
+    /// Uses the cached conversions when they are of the current catalog, and never builds them
+    /// (this is on the call path).
     pub(crate) fn tool(&self, toolset: &Toolset, name: &str) -> Option<Tool> {
-        let converted = self.converted(toolset.catalog());
-        let i = converted.catalog.position(name)?;
-        let entry = &converted.catalog.entries()[i];
+        let catalog = toolset.catalog();
+        let i = catalog.position(name)?;
+        let entry = &catalog.entries()[i];
         toolset.describe(entry.name())?;
-        converted.tools[i]
-            .get_or_init(|| convert::tool(entry))
-            .clone()
+        let current = self
+            .current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match current {
+            Some(c) if Arc::ptr_eq(&c.catalog, &catalog) => c.tool(i).map(|t| Tool::clone(t)),
+            _ => convert::tool(entry),
+        }
     }
 
-    /// The conversions of `catalog`, made (carrying over the previous catalog's) when the
-    /// catalog is not the one cached.
+    /// The conversions of `catalog`: the cached ones when they are of it, else new ones
+    /// (carrying over the cached ones), made outside the lock and cached unless a newer
+    /// catalog's are cached meanwhile.
     fn converted(&self, catalog: Arc<Catalog>) -> Arc<Converted> {
-        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        match current.as_ref() {
-            Some(c) if Arc::ptr_eq(&c.catalog, &catalog) => Arc::clone(c),
-            previous => {
-                let next = Arc::new(Converted::new(catalog, previous.map(|p| &**p)));
-                *current = Some(Arc::clone(&next));
-                next
-            }
+        let cached = self
+            .current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(c) = &cached
+            && Arc::ptr_eq(&c.catalog, &catalog)
+        {
+            return Arc::clone(c);
         }
+        let next = Arc::new(Converted::new(catalog, cached.as_deref()));
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if current
+            .as_ref()
+            .is_none_or(|c| c.catalog.generation() <= next.catalog.generation())
+        {
+            *current = Some(Arc::clone(&next));
+        }
+        next
     }
 }
 
-/// The answer to a cursor this listing did not give, or gave for another list.
+/// The answer to a cursor this listing did not give, or whose tool is gone.
 fn invalid_cursor(cursor: &str) -> McpError {
+    let quoted: String = cursor.chars().take(QUOTED_CURSOR_CHARS).collect();
+    let cut = if quoted.len() < cursor.len() {
+        "…"
+    } else {
+        ""
+    };
     McpError::invalid_params(
         format!(
-            "invalid cursor `{cursor}`: pass a nextCursor as it was given, and list from the \
-             start again once the tool list has changed"
+            "invalid cursor `{quoted}{cut}`: pass a nextCursor as it was given; if the tool \
+             list changed, list from the start again"
         ),
         None,
     )
@@ -189,28 +223,38 @@ mod tests {
     }
 
     #[test]
-    fn a_cursor_is_accepted_only_as_given_for_its_caller_and_generation() {
+    fn a_cursor_is_accepted_only_as_given_for_its_caller() {
         let listing = ToolListing::default();
         let ada = caller("ada");
-        let cursor = listing.cursor(3, 7, &ada);
-        assert_eq!(listing.position(&cursor, 3, &ada), Some(7));
-        // Another caller, another generation (the tool list changed), another position.
-        assert_eq!(listing.position(&cursor, 3, &caller("bob")), None);
-        assert_eq!(listing.position(&cursor, 4, &ada), None);
-        let forged = cursor.replacen(".7.", ".8.", 1);
-        assert_eq!(listing.position(&forged, 3, &ada), None);
+        let cursor = listing.cursor("gh__get_repo", &ada);
+        assert_eq!(listing.resume_at(&cursor, &ada), Some("gh__get_repo"));
+        // Another caller, another tool, another gateway (another key).
+        assert_eq!(listing.resume_at(&cursor, &caller("bob")), None);
+        let forged = cursor.replace("get_repo", "delete_repo");
+        assert_eq!(listing.resume_at(&forged, &ada), None);
+        assert_eq!(ToolListing::default().resume_at(&cursor, &ada), None);
         // Other spellings and garbage.
         for bad in [
             "7",
             "",
-            "3.7",
-            "3.07.0",
-            &format!("{cursor}.1"),
-            &format!("+{cursor}"),
+            ".",
+            "gh__get_repo",
+            &format!("0{cursor}"),
+            &format!("{cursor} "),
         ] {
-            assert_eq!(listing.position(bad, 3, &ada), None, "{bad}");
+            assert_eq!(listing.resume_at(bad, &ada), None, "{bad}");
         }
-        // Another gateway (another key) does not accept it either.
-        assert_eq!(ToolListing::default().position(&cursor, 3, &ada), None);
+    }
+
+    #[test]
+    fn an_invalid_cursor_is_quoted_short() {
+        let long = "x".repeat(1000);
+        let e = super::invalid_cursor(&long);
+        assert!(e.message.len() < 200, "{}", e.message);
+        assert!(
+            e.message.contains("list from the start again"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -6,6 +6,9 @@ use std::time::Duration;
 use serde_json::Value;
 use toolgate_model::dialect::{Dialect, ExportError};
 
+use toolgate_model::config::PolicyConfig;
+
+use crate::policy::authorize::Requirements;
 use crate::policy::{CallStack, Pipeline};
 use crate::{ArgumentValidator, SourceTool, ToolDescriptor, ToolError, ToolKey, ToolSource};
 
@@ -26,6 +29,7 @@ pub struct ToolEntry {
     settled: OnceLock<Settled>,
     validator: OnceLock<Result<Arc<ArgumentValidator>, ToolError>>,
     exports: [OnceLock<Export>; Dialect::ALL.len()],
+    access: OnceLock<Requirements>,
 }
 
 /// What a call needs of the tool's policy, settled on its first call.
@@ -55,6 +59,7 @@ impl ToolEntry {
             settled: OnceLock::new(),
             validator: OnceLock::new(),
             exports: Default::default(),
+            access: OnceLock::new(),
         }
     }
 
@@ -135,6 +140,14 @@ impl ToolEntry {
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// What a caller needs to call the tool (roles, rules, `requires_auth`), worked out from
+    /// `config` (the toolset's policy, the same for every entry) on first use: a listing checks
+    /// every entry for its caller.
+    pub(crate) fn access(&self, config: &PolicyConfig) -> &Requirements {
+        self.access
+            .get_or_init(|| Requirements::of(config, &self.tool.descriptor))
     }
 
     /// The tool's settled policy, worked out from `pipeline` on first use.

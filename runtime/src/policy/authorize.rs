@@ -78,6 +78,17 @@ impl Requirements {
         !self.authenticated && self.roles.is_empty() && self.denied.is_none()
     }
 
+    /// Whether `identity` may call the tool ([`check`](Self::check) without the reason: a
+    /// listing asks this of every tool).
+    pub(crate) fn permits(&self, identity: &Identity) -> bool {
+        self.denied.is_none()
+            && (!self.authenticated || identity.caller.is_some())
+            && self
+                .roles
+                .iter()
+                .all(|(roles, _)| roles.iter().any(|r| identity.roles.contains(r)))
+    }
+
     /// `Ok` when `identity` may call the tool; else why not.
     pub(crate) fn check(&self, identity: &Identity) -> Result<(), String> {
         let tool = &self.tool;
@@ -271,6 +282,57 @@ mod tests {
         PolicyConfig {
             rules,
             ..PolicyConfig::default()
+        }
+    }
+
+    #[test]
+    fn permits_agrees_with_check_for_every_kind_of_requirement() {
+        // What a listing asks (permits) and what a call is told (check) must never differ.
+        let cfg = config(vec![
+            AccessRule {
+                dangerous: Some(true),
+                roles: vec!["admin".into()],
+                ..AccessRule::default()
+            },
+            AccessRule {
+                tools: vec!["pay*".into()],
+                roles: vec!["finance".into(), "admin".into()],
+                ..AccessRule::default()
+            },
+            AccessRule {
+                tools: vec!["nuke".into()],
+                deny: true,
+                ..AccessRule::default()
+            },
+        ]);
+        let mut guarded = tool("guarded", false);
+        guarded.requires_auth = true;
+        let tools = [
+            tool("calc", false),
+            tool("wipe", true),
+            tool("pay_out", true),
+            tool("nuke", false),
+            guarded,
+        ];
+        let callers = [
+            who(None, &[]),
+            who(Some("bob"), &[]),
+            who(Some("ann"), &["admin"]),
+            who(Some("fin"), &["finance"]),
+            who(None, &["admin", "finance"]),
+        ];
+        for t in &tools {
+            let req = Requirements::of(&cfg, t);
+            for c in &callers {
+                assert_eq!(
+                    req.permits(c),
+                    req.check(c).is_ok(),
+                    "{} for {:?} {:?}",
+                    t.name,
+                    c.caller,
+                    c.roles
+                );
+            }
         }
     }
 

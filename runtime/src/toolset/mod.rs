@@ -195,7 +195,8 @@ impl Toolset {
     /// [`tools_for`](Self::tools_for) checks of each entry, for a listing that walks the catalog
     /// itself (one page of an MCP `tools/list`).
     pub fn shows(&self, entry: &ToolEntry, identity: &crate::Identity) -> bool {
-        self.pin_state(entry).is_none() && self.may_call(entry.descriptor(), identity)
+        self.pin_state(entry).is_none()
+            && entry.access(&self.inner.pipeline.config).permits(identity)
     }
 
     /// Whether `identity` may call `tool` (its roles, the `policy.rules`, `requires_auth`).

@@ -140,17 +140,9 @@ fn build(size: Size) -> Built {
     assert_eq!(router.list_all().len(), size.tools);
     let gateway = toolgate::gateway::Gateway::builder(toolset.clone()).build();
     let mut paged = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = gateway
-            .mcp_tools_list_page(cursor.as_deref())
-            .expect("a page");
-        paged.extend(page.tools.into_iter().map(|t| t.name.into_owned()));
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
-    }
+    each_page(&gateway, |page| {
+        paged.extend(page.tools.iter().map(|t| t.name.to_string()));
+    });
     let mut all_exported = exported.clone();
     all_exported.sort();
     paged.sort();
@@ -166,6 +158,25 @@ fn build(size: Size) -> Built {
         exported,
         router,
         gateway,
+    }
+}
+
+/// Every page of the gateway's MCP `tools/list` (as an anonymous caller), in order, each
+/// handed to `f`.
+fn each_page(
+    gateway: &toolgate::gateway::Gateway,
+    mut f: impl FnMut(&rmcp::model::ListToolsResult),
+) {
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = gateway
+            .mcp_tools_list_page(cursor.as_deref())
+            .expect("a page");
+        f(&page);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return,
+        }
     }
 }
 
@@ -255,17 +266,10 @@ fn ops(b: &Built) -> Vec<(String, Op<'_>)> {
         "gateway tools/list pages".into(),
         each(move || {
             let mut bodies = Vec::new();
-            let mut cursor: Option<String> = None;
-            loop {
-                let page = gateway
-                    .mcp_tools_list_page(cursor.as_deref())
-                    .expect("a page");
-                bodies.push(serde_json::to_string(&page).expect("serializes"));
-                match page.next_cursor {
-                    Some(next) => cursor = Some(next),
-                    None => break bodies,
-                }
-            }
+            each_page(gateway, |page| {
+                bodies.push(serde_json::to_string(page).expect("serializes"));
+            });
+            bodies
         }),
     ));
     ops.push((

@@ -124,6 +124,12 @@ impl McpHttp<'_> {
         (status, kind, response.text().await.unwrap())
     }
 
+    /// POSTs `body` in the session and returns the JSON-RPC message answering it.
+    pub(crate) async fn answer(&self, body: &str) -> Value {
+        let (_, kind, text) = self.post(body).await;
+        rpc_answer(&kind, &text)
+    }
+
     /// Opens a session (`initialize`, then `notifications/initialized`).
     pub(crate) async fn initialize(served: &Served) -> McpHttp<'_> {
         let client = reqwest::Client::new();

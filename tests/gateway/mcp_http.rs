@@ -276,19 +276,12 @@ fn a_walk_through_pages_goes_on_across_a_change_of_the_tool_list() {
             json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params})
                 .to_string()
         };
-        let answer = |body: &str| -> serde_json::Value {
-            body.lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .filter_map(|d| serde_json::from_str::<serde_json::Value>(d.trim()).ok())
-                .find(|m| m.get("id").is_some())
-                .unwrap_or_else(|| serde_json::from_str(body).unwrap_or_default())
-        };
         // One whole walk: the names in order.
         let walk = async |first_id: u64, from: Option<String>| -> Vec<String> {
             let mut names = Vec::new();
             let mut cursor = from;
             for id in first_id.. {
-                let page = answer(&http.post(&list(id, cursor.as_deref())).await.2);
+                let page = http.answer(&list(id, cursor.as_deref())).await;
                 let tools = page["result"]["tools"]
                     .as_array()
                     .unwrap_or_else(|| panic!("{page}"));
@@ -302,18 +295,18 @@ fn a_walk_through_pages_goes_on_across_a_change_of_the_tool_list() {
             names
         };
         let before = walk(1_000, None).await;
-        let first = answer(&http.post(&list(1, None)).await.2);
+        let first = http.answer(&list(1, None)).await;
         let cursor = first["result"]["nextCursor"]
             .as_str()
             .unwrap_or_else(|| panic!("a second page: {first}"))
             .to_string();
 
-        let made_up = answer(&http.post(&list(2, Some("0.calc"))).await.2);
+        let made_up = http.answer(&list(2, Some("0.calc"))).await;
         assert_eq!(made_up["error"]["code"], -32602, "{made_up}");
 
         let add = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "faulty__add_tool", "arguments": {}}});
-        let added = answer(&http.post(&add.to_string()).await.2);
+        let added = http.answer(&add.to_string()).await;
         assert!(added["result"].is_object(), "{added}");
         let deadline = Instant::now() + Duration::from_secs(15);
         let after = loop {

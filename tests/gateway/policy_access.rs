@@ -121,19 +121,21 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// The config of the role tests: pinned_server.py as source `pin` (its `greet` described in a
+/// file under `dir`), and one rule keeping dangerous tools (its `wipe`) for admins.
+fn dangerous_for_admins(dir: &Path) -> String {
+    let description = dir.join("greet.txt");
+    std::fs::write(&description, "Greets someone.").unwrap();
+    yaml(
+        &pinned_entry(&description),
+        "  rules:\n    - {dangerous: true, roles: [admin]}\n",
+    )
+}
+
 #[test]
 fn a_caller_without_the_role_for_a_dangerous_tool_neither_lists_nor_calls_it() {
     let dir = tempfile::tempdir().unwrap();
-    let description = dir.path().join("greet.txt");
-    std::fs::write(&description, "Greets someone.").unwrap();
-    let served = serve_with_env(
-        &yaml(
-            &pinned_entry(&description),
-            "  rules:\n    - {dangerous: true, roles: [admin]}\n",
-        ),
-        &[],
-        KEYS,
-    );
+    let served = serve_with_env(&dangerous_for_admins(dir.path()), &[], KEYS);
 
     // REST: listing, describing, calling.
     let reader = listed(&served, READER);
@@ -206,13 +208,11 @@ fn tools_list_pages_hold_each_tool_a_caller_may_call_once_at_any_page_size() {
     // call: a reader's pages skip it (no empty page, no tool twice, no tool missing), an
     // admin's pages hold it; either way the pages give exactly what REST lists for the key.
     let dir = tempfile::tempdir().unwrap();
-    let description = dir.path().join("greet.txt");
-    std::fs::write(&description, "Greets someone.").unwrap();
-    let config = yaml(
-        &pinned_entry(&description),
-        "  rules:\n    - {dangerous: true, roles: [admin]}\n",
-    )
-    .replacen("\ngateway:\n", "\ngateway:\n  page_size: 1\n", 1);
+    let config = dangerous_for_admins(dir.path()).replacen(
+        "\ngateway:\n",
+        "\ngateway:\n  page_size: 1\n",
+        1,
+    );
     assert!(config.contains("page_size: 1"), "{config}");
     let served = serve_with_env(&config, &[], KEYS);
     runtime().block_on(async {

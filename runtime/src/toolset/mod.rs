@@ -171,10 +171,8 @@ impl Toolset {
     /// The tools `identity` may call ([`tools`](Self::tools) less those its roles, the
     /// `policy.rules` or `requires_auth` refuse it): what a caller is shown.
     pub fn tools_for(&self, identity: &crate::Identity) -> Vec<Arc<ToolDescriptor>> {
-        self.current()
-            .entries()
+        self.entries_for(identity)
             .iter()
-            .filter(|e| self.shows(e, identity))
             .map(|e| Arc::clone(e.descriptor()))
             .collect()
     }

@@ -9,7 +9,8 @@
 # openapi-spec-validator (the gateway's comparison peer and OpenAPI check). And the A2A peers
 # (runtime/tests/peers/a2a_echo_*): venvs .peers/venv-a2a (PyPI a2a-sdk[http-server] 1.3.0, A2A
 # protocol 1.0) and .peers/venv-a2a03 (a2a-sdk[http-server] 0.3.26, protocol 0.3), each with
-# uvicorn, and npm @a2a-js/sdk 1.3.0 (protocol 1.0) with express in .peers/node_modules. Versions
+# uvicorn, and npm @a2a-js/sdk 1.3.0 (protocol 1.0) with express in .peers/node_modules; npm
+# oauth2-mock-server (the OpenID provider of the gateway OAuth tests). Versions
 # are pinned below; runtime/tests/support/peers.rs finds them all. Needs python3, node and npm on
 # PATH.
 set -euo pipefail
@@ -73,6 +74,9 @@ NPM_PEERS=(
   # runtime/tests/peers/a2a_echo.mjs.
   "@a2a-js/sdk@1.3.0"
   "express@5.3.0"
+  # The OpenID provider of the gateway's OAuth tests (runtime/tests/peers/oidc_issuer.mjs):
+  # discovery, JWKS, client credentials, tokens signed with real keys. Needs Node >= 22.12.
+  "oauth2-mock-server@9.3.0"
 )
 npm_missing=()
 for spec in "${NPM_PEERS[@]}"; do

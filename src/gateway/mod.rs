@@ -17,6 +17,7 @@
 //! "Transports", security warning) and, when API keys are configured, the key (all but
 //! `/healthz` and `/readyz`).
 
+mod auth;
 mod body;
 pub mod mcp;
 pub mod metrics;
@@ -81,12 +82,21 @@ struct Inner {
 pub(crate) struct Settings {
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
-    pub(crate) api_keys: Vec<security::ApiKey>,
+    pub(crate) api_keys: Vec<auth::ApiKey>,
+    /// Access tokens from `gateway.auth.oauth`'s issuers.
+    pub(crate) oauth: Option<Arc<auth::oauth::ResourceServer>>,
     pub(crate) max_body_bytes: usize,
     pub(crate) body_timeout: Duration,
     pub(crate) connections: server::ConnectionLimits,
     pub(crate) shutdown_grace: Duration,
     pub(crate) page_size: usize,
+}
+
+impl Settings {
+    /// Whether requests need a credential (an API key or an access token).
+    pub(crate) fn authenticates(&self) -> bool {
+        !self.api_keys.is_empty() || self.oauth.is_some()
+    }
 }
 
 impl Default for Settings {
@@ -95,6 +105,7 @@ impl Default for Settings {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             api_keys: Vec::new(),
+            oauth: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             connections: server::ConnectionLimits {
@@ -158,7 +169,7 @@ impl GatewayBuilder {
         let name = name.into();
         toolgate_model::secrets::remember(&key);
         toolgate_model::secrets::remember_public(&name);
-        self.settings.api_keys.push(security::ApiKey::new(
+        self.settings.api_keys.push(auth::ApiKey::new(
             &toolgate_model::config::Secret::new(key),
             Caller {
                 name: Some(name),
@@ -167,6 +178,34 @@ impl GatewayBuilder {
             },
         ));
         self
+    }
+
+    /// Accepts OAuth 2.1 access tokens (JWTs) from `config`'s issuers beside the API keys: the
+    /// gateway becomes a resource server (RFC 9728 metadata at
+    /// `/.well-known/oauth-protected-resource`, `401`/`403` challenges of RFC 6750 §3). Keys
+    /// are fetched from each issuer on its first token, each fetch within `jwks_timeout_ms`
+    /// (default 5 s).
+    ///
+    /// # Errors
+    /// [`GatewayError::Config`] when the resource is not a URL, there is no issuer, or an
+    /// algorithm is not an accepted asymmetric one.
+    pub fn oauth(
+        mut self,
+        config: &toolgate_model::config::OAuthConfig,
+    ) -> Result<Self, GatewayError> {
+        let defaults = auth::oauth::FetchLimits::default();
+        let limits = auth::oauth::FetchLimits {
+            timeout: config
+                .jwks_timeout_ms
+                .map_or(defaults.timeout, |ms| Duration::from_millis(ms.max(1))),
+            min_refresh: config
+                .jwks_min_refresh_s
+                .map_or(defaults.min_refresh, Duration::from_secs),
+        };
+        let server =
+            auth::oauth::ResourceServer::new(config, limits).map_err(GatewayError::Config)?;
+        self.settings.oauth = Some(Arc::new(server));
+        Ok(self)
     }
 
     /// The largest request body accepted, in bytes (default 4 MiB).
@@ -236,7 +275,7 @@ impl GatewayBuilder {
                     key.key.raw()
                 )));
             }
-            self.settings.api_keys.push(security::ApiKey::new(
+            self.settings.api_keys.push(auth::ApiKey::new(
                 &secret,
                 Caller {
                     name: Some(key.name.clone()),
@@ -244,6 +283,9 @@ impl GatewayBuilder {
                     ..Caller::default()
                 },
             ));
+        }
+        if let Some(oauth) = &config.auth.oauth {
+            self = self.oauth(oauth)?;
         }
         if let Some(bytes) = config.max_body_bytes {
             self.settings.max_body_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
@@ -468,7 +510,8 @@ impl Gateway {
             .merge(mcp::http::router(self))
             .merge(mcp::sse::router(self))
             .merge(rest::router(self))
-            .merge(metrics::router(self));
+            .merge(metrics::router(self))
+            .merge(auth::oauth::router(self));
         security::layer(self, router).layer(axum::middleware::from_fn(redact::responses))
     }
 

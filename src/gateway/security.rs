@@ -1,5 +1,6 @@
 //! What every HTTP request passes first: the `Host`/`Origin` check (DNS-rebinding
-//! protection), the API-key check, then the body, read whole within the size limit and the
+//! protection), the caller's credential (an API key or an OAuth access token: `gateway::auth`),
+//! then the body, read whole within the size limit and the
 //! body timeout (`gateway::body`). The caller it finds (or the anonymous one) is put in the
 //! request's extensions as a [`Caller`].
 
@@ -8,19 +9,24 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use sha2::{Digest as _, Sha256};
-use subtle::ConstantTimeEq as _;
 use toolgate_runtime::{ErrorKind, ToolError};
 
 use super::Gateway;
 use super::rest::error::ErrorResponse;
 
-/// Who is calling, as the gateway authenticated them: an API key's name and roles, or
-/// anonymous (no keys configured, or stdio). Found in every request's extensions.
+/// Who is calling, as the gateway authenticated them: an API key's name and roles, an access
+/// token's subject and the roles its claims map to, or anonymous (no credential required, or
+/// stdio). Found in every request's extensions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Caller {
-    /// The API key's name; `None` for an anonymous caller.
+    /// The API key's name, or the access token's caller claim (`sub` unless configured);
+    /// `None` for an anonymous caller.
     pub name: Option<String>,
+    /// The issuer (`iss`) of the access token the caller came with; `None` for an API key or
+    /// an anonymous caller.
+    pub issuer: Option<String>,
+    /// The access token's scopes (`scope` / `scp`); empty for an API key.
+    pub scopes: Vec<String>,
     /// The roles calls run with.
     pub roles: Vec<String>,
     /// The agent acting for the caller, from the `X-Toolgate-Agent` header (budgets per agent).
@@ -34,6 +40,17 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// Who the caller is, as one string that tells API-key holders and token subjects of
+    /// different issuers apart (`key:ci`, `token:https://idp.example.com#alice`); `None` when
+    /// anonymous.
+    pub fn principal(&self) -> Option<String> {
+        let name = self.name.as_deref()?;
+        Some(match &self.issuer {
+            Some(issuer) => format!("token:{issuer}#{name}"),
+            None => format!("key:{name}"),
+        })
+    }
+
     /// The request's `traceparent`, or a new one (a new trace) when it came without one.
     pub fn traceparent_or_new(&self) -> String {
         self.traceparent
@@ -73,6 +90,12 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
 /// names callers and what they spent, so it needs a key (and a known Host) like the API.
 const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
 
+/// Whether `path` answers without a credential and whatever the `Host`: the probes, and the
+/// protected resource metadata (RFC 9728 §3: a client reads it to learn how to get a token).
+fn is_open(path: &str) -> bool {
+    OPEN_PATHS.contains(&path) || path.starts_with(super::auth::oauth::METADATA_PATH)
+}
+
 /// Wraps `router` in the checks, outermost first: body limit, Host/Origin, API key.
 pub(super) fn layer(gateway: &Gateway, router: axum::Router) -> axum::Router {
     router
@@ -81,7 +104,7 @@ pub(super) fn layer(gateway: &Gateway, router: axum::Router) -> axum::Router {
 }
 
 async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next: Next) -> Response {
-    let open = OPEN_PATHS.contains(&request.uri().path());
+    let open = is_open(request.uri().path());
     if !open {
         if let Err(e) = check_host(&gateway, request.headers()) {
             return refused(StatusCode::FORBIDDEN, e);
@@ -93,16 +116,9 @@ async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next:
     let caller = if open {
         Caller::default()
     } else {
-        match authenticate(&gateway, request.headers()) {
+        match super::auth::authenticate(&gateway, request.headers()).await {
             Ok(caller) => caller,
-            Err(e) => {
-                let mut response = refused(StatusCode::UNAUTHORIZED, e);
-                response.headers_mut().insert(
-                    header::WWW_AUTHENTICATE,
-                    header::HeaderValue::from_static("Bearer"),
-                );
-                return response;
-            }
+            Err(refusal) => return refusal.into_response(),
         }
     };
     if gateway.inner.shutdown.is_cancelled() && !open {
@@ -123,7 +139,7 @@ async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next:
     }
 }
 
-fn refused(status: StatusCode, e: ToolError) -> Response {
+pub(super) fn refused(status: StatusCode, e: ToolError) -> Response {
     let mut response = ErrorResponse(e).into_response();
     *response.status_mut() = status;
     response
@@ -200,70 +216,6 @@ fn check_origin(gateway: &Gateway, headers: &HeaderMap) -> Result<(), ToolError>
     }
 }
 
-fn authenticate(gateway: &Gateway, headers: &HeaderMap) -> Result<Caller, ToolError> {
-    let keys = &gateway.settings().api_keys;
-    if keys.is_empty() {
-        return Ok(Caller::default());
-    }
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        });
-    let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    let Some(given) = bearer.or(api_key).map(str::trim) else {
-        return Err(ToolError::permission_denied(
-            "an API key is required: send `Authorization: Bearer <key>` or `X-API-Key: <key>`",
-        ));
-    };
-    let given = ApiKey::digest(given.as_bytes());
-    // Every key is compared, whichever matches: the time taken says nothing about which did.
-    let mut found = None;
-    for key in keys {
-        if bool::from(key.digest.ct_eq(&given)) {
-            found = found.or(Some(&key.caller));
-        }
-    }
-    found
-        .cloned()
-        .ok_or_else(|| ToolError::permission_denied("the API key is not valid"))
-}
-
-/// One configured API key: the SHA-256 digest of the key (the key itself is not kept) and the
-/// caller its requests run as.
-///
-/// A request's key is hashed and the two 32-byte digests compared in constant time
-/// (`subtle`), so the time a check takes depends neither on how much of a key was right nor
-/// on its length (comparing the keys themselves would stop at a length mismatch).
-#[derive(Clone)]
-pub(crate) struct ApiKey {
-    digest: [u8; 32],
-    caller: Caller,
-}
-
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiKey")
-            .field("caller", &self.caller)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ApiKey {
-    pub(crate) fn new(key: &toolgate_model::config::Secret, caller: Caller) -> Self {
-        Self {
-            digest: Self::digest(key.expose().as_bytes()),
-            caller,
-        }
-    }
-
-    fn digest(key: &[u8]) -> [u8; 32] {
-        Sha256::digest(key).into()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,43 +226,5 @@ mod tests {
         assert_eq!(strip_port("[::1]:8787"), "[::1]");
         assert_eq!(strip_port("[::1]"), "[::1]");
         assert_eq!(strip_port("example.com"), "example.com");
-    }
-
-    fn keys(keys: &[(&str, &str)]) -> Gateway {
-        let mut builder = Gateway::builder(toolgate_runtime::Toolset::builder().build().unwrap());
-        for (name, key) in keys {
-            builder = builder.api_key(*name, *key, ["r"]);
-        }
-        builder.build()
-    }
-
-    fn with_key(key: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert("x-api-key", key.parse().unwrap());
-        headers
-    }
-
-    #[test]
-    fn keys_are_found_by_digest_and_only_whole() {
-        let gateway = keys(&[("a", "key-one"), ("b", "key-two")]);
-        let caller = |key: &str| authenticate(&gateway, &with_key(key)).map(|c| c.name);
-        assert_eq!(caller("key-one").unwrap().as_deref(), Some("a"));
-        assert_eq!(caller("key-two").unwrap().as_deref(), Some("b"));
-        for wrong in ["key-on", "key-one!", "key-onf", "", "KEY-ONE"] {
-            assert!(caller(wrong).is_err(), "{wrong:?}");
-        }
-    }
-
-    #[test]
-    fn a_key_is_compared_as_a_digest_whatever_its_length() {
-        // What is compared is always two 32-byte digests, never the keys: a key of another
-        // length is no shortcut (the compare of the keys themselves stopped at the length).
-        let short = ApiKey::digest(b"k");
-        let long = ApiKey::digest(&[b'k'; 4096]);
-        assert_eq!((short.len(), long.len()), (32, 32));
-        assert_ne!(short, long);
-        let key = ApiKey::new(&toolgate_model::config::Secret::new("k"), Caller::default());
-        assert_eq!(key.digest, short);
-        assert!(!format!("{key:?}").contains("digest"), "{key:?}");
     }
 }

@@ -11,6 +11,7 @@ mod inspector;
 mod jq_bombs;
 mod mcp_errors;
 mod mcp_http;
+mod oauth;
 mod passthrough;
 mod policy_access;
 mod policy_limits;

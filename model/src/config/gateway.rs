@@ -4,6 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use super::interpolate::Interpolated;
 
+pub mod auth;
+
+pub use auth::{GatewayAuth, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS};
+
 /// Settings of `toolgate serve`. Every field is optional:
 ///
 /// ```yaml
@@ -13,6 +17,8 @@ use super::interpolate::Interpolated;
 ///   allowed_origins: ["https://app.example.com"]
 ///   api_keys:
 ///     - {name: ci, key: "${TOOLGATE_CI_KEY}", roles: [reader]}
+///   auth:
+///     oauth: {resource: "https://gw.example.com/mcp", issuers: [{issuer: "https://idp.example.com"}]}
 ///   max_body_bytes: 4194304
 ///   header_timeout_ms: 10000        # a request head must arrive whole within this
 ///   body_timeout_ms: 30000          # a request body must arrive whole within this (408 beyond)
@@ -43,6 +49,10 @@ pub struct GatewayConfig {
     /// roles for every call made with it. Empty (the default): no authentication.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_keys: Vec<ApiKey>,
+    /// Callers with OAuth 2.1 access tokens from identity providers (the gateway as a resource
+    /// server), beside the API keys.
+    #[serde(default, skip_serializing_if = "auth_is_default")]
+    pub auth: GatewayAuth,
     /// The largest request body accepted, in bytes (default 4 MiB); a larger one is refused
     /// with 413 before it is read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,4 +98,8 @@ pub struct ApiKey {
     /// The roles calls made with this key have.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
+}
+
+fn auth_is_default(auth: &GatewayAuth) -> bool {
+    auth == &GatewayAuth::default()
 }

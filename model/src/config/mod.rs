@@ -54,7 +54,9 @@ use serde_saphyr::MessageFormatter as _;
 
 pub use a2a::{A2aAgent, A2aSkill};
 pub use diagnostic::{ConfigError, Diagnostic, DisplayAll, Severity};
-pub use gateway::{ApiKey, GatewayConfig};
+pub use gateway::{
+    ApiKey, GatewayAuth, GatewayConfig, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS,
+};
 pub use interpolate::{Interpolated, InterpolationError, Secret};
 pub use json_schema::JsonSchemaSource;
 pub use local::{Discover, LocalEntry, LocalFunction};

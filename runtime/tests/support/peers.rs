@@ -239,6 +239,23 @@ pub fn a2a_echo_mjs() -> PathBuf {
     path
 }
 
+/// `runtime/tests/peers/oidc_issuer.mjs`: an OpenID provider on npm `oauth2-mock-server`
+/// (discovery, JWKS, token endpoint, plus test-only routes that mint tokens with chosen claims
+/// and rotate keys), on Node 22; the issuer is `http://127.0.0.1:{port}`.
+pub fn oidc_issuer() -> PeerProcess {
+    require_installed(
+        peers_root().join("node_modules/oauth2-mock-server/package.json"),
+        "oauth2-mock-server",
+    );
+    let script = test_peers_dir().join("oidc_issuer.mjs");
+    assert!(script.is_file(), "missing {}", script.display());
+    spawn_http_peer_retry(
+        node22(),
+        &[script.to_str().expect("UTF-8 path"), "--port", "{port}"],
+        &[],
+    )
+}
+
 // ------------------------------------------------------------------------------------------------
 // Ports
 // ------------------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
     let router = axum::Router::new()
         .route_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(reasons, answer_as_mcp));
-    if gateway.settings().api_keys.is_empty() {
+    if !gateway.settings().authenticates() {
         return router;
     }
     router.layer(axum::middleware::from_fn_with_state(
@@ -71,8 +71,8 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
     ))
 }
 
-/// Which API key (by name) opened each session, so that a session id seen by someone else
-/// cannot be used with another key.
+/// Which caller (API key or token subject: [`Caller::principal`]) opened each session, so that
+/// a session id seen by someone else cannot be used with another credential.
 #[derive(Default)]
 struct Owners {
     inner: Mutex<OwnersInner>,
@@ -119,7 +119,7 @@ async fn bind_sessions(
     let caller = request
         .extensions()
         .get::<Caller>()
-        .and_then(|c| c.name.clone());
+        .and_then(Caller::principal);
     let session = request
         .headers()
         .get(SESSION_HEADER)
@@ -131,7 +131,7 @@ async fn bind_sessions(
         && owner != caller
     {
         let e = ToolError::permission_denied(
-            "this MCP session was opened with another API key; open your own with initialize",
+            "this MCP session was opened by another caller (another API key or token subject); open your own with initialize",
         );
         let mut response = ErrorResponse(e).into_response();
         *response.status_mut() = StatusCode::FORBIDDEN;

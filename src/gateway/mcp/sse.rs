@@ -258,7 +258,7 @@ async fn post_message(
         return rpc_error(
             StatusCode::FORBIDDEN,
             SERVER_ERROR,
-            "Forbidden: this session was opened with another API key",
+            "Forbidden: this session was opened by another caller (another API key or token)",
         );
     }
     if let Some(kind) = headers.get(header::CONTENT_TYPE)

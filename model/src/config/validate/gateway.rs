@@ -107,6 +107,9 @@ pub(super) fn check_gateway(
             );
         }
     }
+    if let Some(oauth) = &g.auth.oauth {
+        check_oauth(cfg, oauth, errors);
+    }
     let mut names = std::collections::HashSet::new();
     for (i, key) in g.api_keys.iter().enumerate() {
         if !names.insert(key.name.as_str()) {
@@ -124,6 +127,82 @@ pub(super) fn check_gateway(
                 )
                 .with_hint("take it from the environment: key: \"${TOOLGATE_KEY}\""),
             );
+        }
+    }
+}
+
+/// Whether `url` is an absolute `http://` or `https://` URL with a host.
+fn is_http_url(url: &str) -> bool {
+    ["http://", "https://"].iter().any(|scheme| {
+        url.strip_prefix(scheme)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+    })
+}
+
+/// `gateway.auth.oauth`: a resource URL, at least one issuer, issuer and key URLs that are
+/// URLs, and only asymmetric signing algorithms.
+fn check_oauth(
+    cfg: &LoadedConfig,
+    oauth: &crate::config::OAuthConfig,
+    errors: &mut Vec<Diagnostic>,
+) {
+    const AT: &str = "/gateway/auth/oauth";
+    if !is_http_url(&oauth.resource) {
+        errors.push(
+            cfg.error_at(
+                &format!("{AT}/resource"),
+                format!("`{}` is not an http(s) URL", oauth.resource),
+            )
+            .with_hint("the URL clients reach the gateway at, e.g. https://gw.example.com/mcp (RFC 9728 §2)"),
+        );
+    }
+    if oauth.issuers.is_empty() {
+        errors.push(
+            cfg.error_at(
+                &format!("{AT}/issuers"),
+                "no issuer: no token could be accepted",
+            )
+            .with_hint("add one: issuers: [{issuer: https://idp.example.com}]"),
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, issuer) in oauth.issuers.iter().enumerate() {
+        let at = format!("{AT}/issuers/{i}");
+        if !seen.insert(issuer.issuer.as_str()) {
+            errors.push(cfg.error_at(
+                &format!("{at}/issuer"),
+                format!("issuer `{}` is listed twice", issuer.issuer),
+            ));
+        }
+        for (key, url) in [
+            ("issuer", Some(&issuer.issuer)),
+            ("discovery_url", issuer.discovery_url.as_ref()),
+            ("jwks_uri", issuer.jwks_uri.as_ref()),
+        ] {
+            if let Some(url) = url
+                && !is_http_url(url)
+            {
+                errors.push(cfg.error_at(
+                    &format!("{at}/{key}"),
+                    format!("`{url}` is not an http(s) URL"),
+                ));
+            }
+        }
+        for (j, alg) in issuer.algorithms.iter().enumerate() {
+            if !crate::config::TOKEN_ALGORITHMS.contains(&alg.as_str()) {
+                let why = if alg.eq_ignore_ascii_case("none") || alg.starts_with("HS") {
+                    "is never accepted: an unsigned token, or one signed with a shared secret, proves nothing about its issuer"
+                } else {
+                    "is not a signing algorithm the gateway knows"
+                };
+                errors.push(
+                    cfg.error_at(&format!("{at}/algorithms/{j}"), format!("`{alg}` {why}"))
+                        .with_hint(format!(
+                            "one of {}",
+                            crate::config::TOKEN_ALGORITHMS.join(", ")
+                        )),
+                );
+            }
         }
     }
 }

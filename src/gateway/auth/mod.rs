@@ -1,0 +1,146 @@
+//! Who is calling: the credential of an HTTP request turned into a [`Caller`].
+//!
+//! Two kinds of credential, side by side:
+//!
+//! - an **API key** from tools.yaml (`gateway.api_keys`), sent as `X-API-Key: <key>` or
+//!   `Authorization: Bearer <key>` ([`api_key`]);
+//! - an **OAuth 2.1 access token** (a JWT) from one of the identity providers in
+//!   `gateway.auth.oauth`, sent as `Authorization: Bearer <token>` ([`oauth`]): the gateway is
+//!   then a resource server in the sense of the MCP authorization specification.
+//!
+//! A bearer value that has the shape of a JWT (three base64url parts) is checked as a token
+//! when OAuth is configured, anything else as an API key. Refusals carry the challenge of
+//! RFC 6750 §3 (`WWW-Authenticate: Bearer …`), with `resource_metadata` (RFC 9728 §5.1) when
+//! OAuth is configured, so that an MCP client can find the authorization server.
+
+pub(crate) mod api_key;
+pub(crate) mod oauth;
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use toolgate_runtime::{ErrorKind, ToolError};
+
+pub(crate) use api_key::ApiKey;
+
+use super::{Caller, Gateway};
+
+/// Why a request was refused before any route saw it.
+pub(crate) struct Refusal {
+    status: StatusCode,
+    error: ToolError,
+    /// The `WWW-Authenticate` value.
+    challenge: String,
+}
+
+impl Refusal {
+    /// The answer: the error as the REST API's error body, with the status and the challenge.
+    pub(crate) fn into_response(self) -> Response {
+        let mut response = super::security::refused(self.status, self.error);
+        if let Ok(value) = HeaderValue::from_str(&self.challenge) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
+/// Finds the caller of a request from its headers.
+///
+/// # Errors
+/// A [`Refusal`]: `401` for a missing or bad credential (`error="invalid_token"` for a token
+/// that does not hold), `403` with `error="insufficient_scope"` for a token without a required
+/// scope, `503` when no key of the token's issuer can be had (its JWKS unreachable).
+pub(crate) async fn authenticate(
+    gateway: &Gateway,
+    headers: &HeaderMap,
+) -> Result<Caller, Refusal> {
+    let settings = gateway.settings();
+    if !settings.authenticates() {
+        return Ok(Caller::default());
+    }
+    let oauth = settings.oauth.as_deref();
+    let challenge = |error: Option<(&str, &str)>| match oauth {
+        Some(server) => server.challenge(error),
+        None => "Bearer".to_string(),
+    };
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, rest) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(rest.trim())
+        });
+    if let (Some(server), Some(token)) = (oauth, bearer)
+        && oauth::looks_like_jwt(token)
+    {
+        return server
+            .authenticate(token)
+            .await
+            .map_err(|e| e.refusal(server));
+    }
+    let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    let Some(given) = bearer.or(api_key).map(str::trim) else {
+        let how = match (settings.api_keys.is_empty(), oauth.is_some()) {
+            (true, _) => {
+                "an access token is required: send `Authorization: Bearer <token>` (how to get one: the resource metadata in WWW-Authenticate)"
+            }
+            (false, true) => {
+                "a credential is required: send an access token as `Authorization: Bearer <token>`, or an API key as `X-API-Key: <key>`"
+            }
+            (false, false) => {
+                "an API key is required: send `Authorization: Bearer <key>` or `X-API-Key: <key>`"
+            }
+        };
+        // No error code when the request carried no credential (RFC 6750 §3.1).
+        return Err(Refusal {
+            status: StatusCode::UNAUTHORIZED,
+            error: ToolError::permission_denied(how),
+            challenge: challenge(None),
+        });
+    };
+    if settings.api_keys.is_empty() {
+        return Err(Refusal {
+            status: StatusCode::UNAUTHORIZED,
+            error: ToolError::permission_denied(
+                "the bearer value is not a JWT access token (and the gateway has no API keys)",
+            ),
+            challenge: challenge(Some(("invalid_token", "the token is not a JWT"))),
+        });
+    }
+    api_key::find(&settings.api_keys, given).map_err(|error| Refusal {
+        status: StatusCode::UNAUTHORIZED,
+        challenge: challenge(Some(("invalid_token", "the credential is not valid"))),
+        error,
+    })
+}
+
+/// The refusal of a token check.
+impl oauth::TokenError {
+    fn refusal(self, server: &oauth::ResourceServer) -> Refusal {
+        match self {
+            Self::Invalid(why) => Refusal {
+                status: StatusCode::UNAUTHORIZED,
+                challenge: server.challenge(Some(("invalid_token", &why))),
+                error: ToolError::permission_denied(format!(
+                    "the access token is not valid: {why}"
+                )),
+            },
+            Self::Scope(missing) => {
+                let scope = missing.join(" ");
+                Refusal {
+                    status: StatusCode::FORBIDDEN,
+                    challenge: server.scope_challenge(&scope),
+                    error: ToolError::permission_denied(format!(
+                        "the access token lacks the scope(s) `{scope}` this gateway requires"
+                    )),
+                }
+            }
+            Self::Unavailable(why) => Refusal {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                challenge: server.challenge(None),
+                error: ToolError::new(ErrorKind::Network, why).with_retryable(true),
+            },
+        }
+    }
+}

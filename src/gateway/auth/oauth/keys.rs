@@ -1,0 +1,327 @@
+//! An issuer's signing keys: found through its metadata (OpenID Connect Discovery 1.0 §4,
+//! RFC 8414 §3), read from its JWKS (RFC 7517 §5), cached.
+//!
+//! - The keys are fetched on the first token of the issuer, not at start-up (an identity
+//!   provider that is down then does not stop the gateway).
+//! - A token naming a key the cache does not hold causes one new fetch (key rotation), at most
+//!   once per `min_refresh` whatever the tokens say (a stream of made-up `kid`s cannot make the
+//!   gateway hammer the provider); concurrent requests share one fetch.
+//! - The cache is fetched again after [`MAX_AGE`]; when a fetch fails the keys held stay in use
+//!   (the provider briefly down does not lock callers out), and only a request that needs a
+//!   key the gateway never had gets `503`.
+//! - Every request has the fetch deadline; a metadata document or JWKS over [`MAX_BYTES`] is
+//!   refused; symmetric (`oct`) keys and keys not for signatures are ignored.
+
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::{Algorithm, DecodingKey};
+use serde_json::Value;
+use tokio::sync::{Mutex, RwLock};
+use toolgate_model::config::IssuerConfig;
+
+use super::{FetchLimits, TokenError};
+
+/// How long fetched keys are used before they are fetched again.
+const MAX_AGE: Duration = Duration::from_secs(3600);
+
+/// The largest metadata document or JWKS read, in bytes.
+const MAX_BYTES: usize = 1 << 20;
+
+/// The most keys kept of one JWKS.
+const MAX_KEYS: usize = 100;
+
+#[derive(Clone)]
+struct Key {
+    kid: Option<String>,
+    alg: Option<Algorithm>,
+    key: DecodingKey,
+}
+
+#[derive(Default)]
+struct Cache {
+    keys: Vec<Key>,
+    /// When the keys were last fetched successfully.
+    fetched: Option<Instant>,
+    /// When a fetch was last tried, and what went wrong if it failed.
+    tried: Option<(Instant, Option<String>)>,
+    /// The JWKS URL, once read from the metadata.
+    jwks_uri: Option<String>,
+}
+
+/// The keys of one issuer.
+pub(super) struct KeySet {
+    issuer: String,
+    discovery: Vec<String>,
+    client: reqwest::Client,
+    limits: FetchLimits,
+    cache: RwLock<Cache>,
+    /// Held while a fetch runs: one fetch at a time.
+    fetching: Mutex<()>,
+}
+
+impl KeySet {
+    pub(super) fn new(config: &IssuerConfig, client: reqwest::Client, limits: FetchLimits) -> Self {
+        let discovery = match &config.discovery_url {
+            Some(url) => vec![url.clone()],
+            None => discovery_urls(&config.issuer),
+        };
+        Self {
+            issuer: config.issuer.clone(),
+            discovery,
+            client,
+            limits,
+            cache: RwLock::new(Cache {
+                jwks_uri: config.jwks_uri.clone(),
+                ..Cache::default()
+            }),
+            fetching: Mutex::new(()),
+        }
+    }
+
+    /// The key for a token with `kid` (or none) signed with `alg`.
+    ///
+    /// # Errors
+    /// `Invalid` when the issuer has no such key (after a refresh, if one was due);
+    /// `Unavailable` when no key could ever be fetched.
+    pub(super) async fn key(
+        &self,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<DecodingKey, TokenError> {
+        {
+            let cache = self.cache.read().await;
+            let fresh = cache.fetched.is_some_and(|t| t.elapsed() < MAX_AGE);
+            if fresh && let Some(key) = pick(&cache.keys, kid, alg)? {
+                return Ok(key);
+            }
+        }
+        let _one = self.fetching.lock().await;
+        // Another request may have fetched while this one waited.
+        let due = {
+            let cache = self.cache.read().await;
+            let fresh = cache.fetched.is_some_and(|t| t.elapsed() < MAX_AGE);
+            if fresh && let Some(key) = pick(&cache.keys, kid, alg)? {
+                return Ok(key);
+            }
+            // At most one fetch per `min_refresh`, whether the last one worked or not.
+            cache
+                .tried
+                .as_ref()
+                .is_none_or(|(t, _)| t.elapsed() >= self.limits.min_refresh)
+        };
+        if due {
+            let result = self.fetch().await;
+            let mut cache = self.cache.write().await;
+            match result {
+                Ok((keys, jwks_uri)) => {
+                    cache.keys = keys;
+                    cache.jwks_uri = Some(jwks_uri);
+                    cache.fetched = Some(Instant::now());
+                    cache.tried = Some((Instant::now(), None));
+                }
+                Err(e) => {
+                    tracing::warn!(issuer = %self.issuer, error = %e, "the issuer's keys could not be fetched");
+                    cache.tried = Some((Instant::now(), Some(e)));
+                }
+            }
+        }
+        let cache = self.cache.read().await;
+        if cache.keys.is_empty() {
+            let why = cache
+                .tried
+                .as_ref()
+                .and_then(|(_, e)| e.clone())
+                .unwrap_or_else(|| "its JWKS holds no signing key".into());
+            return Err(TokenError::Unavailable(format!(
+                "the keys of issuer `{}` cannot be had: {why}",
+                self.issuer
+            )));
+        }
+        pick(&cache.keys, kid, alg)?.ok_or_else(|| {
+            TokenError::Invalid(match kid {
+                Some(kid) => format!(
+                    "issuer `{}` has no key `{}` in its JWKS",
+                    self.issuer,
+                    super::cut(kid)
+                ),
+                None => format!("issuer `{}` has no key for this token", self.issuer),
+            })
+        })
+    }
+
+    /// Reads the JWKS (through the metadata the first time, unless configured), with the
+    /// fetch deadline on each request.
+    async fn fetch(&self) -> Result<(Vec<Key>, String), String> {
+        let known = self.cache.read().await.jwks_uri.clone();
+        let jwks_uri = match known {
+            Some(uri) => uri,
+            None => self.discover().await?,
+        };
+        let jwks = self.get_json(&jwks_uri).await?;
+        let keys = parse_jwks(&jwks).map_err(|e| format!("its JWKS at {jwks_uri}: {e}"))?;
+        Ok((keys, jwks_uri))
+    }
+
+    /// The `jwks_uri` of the issuer's metadata: the first discovery URL that answers with
+    /// metadata of this issuer (its `issuer` must be exactly the configured one: RFC 8414
+    /// §3.3, OpenID Connect Discovery §4.3).
+    async fn discover(&self) -> Result<String, String> {
+        let mut errors = Vec::new();
+        for url in &self.discovery {
+            match self.get_json(url).await {
+                Ok(doc) => {
+                    if doc.get("issuer").and_then(Value::as_str) != Some(self.issuer.as_str()) {
+                        errors.push(format!(
+                            "{url}: its `issuer` is not `{}` (RFC 8414 §3.3)",
+                            self.issuer
+                        ));
+                        continue;
+                    }
+                    return doc
+                        .get("jwks_uri")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .ok_or_else(|| format!("{url}: no `jwks_uri`"));
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        Err(errors.join("; "))
+    }
+
+    /// A JSON document, within the fetch deadline and [`MAX_BYTES`].
+    async fn get_json(&self, url: &str) -> Result<Value, String> {
+        let read = async {
+            let mut response = self
+                .client
+                .get(url)
+                .header(reqwest::header::ACCEPT, "application/json")
+                .send()
+                .await
+                .map_err(|e| format!("{url}: {}", describe(&e)))?;
+            if !response.status().is_success() {
+                return Err(format!("{url}: HTTP {}", response.status().as_u16()));
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = response
+                .chunk()
+                .await
+                .map_err(|e| format!("{url}: {}", describe(&e)))?
+            {
+                if body.len() + chunk.len() > MAX_BYTES {
+                    return Err(format!(
+                        "{url}: the answer is larger than {MAX_BYTES} bytes"
+                    ));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
+        };
+        tokio::time::timeout(self.limits.timeout, read)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "{url}: no answer within {} ms",
+                    self.limits.timeout.as_millis()
+                ))
+            })
+    }
+}
+
+/// What went wrong with a request, without the URL reqwest puts in its message.
+fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        "timed out".into()
+    } else if e.is_connect() {
+        "cannot connect".into()
+    } else if e.is_redirect() {
+        "too many redirects".into()
+    } else {
+        e.to_string()
+    }
+}
+
+/// Where an issuer's metadata may be: OpenID Connect Discovery §4 (`/.well-known/openid-configuration`
+/// appended), then RFC 8414 §3.1 (`/.well-known/oauth-authorization-server` inserted before the
+/// path).
+fn discovery_urls(issuer: &str) -> Vec<String> {
+    let trimmed = issuer.trim_end_matches('/');
+    let mut urls = vec![format!("{trimmed}/.well-known/openid-configuration")];
+    if let Ok(url) = reqwest::Url::parse(issuer) {
+        let path = url.path().trim_end_matches('/');
+        let mut origin = url.clone();
+        origin.set_path("");
+        origin.set_query(None);
+        urls.push(format!(
+            "{}/.well-known/oauth-authorization-server{path}",
+            origin.as_str().trim_end_matches('/')
+        ));
+    }
+    urls
+}
+
+/// The signing keys of a JWKS; keys of unknown or symmetric types, and keys whose `use` is not
+/// `sig`, are skipped.
+fn parse_jwks(jwks: &Value) -> Result<Vec<Key>, String> {
+    let Some(items) = jwks.get("keys").and_then(Value::as_array) else {
+        return Err("no `keys` array (RFC 7517 §5)".into());
+    };
+    let keys: Vec<Key> = items
+        .iter()
+        .filter(|k| k.get("kty").and_then(Value::as_str) != Some("oct"))
+        .filter(|k| {
+            k.get("use")
+                .and_then(Value::as_str)
+                .is_none_or(|u| u == "sig")
+        })
+        .filter_map(|k| {
+            let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(k.clone()).ok()?;
+            let key = DecodingKey::from_jwk(&jwk).ok()?;
+            Some(Key {
+                kid: jwk.common.key_id.clone(),
+                alg: jwk
+                    .common
+                    .key_algorithm
+                    .and_then(|a| a.to_string().parse::<Algorithm>().ok()),
+                key,
+            })
+        })
+        .take(MAX_KEYS)
+        .collect();
+    Ok(keys)
+}
+
+/// The key for `kid` and `alg`: the key of that `kid` (whose `alg`, if it says one, must be
+/// `alg`); without a `kid`, the only key that may be used with `alg`.
+fn pick(
+    keys: &[Key],
+    kid: Option<&str>,
+    alg: Algorithm,
+) -> Result<Option<DecodingKey>, TokenError> {
+    let fits = |k: &&Key| k.alg.is_none_or(|a| a == alg) && k.key.family() == alg.family();
+    match kid {
+        Some(kid) => {
+            let Some(key) = keys.iter().find(|k| k.kid.as_deref() == Some(kid)) else {
+                return Ok(None);
+            };
+            if fits(&key) {
+                Ok(Some(key.key.clone()))
+            } else {
+                Err(TokenError::Invalid(format!(
+                    "key `{}` is not for algorithm `{alg:?}`",
+                    super::cut(kid)
+                )))
+            }
+        }
+        None => {
+            let mut usable = keys.iter().filter(fits);
+            match (usable.next(), usable.next()) {
+                (Some(key), None) => Ok(Some(key.key.clone())),
+                (Some(_), Some(_)) => Err(TokenError::Invalid(
+                    "the token names no key (`kid`) and the issuer has several".into(),
+                )),
+                (None, _) => Ok(None),
+            }
+        }
+    }
+}

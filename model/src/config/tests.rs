@@ -469,3 +469,39 @@ fn gateway_connection_limits_are_checked() {
         longer.warnings[0]
     );
 }
+
+#[test]
+fn gateway_oauth_settings_are_checked() {
+    let ok = load(
+        "version: 1\ngateway:\n  auth:\n    oauth:\n      resource: https://gw.example/mcp\n      issuers:\n        - {issuer: \"https://idp.example\", algorithms: [RS256, ES256], roles_claim: realm_access.roles}\n",
+    )
+    .unwrap();
+    let oauth = ok.config.gateway.auth.oauth.as_ref().expect("oauth read");
+    assert_eq!(oauth.issuers[0].algorithms, ["RS256", "ES256"]);
+    assert!(ok.warnings.is_empty(), "{:?}", ok.warnings);
+
+    // Symmetric or no signature, a resource that is no URL, an issuer twice, an unknown key.
+    let e = errors(
+        "version: 1\ngateway:\n  auth:\n    oauth:\n      resource: gw\n      issuers:\n        - {issuer: \"https://idp.example\", algorithms: [HS256, none, RS1]}\n        - {issuer: \"https://idp.example\"}\n",
+    );
+    for want in [
+        "`HS256` is never accepted",
+        "`none` is never accepted",
+        "`RS1` is not a signing algorithm",
+        "`gw` is not an http(s) URL",
+        "listed twice",
+    ] {
+        assert!(
+            e.iter().any(|m| m.contains(want)),
+            "missing {want} in {e:#?}"
+        );
+    }
+    assert!(
+        !errors("version: 1\ngateway: {auth: {oauth: {resource: \"https://gw\", issuers: []}}}\n")
+            .is_empty()
+    );
+    assert!(
+        !errors("version: 1\ngateway: {auth: {oauth: {resource: \"https://gw\", issuers: [{issuer: \"https://i\", jwks: x}]}}}\n")
+            .is_empty()
+    );
+}

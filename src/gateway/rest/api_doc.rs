@@ -196,7 +196,7 @@ struct ApiDoc;
 pub(super) async fn get_openapi(State(gateway): State<Gateway>) -> Json<Value> {
     static WITH_KEYS: OnceLock<Value> = OnceLock::new();
     static WITHOUT_KEYS: OnceLock<Value> = OnceLock::new();
-    let api_keys = !gateway.settings().api_keys.is_empty();
+    let api_keys = gateway.settings().authenticates();
     let cell = if api_keys { &WITH_KEYS } else { &WITHOUT_KEYS };
     Json(cell.get_or_init(|| document_for(api_keys)).clone())
 }
@@ -207,9 +207,10 @@ const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
 /// The OpenAPI 3.1 document of the REST API as `gateway` serves it: title `toolgate`, version
 /// the crate's, one relative server (`/`), a unique `operationId` per operation, every error
 /// response described by the `ToolError` schema. When the gateway has API keys, the document
-/// requires one (`Authorization: Bearer` or `X-API-Key`) on every operation but the probes.
+/// requires one (`Authorization: Bearer` or `X-API-Key`) on every operation but the probes; so
+/// does a gateway that takes OAuth access tokens (`Authorization: Bearer <JWT>`).
 pub fn document(gateway: &Gateway) -> Value {
-    document_for(!gateway.settings().api_keys.is_empty())
+    document_for(gateway.settings().authenticates())
 }
 
 /// [`document`] for a gateway with (`true`) or without API keys. A problem in assembling it
@@ -251,7 +252,7 @@ pub(super) fn assemble(api_keys: bool) -> (Value, Result<(), String>) {
     if api_keys {
         components.responses.insert(
             "Unauthorized".into(),
-            error("No API key, or one that is not valid (`permission_denied`, with `WWW-Authenticate: Bearer`).").into(),
+            error("No credential (API key or access token), or one that is not valid (`permission_denied`, with `WWW-Authenticate: Bearer`; with OAuth, its `resource_metadata` and `error_description`).").into(),
         );
         components.security_schemes.insert(
             "bearer".into(),

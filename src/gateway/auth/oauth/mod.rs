@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::Value;
+use sha2::Digest as _;
 use toolgate_model::config::{IssuerConfig, OAuthConfig};
 
 pub(crate) use metadata::{METADATA_PATH, router};
@@ -35,6 +36,12 @@ pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 /// The default clock skew allowed on `exp`, `nbf` and `iat`, in seconds.
 const DEFAULT_SKEW_S: u64 = 60;
+
+/// The most tokens remembered as checked.
+const VERIFIED_CAPACITY: u64 = 10_000;
+
+/// How long a checked token is remembered at most (and never past its `exp`).
+const VERIFIED_TTL: Duration = Duration::from_secs(300);
 
 /// Why a token was refused.
 #[derive(Debug)]
@@ -67,6 +74,9 @@ pub(crate) struct ResourceServer {
     required_scopes: Vec<String>,
     skew: u64,
     metadata: metadata::Metadata,
+    /// Tokens that passed every check, by SHA-256 digest: the caller they stand for and their
+    /// `exp`. A token is checked once, then found here until it expires (or [`VERIFIED_TTL`]).
+    verified: moka::sync::Cache<[u8; 32], (Caller, u64)>,
 }
 
 impl std::fmt::Debug for ResourceServer {
@@ -131,6 +141,10 @@ impl ResourceServer {
             required_scopes: config.required_scopes.clone(),
             skew: config.clock_skew_s.unwrap_or(DEFAULT_SKEW_S),
             metadata,
+            verified: moka::sync::Cache::builder()
+                .max_capacity(VERIFIED_CAPACITY)
+                .time_to_live(VERIFIED_TTL)
+                .build(),
         })
     }
 
@@ -166,6 +180,20 @@ impl ResourceServer {
                 "the token is longer than {MAX_TOKEN_BYTES} bytes"
             )));
         }
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        if let Some((caller, exp)) = self.verified.get(&digest) {
+            if now() <= exp.saturating_add(self.skew) {
+                return Ok(caller);
+            }
+            self.verified.invalidate(&digest);
+        }
+        let (caller, exp) = self.check(token).await?;
+        self.verified.insert(digest, (caller.clone(), exp));
+        Ok(caller)
+    }
+
+    /// Every check of a token not seen before: the caller, and the token's `exp`.
+    async fn check(&self, token: &str) -> Result<(Caller, u64), TokenError> {
         let header = jsonwebtoken::decode_header(token).map_err(|e| {
             TokenError::Invalid(match e.kind() {
                 jsonwebtoken::errors::ErrorKind::Json(_)
@@ -204,13 +232,16 @@ impl ResourceServer {
                 issuer.caller_claim
             )));
         };
-        Ok(Caller {
+        // Present and a number: the signature check required it.
+        let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
+        let caller = Caller {
             name: Some(name.to_string()),
             issuer: Some(issuer.id.clone()),
             roles: issuer.roles(&claims, &scopes),
             scopes,
             ..Caller::default()
-        })
+        };
+        Ok((caller, exp))
     }
 }
 
@@ -327,6 +358,13 @@ impl Issuer {
         }
         roles
     }
+}
+
+/// Seconds since the Unix epoch.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Whether a bearer value has the shape of a JWS in compact form: three non-empty base64url

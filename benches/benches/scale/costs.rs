@@ -148,14 +148,15 @@ pub fn memory(ctx: &Context<'_>) -> Table {
          in from the file."
     ));
     table.note(
-        "What toolgate holds per tool after the build: each schema once, as JSON text, its \
-         `$defs` entries shared by every tool of the source that has the same entry (the \
-         conversion copies each component a tool reaches into its `$defs`), and the operation \
-         the HTTP call follows; no descriptor. Descriptors are made when asked for (schemas \
-         parsed back) and kept while something holds them (the validator cache holds the tools \
-         called), so a listing of tools nobody holds pays the parse: see the `scale` table's \
-         `tools()` and lookup rows. The peak is the embedded conversion parsed whole before it \
-         is compacted. rmcp's router holds one copy of the MCP definitions, as `Value`s.",
+        "What toolgate holds per tool after the build: in the source, each schema once, as \
+         JSON text, its `$defs` entries shared by every tool of the source that has the same \
+         entry (the conversion copies each component a tool reaches into its `$defs`), and the \
+         operation the HTTP call follows; and, in the catalog, each tool's descriptor, its \
+         schemas parsed back into `serde_json::Value`s (a DHAT profile puts most of the heap \
+         there: `compact::parse` called from `Catalog::build`). Holding the descriptors' \
+         schemas as text is what a few KiB per tool needs. The peak is the embedded conversion \
+         parsed whole before it is compacted. rmcp's router holds one copy of the MCP \
+         definitions, as `Value`s.",
     );
     table.note(
         "Resident set: `/proc/self/statm` growth across the build (toolgate) or `from_openapi` \

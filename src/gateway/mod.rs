@@ -275,6 +275,13 @@ impl GatewayBuilder {
                     key.key.raw()
                 )));
             }
+            if config.auth.oauth.is_some() && auth::oauth::looks_like_jwt(secret.expose()) {
+                tracing::warn!(
+                    key = %key.name,
+                    "API key `{}` has the shape of a JWT: sent as `Authorization: Bearer` it is checked as an access token; send it as `X-API-Key`",
+                    key.name
+                );
+            }
             self.settings.api_keys.push(auth::ApiKey::new(
                 &secret,
                 Caller {

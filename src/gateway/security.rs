@@ -19,12 +19,16 @@ use super::rest::error::ErrorResponse;
 /// stdio). Found in every request's extensions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Caller {
-    /// The API key's name, or the access token's caller claim (`sub` unless configured);
-    /// `None` for an anonymous caller.
+    /// The API key's name; for an access token `{issuer}#{subject}` (an issuer identifier has
+    /// no `#`: RFC 8414 §2; API key names may not have one), so that budgets, rate limits,
+    /// metrics and logs never mix two callers; `None` for an anonymous caller.
     pub name: Option<String>,
     /// The issuer (`iss`) of the access token the caller came with; `None` for an API key or
     /// an anonymous caller.
     pub issuer: Option<String>,
+    /// The access token's caller claim (`sub` unless configured); `None` for an API key or an
+    /// anonymous caller.
+    pub subject: Option<String>,
     /// The access token's scopes (`scope` / `scp`); empty for an API key.
     pub scopes: Vec<String>,
     /// The roles calls run with.

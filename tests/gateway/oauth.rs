@@ -160,11 +160,70 @@ fn a_token_s_roles_and_scopes_decide_what_its_caller_lists_and_calls_and_api_key
         request_full(served.port(), "GET", "/tools", &[("X-API-Key", KEY)], None).unwrap();
     assert_eq!(status, 200);
 
-    // The same token over MCP: initialize answers.
+    // The same token over MCP: initialize opens a session, bound to this caller. Another
+    // subject's token (even with the same `sub` claim value as an API key's name) and the API
+    // key are refused on it; a session id nobody opened is not found.
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let (status, _, body) = with_token(&served, "POST", "/mcp", &reader, Some(init));
+    let bearer = format!("Bearer {reader}");
+    let (status, head, body) = request_full(
+        served.port(),
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &bearer),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        Some(init),
+    )
+    .unwrap();
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("serverInfo"), "{body}");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_string())
+        })
+        .expect("a session id");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let on_session = |credential: &str, id: &str| {
+        let bearer = format!("Bearer {credential}");
+        request_full(
+            served.port(),
+            "POST",
+            "/mcp",
+            &[
+                ("Authorization", &bearer),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Mcp-Session-Id", id),
+                ("Mcp-Protocol-Version", "2025-06-18"),
+            ],
+            Some(list),
+        )
+        .unwrap()
+        .0
+    };
+    assert_eq!(on_session(&reader, &session), 200);
+    let bob = mint(&issuer, "k1", good(json!({"sub": "bob"})), json!({}));
+    let ci = mint(&issuer, "k1", good(json!({"sub": "ci"})), json!({}));
+    assert_eq!(on_session(&bob, &session), 403);
+    assert_eq!(on_session(&ci, &session), 403);
+    assert_eq!(on_session(KEY, &session), 403);
+    assert_eq!(on_session(&reader, "not-a-session-anyone-opened"), 404);
+
+    // Two credential headers: which one counts is not guessed.
+    let (status, _, body) = request_full(
+        served.port(),
+        "GET",
+        "/tools",
+        &[("Authorization", &bearer), ("Authorization", "Bearer nope")],
+        None,
+    )
+    .unwrap();
+    assert_eq!(status, 400, "{body}");
 }
 
 #[test]
@@ -281,6 +340,12 @@ fn each_kind_of_bad_token_gets_a_401_or_403_that_says_why_and_points_at_the_meta
         (
             "no subject",
             mint(&issuer, "k1", good(json!({"sub": null})), json!({})),
+            401,
+            "`sub`",
+        ),
+        (
+            "an empty subject",
+            mint(&issuer, "k1", good(json!({"sub": ""})), json!({})),
             401,
             "`sub`",
         ),
@@ -404,6 +469,24 @@ fn a_key_the_provider_adds_later_is_used_without_a_restart_and_made_up_keys_do_n
     // The old key still works.
     let (status, _, _) = with_token(&served, "GET", "/tools", &first, None);
     assert_eq!(status, 200);
+
+    // The provider makes a new key under the old `kid` (k1): a token signed with it does not
+    // verify with the key held, which makes the gateway fetch the JWKS again (once due).
+    let (status, _, _) = request_full(
+        issuer.port(),
+        "POST",
+        "/admin/rotate",
+        &[("Content-Type", "application/json")],
+        Some(r#"{"kid": "k1", "alg": "RS256"}"#),
+    )
+    .unwrap();
+    assert_eq!(status, 204);
+    std::thread::sleep(Duration::from_millis(1100));
+    let fetches = jwks_fetches(&issuer);
+    let renewed = mint(&issuer, "k1", good(json!({"jti": "renewed"})), json!({}));
+    let (status, _, body) = with_token(&served, "GET", "/tools", &renewed, None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(jwks_fetches(&issuer), fetches + 1, "{}", issuer.log());
 }
 
 #[test]
@@ -429,4 +512,47 @@ fn an_issuer_whose_keys_cannot_be_fetched_gets_a_503_naming_it() {
     let (status, _) = calc(&served, KEY);
     assert_eq!(status, 200);
     drop(harness::get(served.port(), "/healthz", &[]));
+}
+
+#[test]
+fn an_issuer_that_never_answers_gets_a_503_within_the_fetch_deadline() {
+    // A provider that takes connections and never answers them.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let issuer = format!("http://127.0.0.1:{port}");
+    let served = serve_with_env(
+        &yaml(&issuer, "      jwks_timeout_ms: 1000\n"),
+        &[],
+        &[("TG_KEY", KEY)],
+    );
+    let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let token = format!(
+        "{}.{}.c2lnbmF0dXJl",
+        b64(json!({"alg": "ES256", "kid": "e1"})),
+        b64(good(json!({"iss": issuer})))
+    );
+    // Several at once: they share the one fetch and each gets its answer.
+    let answers: Vec<(u16, String)> = std::thread::scope(|s| {
+        let calls: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    let (status, _, body) = with_token(&served, "GET", "/tools", &token, None);
+                    (status, body)
+                })
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    for (status, body) in answers {
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains(&issuer), "{body}");
+    }
+    let (status, _) = calc(&served, KEY);
+    assert_eq!(status, 200);
 }

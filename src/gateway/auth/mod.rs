@@ -64,6 +64,22 @@ pub(crate) async fn authenticate(
         Some(server) => server.challenge(error),
         None => "Bearer".to_string(),
     };
+    if headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .nth(1)
+        .is_some()
+        || headers.get_all("x-api-key").iter().nth(1).is_some()
+    {
+        // Which one would count is not for a proxy and the gateway to disagree on.
+        return Err(Refusal {
+            status: StatusCode::BAD_REQUEST,
+            error: ToolError::permission_denied(
+                "the request has more than one Authorization (or X-API-Key) header; send one",
+            ),
+            challenge: challenge(Some(("invalid_request", "more than one credential header"))),
+        });
+    }
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

@@ -1,7 +1,7 @@
 //! MCP streamable HTTP at `/mcp`: rmcp's server service, one [`McpHandler`] per session (both
 //! protocol eras: initialize-based sessions with `Mcp-Session-Id`, and stateless 2026-07-28).
-//! Host/Origin and API keys are checked by the gateway's own layer before rmcp sees a request;
-//! with API keys, a session is bound to the key that opened it ([`Owners`]).
+//! Host/Origin and credentials are checked by the gateway's own layer before rmcp sees a
+//! request; with credentials, a session is bound to the caller that opened it ([`owners`]).
 //!
 //! Where rmcp's answers are not what MCP clients expect, [`answer_as_mcp`] changes them:
 //! * a POST body that is no JSON-RPC message (not JSON, a batch, JSON that is no message, a
@@ -12,8 +12,7 @@
 //! * a `DELETE` that ended its session answers `200 OK` (the TypeScript SDK's answer; the
 //!   Python SDK warns about anything but 200 and 204), not rmcp's `202 Accepted`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -23,20 +22,16 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
-use toolgate_runtime::ToolError;
+
+mod owners;
 
 use super::stdio::frame::{self, INVALID_REQUEST, Parsed};
 use super::{HttpReasons, McpHandler, Reasons};
-use crate::gateway::rest::error::ErrorResponse;
 use crate::gateway::{Caller, Gateway};
 
 /// The session header of MCP streamable HTTP (MCP 2025-06-18, "Transports", session
 /// management).
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
-
-/// The most session owners remembered; beyond it the oldest tenth is forgotten (their sessions
-/// are then refused, as if they had expired).
-const MAX_OWNERS: usize = 100_000;
 
 /// The `/mcp` route.
 pub(crate) fn router(gateway: &Gateway) -> axum::Router {
@@ -47,6 +42,7 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
     let factory_gateway = gateway.clone();
     let reasons = HttpReasons::default();
     let factory_reasons = Reasons::Http(reasons.clone());
+    let manager = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(
         move || {
             let reasons = factory_reasons.clone();
@@ -56,7 +52,7 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
                 reasons,
             ))
         },
-        Arc::new(LocalSessionManager::default()),
+        Arc::clone(&manager),
         config,
     );
     let router = axum::Router::new()
@@ -66,92 +62,9 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
         return router;
     }
     router.layer(axum::middleware::from_fn_with_state(
-        Arc::new(Owners::default()),
-        bind_sessions,
+        Arc::new(owners::Owners::new(manager)),
+        owners::bind_sessions,
     ))
-}
-
-/// Which caller (API key or token subject: [`Caller::principal`]) opened each session, so that
-/// a session id seen by someone else cannot be used with another credential.
-#[derive(Default)]
-struct Owners {
-    inner: Mutex<OwnersInner>,
-}
-
-#[derive(Default)]
-struct OwnersInner {
-    by_session: HashMap<String, (u64, Option<String>)>,
-    next: u64,
-}
-
-impl Owners {
-    fn owner(&self, session: &str) -> Option<Option<String>> {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.by_session.get(session).map(|(_, o)| o.clone())
-    }
-
-    fn record(&self, session: String, owner: Option<String>) {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.next += 1;
-        let n = inner.next;
-        inner.by_session.insert(session, (n, owner));
-        if inner.by_session.len() > MAX_OWNERS {
-            let mut ages: Vec<u64> = inner.by_session.values().map(|(n, _)| *n).collect();
-            ages.sort_unstable();
-            let cut = ages[MAX_OWNERS / 10];
-            inner.by_session.retain(|_, (n, _)| *n > cut);
-        }
-    }
-
-    fn forget(&self, session: &str) {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.by_session.remove(session);
-    }
-}
-
-/// Refuses (403) a request whose `Mcp-Session-Id` was opened with another API key; records the
-/// key of each new session; forgets a session on a successful `DELETE`.
-async fn bind_sessions(
-    State(owners): State<Arc<Owners>>,
-    request: Request<Body>,
-    next: Next,
-) -> Response {
-    let caller = request
-        .extensions()
-        .get::<Caller>()
-        .and_then(Caller::principal);
-    let session = request
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let delete = request.method() == Method::DELETE;
-    if let Some(id) = &session
-        && let Some(owner) = owners.owner(id)
-        && owner != caller
-    {
-        let e = ToolError::permission_denied(
-            "this MCP session was opened by another caller (another API key or token subject); open your own with initialize",
-        );
-        let mut response = ErrorResponse(e).into_response();
-        *response.status_mut() = StatusCode::FORBIDDEN;
-        return response;
-    }
-    let response = next.run(request).await;
-    match session {
-        None => {
-            if let Some(id) = response
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-            {
-                owners.record(id.to_string(), caller);
-            }
-        }
-        Some(id) if delete && response.status().is_success() => owners.forget(&id),
-        Some(_) => {}
-    }
-    response
 }
 
 /// Changes rmcp's answers where MCP clients expect others (see the [module docs](self)): a

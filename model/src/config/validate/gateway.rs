@@ -112,6 +112,15 @@ pub(super) fn check_gateway(
     }
     let mut names = std::collections::HashSet::new();
     for (i, key) in g.api_keys.iter().enumerate() {
+        if key.name.contains('#') {
+            errors.push(
+                cfg.error_at(
+                    &format!("/gateway/api_keys/{i}/name"),
+                    format!("API key name `{}` has a `#`", key.name),
+                )
+                .with_hint("`#` sets apart the callers of access tokens (`{issuer}#{subject}`); choose another name"),
+            );
+        }
         if !names.insert(key.name.as_str()) {
             errors.push(cfg.error_at(
                 &format!("/gateway/api_keys/{i}/name"),
@@ -168,6 +177,15 @@ fn check_oauth(
     let mut seen = std::collections::HashSet::new();
     for (i, issuer) in oauth.issuers.iter().enumerate() {
         let at = format!("{AT}/issuers/{i}");
+        if issuer.issuer.contains('#') {
+            errors.push(cfg.error_at(
+                &format!("{at}/issuer"),
+                format!(
+                    "issuer `{}` has a fragment (`#`): an issuer identifier has none (RFC 8414 §2)",
+                    issuer.issuer
+                ),
+            ));
+        }
         if !seen.insert(issuer.issuer.as_str()) {
             errors.push(cfg.error_at(
                 &format!("{at}/issuer"),

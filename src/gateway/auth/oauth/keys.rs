@@ -5,13 +5,18 @@
 //!   provider that is down then does not stop the gateway).
 //! - A token naming a key the cache does not hold causes one new fetch (key rotation), at most
 //!   once per `min_refresh` whatever the tokens say (a stream of made-up `kid`s cannot make the
-//!   gateway hammer the provider); concurrent requests share one fetch.
-//! - The cache is fetched again after [`MAX_AGE`]; when a fetch fails the keys held stay in use
-//!   (the provider briefly down does not lock callers out), and only a request that needs a
-//!   key the gateway never had gets `503`.
-//! - Every request has the fetch deadline; a metadata document or JWKS over [`MAX_BYTES`] is
-//!   refused; symmetric (`oct`) keys and keys not for signatures are ignored.
+//!   gateway hammer the provider); concurrent requests share one fetch. So does a signature
+//!   that does not verify with the key of its `kid` (a provider that made a new key under an
+//!   old `kid`).
+//! - A fetch (metadata and JWKS together) has one deadline, and a request waits at most that
+//!   long for a fetch to end; a provider that never answers delays no request by more.
+//! - The keys are fetched again after [`MAX_AGE`], in the background: a key held is used at
+//!   once. When a fetch fails the keys held stay in use (the provider briefly down does not
+//!   lock callers out); only a request that needs a key the gateway never had gets `503`.
+//! - A metadata document or JWKS over [`MAX_BYTES`] is refused; symmetric (`oct`) keys and keys
+//!   not for signatures are ignored; at most [`MAX_KEYS`] keys are kept.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::{Algorithm, DecodingKey};
@@ -28,7 +33,7 @@ const MAX_AGE: Duration = Duration::from_secs(3600);
 const MAX_BYTES: usize = 1 << 20;
 
 /// The most keys kept of one JWKS.
-const MAX_KEYS: usize = 100;
+const MAX_KEYS: usize = 5_000;
 
 #[derive(Clone)]
 struct Key {
@@ -50,13 +55,17 @@ struct Cache {
 
 /// The keys of one issuer.
 pub(super) struct KeySet {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
     issuer: String,
     discovery: Vec<String>,
     client: reqwest::Client,
     limits: FetchLimits,
     cache: RwLock<Cache>,
     /// Held while a fetch runs: one fetch at a time.
-    fetching: Mutex<()>,
+    fetching: Arc<Mutex<()>>,
 }
 
 impl KeySet {
@@ -66,66 +75,47 @@ impl KeySet {
             None => discovery_urls(&config.issuer),
         };
         Self {
-            issuer: config.issuer.clone(),
-            discovery,
-            client,
-            limits,
-            cache: RwLock::new(Cache {
-                jwks_uri: config.jwks_uri.clone(),
-                ..Cache::default()
+            shared: Arc::new(Shared {
+                issuer: config.issuer.clone(),
+                discovery,
+                client,
+                limits,
+                cache: RwLock::new(Cache {
+                    jwks_uri: config.jwks_uri.clone(),
+                    ..Cache::default()
+                }),
+                fetching: Arc::new(Mutex::new(())),
             }),
-            fetching: Mutex::new(()),
         }
     }
 
     /// The key for a token with `kid` (or none) signed with `alg`.
     ///
+    /// A key the cache holds is used at once, even past [`MAX_AGE`] (the fetch then runs in
+    /// the background). Otherwise the JWKS is fetched (if the last fetch is older than
+    /// `min_refresh`), and this waits at most the fetch deadline for it.
+    ///
     /// # Errors
-    /// `Invalid` when the issuer has no such key (after a refresh, if one was due);
+    /// `Invalid` when the issuer has no such key (after a fetch, if one was due);
     /// `Unavailable` when no key could ever be fetched.
     pub(super) async fn key(
         &self,
         kid: Option<&str>,
         alg: Algorithm,
     ) -> Result<DecodingKey, TokenError> {
+        let shared = &self.shared;
         {
-            let cache = self.cache.read().await;
-            let fresh = cache.fetched.is_some_and(|t| t.elapsed() < MAX_AGE);
-            if fresh && let Some(key) = pick(&cache.keys, kid, alg)? {
+            let cache = shared.cache.read().await;
+            if let Some(key) = pick(&cache.keys, kid, alg)? {
+                if cache.fetched.is_none_or(|t| t.elapsed() >= MAX_AGE) {
+                    drop(cache);
+                    self.refresh_in_background();
+                }
                 return Ok(key);
             }
         }
-        let _one = self.fetching.lock().await;
-        // Another request may have fetched while this one waited.
-        let due = {
-            let cache = self.cache.read().await;
-            let fresh = cache.fetched.is_some_and(|t| t.elapsed() < MAX_AGE);
-            if fresh && let Some(key) = pick(&cache.keys, kid, alg)? {
-                return Ok(key);
-            }
-            // At most one fetch per `min_refresh`, whether the last one worked or not.
-            cache
-                .tried
-                .as_ref()
-                .is_none_or(|(t, _)| t.elapsed() >= self.limits.min_refresh)
-        };
-        if due {
-            let result = self.fetch().await;
-            let mut cache = self.cache.write().await;
-            match result {
-                Ok((keys, jwks_uri)) => {
-                    cache.keys = keys;
-                    cache.jwks_uri = Some(jwks_uri);
-                    cache.fetched = Some(Instant::now());
-                    cache.tried = Some((Instant::now(), None));
-                }
-                Err(e) => {
-                    tracing::warn!(issuer = %self.issuer, error = %e, "the issuer's keys could not be fetched");
-                    cache.tried = Some((Instant::now(), Some(e)));
-                }
-            }
-        }
-        let cache = self.cache.read().await;
+        self.refresh().await;
+        let cache = shared.cache.read().await;
         if cache.keys.is_empty() {
             let why = cache
                 .tried
@@ -134,19 +124,89 @@ impl KeySet {
                 .unwrap_or_else(|| "its JWKS holds no signing key".into());
             return Err(TokenError::Unavailable(format!(
                 "the keys of issuer `{}` cannot be had: {why}",
-                self.issuer
+                shared.issuer
             )));
         }
         pick(&cache.keys, kid, alg)?.ok_or_else(|| {
             TokenError::Invalid(match kid {
                 Some(kid) => format!(
                     "issuer `{}` has no key `{}` in its JWKS",
-                    self.issuer,
+                    shared.issuer,
                     super::cut(kid)
                 ),
-                None => format!("issuer `{}` has no key for this token", self.issuer),
+                None => format!("issuer `{}` has no key for this token", shared.issuer),
             })
         })
+    }
+
+    /// Fetches the JWKS again if the last fetch is older than `min_refresh`, waiting at most
+    /// the fetch deadline (for the fetch, or for another request's fetch to end). Returns
+    /// whether this call fetched keys.
+    pub(super) async fn refresh(&self) -> bool {
+        let shared = &self.shared;
+        let deadline = shared.limits.timeout;
+        let Ok(_one) = tokio::time::timeout(deadline, shared.fetching.lock()).await else {
+            return false;
+        };
+        if !shared.due().await {
+            return false;
+        }
+        shared.fetch_into_cache().await
+    }
+
+    /// Starts a fetch in the background, unless one runs or the last is recent.
+    fn refresh_in_background(&self) {
+        let shared = Arc::clone(&self.shared);
+        let Ok(one) = Arc::clone(&shared.fetching).try_lock_owned() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let _one = one;
+            if shared.due().await {
+                shared.fetch_into_cache().await;
+            }
+        });
+    }
+}
+
+impl Shared {
+    /// Whether the last fetch (whether it worked or not) is older than `min_refresh`.
+    async fn due(&self) -> bool {
+        self.cache
+            .read()
+            .await
+            .tried
+            .as_ref()
+            .is_none_or(|(t, _)| t.elapsed() >= self.limits.min_refresh)
+    }
+
+    /// One fetch, within the fetch deadline as a whole (metadata and JWKS together); the
+    /// cache updated with its keys, or with its error (the keys held are kept). Returns
+    /// whether it worked.
+    async fn fetch_into_cache(&self) -> bool {
+        let result = tokio::time::timeout(self.limits.timeout, self.fetch())
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "no keys within {} ms",
+                    self.limits.timeout.as_millis()
+                ))
+            });
+        let mut cache = self.cache.write().await;
+        match result {
+            Ok((keys, jwks_uri)) => {
+                cache.keys = keys;
+                cache.jwks_uri = Some(jwks_uri);
+                cache.fetched = Some(Instant::now());
+                cache.tried = Some((Instant::now(), None));
+                true
+            }
+            Err(e) => {
+                tracing::warn!(issuer = %self.issuer, error = %e, "the issuer's keys could not be fetched");
+                cache.tried = Some((Instant::now(), Some(e)));
+                false
+            }
+        }
     }
 
     /// Reads the JWKS (through the metadata the first time, unless configured), with the

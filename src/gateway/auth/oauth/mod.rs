@@ -34,7 +34,8 @@ use crate::gateway::Caller;
 /// with many groups), far below what would make parsing it costly.
 pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
-/// The default clock skew allowed on `exp`, `nbf` and `iat`, in seconds.
+/// The default clock skew allowed on `exp` and `nbf`, in seconds (`iat` is not checked: RFC
+/// 9068 §4 leaves it to the resource server, and `exp` bounds a token's life).
 const DEFAULT_SKEW_S: u64 = 60;
 
 /// The most tokens remembered as checked.
@@ -226,17 +227,21 @@ impl ResourceServer {
         if !missing.is_empty() {
             return Err(TokenError::Scope(missing));
         }
-        let Some(name) = claim(&claims, &issuer.caller_claim).and_then(Value::as_str) else {
+        let Some(subject) = claim(&claims, &issuer.caller_claim)
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+        else {
             return Err(TokenError::Invalid(format!(
-                "the token has no `{}` claim naming the caller",
+                "the token has no `{}` claim naming the caller (a non-empty string)",
                 issuer.caller_claim
             )));
         };
         // Present and a number: the signature check required it.
         let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
         let caller = Caller {
-            name: Some(name.to_string()),
+            name: Some(format!("{}#{subject}", issuer.id)),
             issuer: Some(issuer.id.clone()),
+            subject: Some(subject.to_string()),
             roles: issuer.roles(&claims, &scopes),
             scopes,
             ..Caller::default()
@@ -307,9 +312,21 @@ impl Issuer {
         validation.set_issuer(&[&self.id]);
         validation.set_audience(&self.audiences);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-        jsonwebtoken::decode::<Value>(token, &key, &validation)
-            .map(drop)
-            .map_err(|e| TokenError::Invalid(self.explain(e.kind())))
+        match jsonwebtoken::decode::<Value>(token, &key, &validation) {
+            Ok(_) => Ok(()),
+            // The provider may have made a new key under the same `kid`: one fetch (if due),
+            // then one more try.
+            Err(e)
+                if matches!(e.kind(), jsonwebtoken::errors::ErrorKind::InvalidSignature)
+                    && self.keys.refresh().await =>
+            {
+                let key = self.keys.key(header.kid.as_deref(), header.alg).await?;
+                jsonwebtoken::decode::<Value>(token, &key, &validation)
+                    .map(drop)
+                    .map_err(|e| TokenError::Invalid(self.explain(e.kind())))
+            }
+            Err(e) => Err(TokenError::Invalid(self.explain(e.kind()))),
+        }
     }
 
     fn explain(&self, kind: &jsonwebtoken::errors::ErrorKind) -> String {
@@ -429,10 +446,22 @@ fn scopes(claims: &Value) -> Vec<String> {
     }
 }
 
-/// Text from a token, fit for an error message: at most 100 characters, control characters
-/// dropped.
+/// Text from a token, fit for an error message: at most 100 characters, each printable ASCII
+/// (others become `?`).
 fn cut(text: &str) -> String {
-    let mut out: String = text.chars().filter(|c| !c.is_control()).take(100).collect();
+    // Printable ASCII only: no control, bidirectional or zero-width character of a token
+    // reaches an answer.
+    let mut out: String = text
+        .chars()
+        .take(100)
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect();
     if text.chars().count() > 100 {
         out.push('…');
     }

@@ -49,8 +49,9 @@ impl Caller {
     /// anonymous.
     pub fn principal(&self) -> Option<String> {
         let name = self.name.as_deref()?;
+        // A token caller's name is `{issuer}#{subject}` already.
         Some(match &self.issuer {
-            Some(issuer) => format!("token:{issuer}#{name}"),
+            Some(_) => format!("token:{name}"),
             None => format!("key:{name}"),
         })
     }
@@ -96,8 +97,13 @@ const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
 
 /// Whether `path` answers without a credential and whatever the `Host`: the probes, and the
 /// protected resource metadata (RFC 9728 §3: a client reads it to learn how to get a token).
-fn is_open(path: &str) -> bool {
-    OPEN_PATHS.contains(&path) || path.starts_with(super::auth::oauth::METADATA_PATH)
+fn is_open(gateway: &Gateway, path: &str) -> bool {
+    OPEN_PATHS.contains(&path)
+        || gateway
+            .settings()
+            .oauth
+            .as_deref()
+            .is_some_and(|server| server.serves_metadata_at(path))
 }
 
 /// Wraps `router` in the checks, outermost first: body limit, Host/Origin, API key.
@@ -108,7 +114,7 @@ pub(super) fn layer(gateway: &Gateway, router: axum::Router) -> axum::Router {
 }
 
 async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next: Next) -> Response {
-    let open = is_open(request.uri().path());
+    let open = is_open(&gateway, request.uri().path());
     if !open {
         if let Err(e) = check_host(&gateway, request.headers()) {
             return refused(StatusCode::FORBIDDEN, e);

@@ -482,7 +482,7 @@ fn gateway_oauth_settings_are_checked() {
 
     // Symmetric or no signature, a resource that is no URL, an issuer twice, an unknown key.
     let e = errors(
-        "version: 1\ngateway:\n  auth:\n    oauth:\n      resource: gw\n      issuers:\n        - {issuer: \"https://idp.example\", algorithms: [HS256, none, RS1]}\n        - {issuer: \"https://idp.example\"}\n",
+        "version: 1\ngateway:\n  auth:\n    oauth:\n      resource: gw\n      issuers:\n        - {issuer: \"https://idp.example\", algorithms: [HS256, none, RS1]}\n        - {issuer: \"https://idp.example\"}\n        - {issuer: \"http://idp.example\"}\n        - {issuer: \"http://127.0.0.1:9\"}\n",
     );
     for want in [
         "`HS256` is never accepted",
@@ -490,6 +490,7 @@ fn gateway_oauth_settings_are_checked() {
         "`RS1` is not a signing algorithm",
         "`gw` is not an http(s) URL",
         "listed twice",
+        "is plain http",
     ] {
         assert!(
             e.iter().any(|m| m.contains(want)),

@@ -119,7 +119,7 @@ pub(crate) async fn authenticate(
         return Err(Refusal {
             status: StatusCode::UNAUTHORIZED,
             error: ToolError::permission_denied(
-                "the bearer value is not a JWT access token (and the gateway has no API keys)",
+                "the credential is not a JWT access token, and the gateway takes no API keys: send an access token as `Authorization: Bearer <token>`",
             ),
             challenge: challenge(Some(("invalid_token", "the token is not a JWT"))),
         });
@@ -142,16 +142,14 @@ impl oauth::TokenError {
                     "the access token is not valid: {why}"
                 )),
             },
-            Self::Scope(missing) => {
-                let scope = missing.join(" ");
-                Refusal {
-                    status: StatusCode::FORBIDDEN,
-                    challenge: server.scope_challenge(&scope),
-                    error: ToolError::permission_denied(format!(
-                        "the access token lacks the scope(s) `{scope}` this gateway requires"
-                    )),
-                }
-            }
+            Self::Scope(missing) => Refusal {
+                status: StatusCode::FORBIDDEN,
+                challenge: server.scope_challenge(&missing),
+                error: ToolError::permission_denied(format!(
+                    "the access token lacks the scope(s) `{}` this gateway requires",
+                    missing.join(" ")
+                )),
+            },
             Self::Unavailable(why) => Refusal {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 challenge: server.challenge(None),

@@ -254,7 +254,7 @@ async fn post_message(
     let Some(entry) = entry else {
         return session_not_found();
     };
-    if entry.caller != caller {
+    if entry.caller.principal() != caller.principal() {
         return rpc_error(
             StatusCode::FORBIDDEN,
             SERVER_ERROR,

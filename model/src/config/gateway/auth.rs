@@ -55,7 +55,8 @@ pub struct OAuthConfig {
     /// required scopes and every `scope_roles` key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes_supported: Vec<String>,
-    /// How far `exp`, `nbf` and `iat` may be off the gateway's clock, in seconds (default 60).
+    /// How far `exp` and `nbf` may be off the gateway's clock, in seconds (default 60; `iat` is
+    /// not checked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_skew_s: Option<u64>,
     /// The deadline of one request for an issuer's metadata or JWKS, in milliseconds (default

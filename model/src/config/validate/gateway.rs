@@ -148,6 +148,20 @@ fn is_http_url(url: &str) -> bool {
     })
 }
 
+/// Whether an `http://` URL's host is a loopback address or `localhost`.
+fn is_loopback_url(url: &str) -> bool {
+    let rest = url.strip_prefix("http://").unwrap_or(url);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// `gateway.auth.oauth`: a resource URL, at least one issuer, issuer and key URLs that are
 /// URLs, and only asymmetric signing algorithms.
 fn check_oauth(
@@ -164,6 +178,15 @@ fn check_oauth(
             )
             .with_hint("the URL clients reach the gateway at, e.g. https://gw.example.com/mcp (RFC 9728 §2)"),
         );
+    }
+    if oauth.resource.contains('#') {
+        errors.push(cfg.error_at(
+            &format!("{AT}/resource"),
+            format!(
+                "`{}` has a fragment: a resource identifier has none (RFC 8707 §2)",
+                oauth.resource
+            ),
+        ));
     }
     if oauth.issuers.is_empty() {
         errors.push(
@@ -197,13 +220,20 @@ fn check_oauth(
             ("discovery_url", issuer.discovery_url.as_ref()),
             ("jwks_uri", issuer.jwks_uri.as_ref()),
         ] {
-            if let Some(url) = url
-                && !is_http_url(url)
-            {
+            let Some(url) = url else { continue };
+            if !is_http_url(url) {
                 errors.push(cfg.error_at(
                     &format!("{at}/{key}"),
                     format!("`{url}` is not an http(s) URL"),
                 ));
+            } else if url.starts_with("http://") && !is_loopback_url(url) {
+                errors.push(
+                    cfg.error_at(
+                        &format!("{at}/{key}"),
+                        format!("`{url}` is plain http: keys read over it could be swapped on the way"),
+                    )
+                    .with_hint("use https (plain http only to a loopback address, e.g. a provider on this host)"),
+                );
             }
         }
         for (j, alg) in issuer.algorithms.iter().enumerate() {

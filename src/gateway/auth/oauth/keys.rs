@@ -11,8 +11,9 @@
 //! - A fetch (metadata and JWKS together) has one deadline, and a request waits at most that
 //!   long for a fetch to end; a provider that never answers delays no request by more.
 //! - The keys are fetched again after [`MAX_AGE`], in the background: a key held is used at
-//!   once. When a fetch fails the keys held stay in use (the provider briefly down does not
-//!   lock callers out); only a request that needs a key the gateway never had gets `503`.
+//!   once. When a fetch fails (or gives no usable key) the keys held stay in use, for at most
+//!   [`MAX_STALE`] (the provider briefly down does not lock callers out); a request that needs
+//!   a key the gateway does not have then gets `503`.
 //! - A metadata document or JWKS over [`MAX_BYTES`] is refused; symmetric (`oct`) keys and keys
 //!   not for signatures are ignored; at most [`MAX_KEYS`] keys are kept.
 
@@ -28,6 +29,10 @@ use super::{FetchLimits, TokenError};
 
 /// How long fetched keys are used before they are fetched again.
 const MAX_AGE: Duration = Duration::from_secs(3600);
+
+/// How long keys are used at most when no new fetch works: past it the issuer's tokens get
+/// `503` (a provider down for a day may have withdrawn them).
+const MAX_STALE: Duration = Duration::from_secs(24 * 3600);
 
 /// The largest metadata document or JWKS read, in bytes.
 const MAX_BYTES: usize = 1 << 20;
@@ -47,6 +52,9 @@ struct Cache {
     keys: Vec<Key>,
     /// When the keys were last fetched successfully.
     fetched: Option<Instant>,
+    /// How many times keys were fetched successfully (a request that tried a key can tell
+    /// whether the keys changed since).
+    generation: u64,
     /// When a fetch was last tried, and what went wrong if it failed.
     tried: Option<(Instant, Option<String>)>,
     /// The JWKS URL, once read from the metadata.
@@ -102,11 +110,11 @@ impl KeySet {
         &self,
         kid: Option<&str>,
         alg: Algorithm,
-    ) -> Result<DecodingKey, TokenError> {
+    ) -> Result<(DecodingKey, u64), TokenError> {
         let shared = &self.shared;
         {
             let cache = shared.cache.read().await;
-            if let Some(key) = pick(&cache.keys, kid, alg)? {
+            if let Some(key) = cache.usable(kid, alg)? {
                 if cache.fetched.is_none_or(|t| t.elapsed() >= MAX_AGE) {
                     drop(cache);
                     self.refresh_in_background();
@@ -116,18 +124,26 @@ impl KeySet {
         }
         self.refresh().await;
         let cache = shared.cache.read().await;
-        if cache.keys.is_empty() {
-            let why = cache
-                .tried
-                .as_ref()
-                .and_then(|(_, e)| e.clone())
-                .unwrap_or_else(|| "its JWKS holds no signing key".into());
+        if cache.keys.is_empty() || cache.too_old() {
+            let why = match &cache.tried {
+                Some((_, Some(e))) => e.clone(),
+                Some((_, None)) => "its JWKS holds no signing key".into(),
+                None => "a fetch of its keys is still under way".into(),
+            };
+            // The reason (URLs, errors) is in the gateway's log; the caller learns which
+            // issuer, and that it may try again.
+            tracing::debug!(issuer = %shared.issuer, reason = %why, "a token's issuer has no keys to check it with");
             return Err(TokenError::Unavailable(format!(
-                "the keys of issuer `{}` cannot be had: {why}",
-                shared.issuer
+                "the keys of issuer `{}` cannot be had now ({}); try again later",
+                shared.issuer,
+                if cache.tried.is_none() {
+                    "a fetch is under way"
+                } else {
+                    "its JWKS could not be fetched or holds no usable key: the gateway's log says why"
+                }
             )));
         }
-        pick(&cache.keys, kid, alg)?.ok_or_else(|| {
+        cache.usable(kid, alg)?.ok_or_else(|| {
             TokenError::Invalid(match kid {
                 Some(kid) => format!(
                     "issuer `{}` has no key `{}` in its JWKS",
@@ -139,23 +155,35 @@ impl KeySet {
         })
     }
 
+    /// The count of successful fetches so far (see [`key`](Self::key)).
+    pub(super) async fn generation(&self) -> u64 {
+        self.shared.cache.read().await.generation
+    }
+
     /// Fetches the JWKS again if the last fetch is older than `min_refresh`, waiting at most
-    /// the fetch deadline (for the fetch, or for another request's fetch to end). Returns
-    /// whether this call fetched keys.
-    pub(super) async fn refresh(&self) -> bool {
+    /// the fetch deadline (for the fetch, or for another request's fetch to end).
+    pub(super) async fn refresh(&self) {
         let shared = &self.shared;
         let deadline = shared.limits.timeout;
         let Ok(_one) = tokio::time::timeout(deadline, shared.fetching.lock()).await else {
-            return false;
+            return;
         };
-        if !shared.due().await {
-            return false;
+        if shared.due().await {
+            shared.fetch_into_cache().await;
         }
-        shared.fetch_into_cache().await
     }
 
     /// Starts a fetch in the background, unless one runs or the last is recent.
     fn refresh_in_background(&self) {
+        let due = self.shared.cache.try_read().is_ok_and(|cache| {
+            cache
+                .tried
+                .as_ref()
+                .is_none_or(|(t, _)| t.elapsed() >= self.shared.limits.min_refresh)
+        });
+        if !due {
+            return;
+        }
         let shared = Arc::clone(&self.shared);
         let Ok(one) = Arc::clone(&shared.fetching).try_lock_owned() else {
             return;
@@ -166,6 +194,26 @@ impl KeySet {
                 shared.fetch_into_cache().await;
             }
         });
+    }
+}
+
+impl Cache {
+    /// Whether the keys were last fetched longer ago than [`MAX_STALE`]: then they are not
+    /// used any more.
+    fn too_old(&self) -> bool {
+        self.fetched.is_none_or(|t| t.elapsed() >= MAX_STALE)
+    }
+
+    /// The key for `kid` and `alg` and the keys' generation, unless the keys are too old.
+    fn usable(
+        &self,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<Option<(DecodingKey, u64)>, TokenError> {
+        if self.too_old() {
+            return Ok(None);
+        }
+        Ok(pick(&self.keys, kid, alg)?.map(|k| (k, self.generation)))
     }
 }
 
@@ -194,7 +242,14 @@ impl Shared {
             });
         let mut cache = self.cache.write().await;
         match result {
+            Ok((keys, _)) if keys.is_empty() => {
+                let e = "its JWKS holds no signing key the gateway can use".to_string();
+                tracing::warn!(issuer = %self.issuer, error = %e, "the issuer's keys could not be fetched");
+                cache.tried = Some((Instant::now(), Some(e)));
+                false
+            }
             Ok((keys, jwks_uri)) => {
+                cache.generation += 1;
                 cache.keys = keys;
                 cache.jwks_uri = Some(jwks_uri);
                 cache.fetched = Some(Instant::now());
@@ -237,11 +292,15 @@ impl Shared {
                         ));
                         continue;
                     }
-                    return doc
-                        .get("jwks_uri")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                        .ok_or_else(|| format!("{url}: no `jwks_uri`"));
+                    let Some(jwks_uri) = doc.get("jwks_uri").and_then(Value::as_str) else {
+                        return Err(format!("{url}: no `jwks_uri`"));
+                    };
+                    if !secure_url(jwks_uri) {
+                        return Err(format!(
+                            "{url}: its `jwks_uri` is not https (keys over plain http could be swapped on the way)"
+                        ));
+                    }
+                    return Ok(jwks_uri.to_owned());
                 }
                 Err(e) => errors.push(e),
             }
@@ -258,7 +317,7 @@ impl Shared {
                 .header(reqwest::header::ACCEPT, "application/json")
                 .send()
                 .await
-                .map_err(|e| format!("{url}: {}", describe(&e)))?;
+                .map_err(|e| format!("{url}: {}", describe(e)))?;
             if !response.status().is_success() {
                 return Err(format!("{url}: HTTP {}", response.status().as_u16()));
             }
@@ -266,7 +325,7 @@ impl Shared {
             while let Some(chunk) = response
                 .chunk()
                 .await
-                .map_err(|e| format!("{url}: {}", describe(&e)))?
+                .map_err(|e| format!("{url}: {}", describe(e)))?
             {
                 if body.len() + chunk.len() > MAX_BYTES {
                     return Err(format!(
@@ -289,7 +348,7 @@ impl Shared {
 }
 
 /// What went wrong with a request, without the URL reqwest puts in its message.
-fn describe(e: &reqwest::Error) -> String {
+fn describe(e: reqwest::Error) -> String {
     if e.is_timeout() {
         "timed out".into()
     } else if e.is_connect() {
@@ -297,7 +356,7 @@ fn describe(e: &reqwest::Error) -> String {
     } else if e.is_redirect() {
         "too many redirects".into()
     } else {
-        e.to_string()
+        e.without_url().to_string()
     }
 }
 
@@ -336,13 +395,15 @@ fn parse_jwks(jwks: &Value) -> Result<Vec<Key>, String> {
         })
         .filter_map(|k| {
             let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(k.clone()).ok()?;
+            // A key whose `alg` is no signing algorithm (`RSA-OAEP`) is not for tokens.
+            let alg = match jwk.common.key_algorithm {
+                Some(a) => Some(a.to_string().parse::<Algorithm>().ok()?),
+                None => None,
+            };
             let key = DecodingKey::from_jwk(&jwk).ok()?;
             Some(Key {
                 kid: jwk.common.key_id.clone(),
-                alg: jwk
-                    .common
-                    .key_algorithm
-                    .and_then(|a| a.to_string().parse::<Algorithm>().ok()),
+                alg,
                 key,
             })
         })
@@ -361,10 +422,14 @@ fn pick(
     let fits = |k: &&Key| k.alg.is_none_or(|a| a == alg) && k.key.family() == alg.family();
     match kid {
         Some(kid) => {
-            let Some(key) = keys.iter().find(|k| k.kid.as_deref() == Some(kid)) else {
+            let mut named = keys
+                .iter()
+                .filter(|k| k.kid.as_deref() == Some(kid))
+                .peekable();
+            if named.peek().is_none() {
                 return Ok(None);
-            };
-            if fits(&key) {
+            }
+            if let Some(key) = named.find(fits) {
                 Ok(Some(key.key.clone()))
             } else {
                 Err(TokenError::Invalid(format!(
@@ -383,5 +448,25 @@ fn pick(
                 (None, _) => Ok(None),
             }
         }
+    }
+}
+
+/// Whether keys may be read from `url`: `https`, or `http` to a loopback address (a provider on
+/// the same host, as in tests). Over plain http to anywhere else, anyone on the path could
+/// swap the keys and sign tokens for any caller.
+pub(super) fn secure_url(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    match url.scheme() {
+        "https" => true,
+        "http" => url.host_str().is_some_and(|host| {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            host.eq_ignore_ascii_case("localhost")
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }),
+        _ => false,
     }
 }

@@ -32,7 +32,12 @@ impl Metadata {
                 config.resource
             )
         })?;
-        let path = resource.path().trim_end_matches('/').to_string();
+        // RFC 9728 §3.1: the well-known part goes between the host and the resource's path
+        // (its trailing slash kept); a resource without a path has the bare well-known URL.
+        let path = match resource.path() {
+            "/" => String::new(),
+            path => path.to_string(),
+        };
         let mut origin = resource.clone();
         origin.set_path("");
         origin.set_query(None);
@@ -52,7 +57,8 @@ impl Metadata {
         } else {
             config.scopes_supported.clone()
         };
-        scopes.dedup();
+        let mut seen = std::collections::HashSet::new();
+        scopes.retain(|s| seen.insert(s.clone()));
         let mut document = json!({
             "resource": config.resource,
             "authorization_servers": config.issuers.iter().map(|i| &i.issuer).collect::<Vec<_>>(),
@@ -69,6 +75,11 @@ impl Metadata {
             paths,
             document,
         })
+    }
+
+    /// Whether the document is served at `path`.
+    pub(super) fn serves_at(&self, path: &str) -> bool {
+        self.paths.iter().any(|p| p == path)
     }
 
     /// The metadata's absolute URL.

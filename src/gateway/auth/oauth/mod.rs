@@ -26,7 +26,7 @@ use serde_json::Value;
 use sha2::Digest as _;
 use toolgate_model::config::{IssuerConfig, OAuthConfig};
 
-pub(crate) use metadata::{METADATA_PATH, router};
+pub(crate) use metadata::router;
 
 use crate::gateway::Caller;
 
@@ -116,13 +116,27 @@ impl ResourceServer {
     /// A message naming the setting when the resource is not a URL, an issuer has no usable
     /// algorithm, or the HTTP client cannot be built.
     pub(crate) fn new(config: &OAuthConfig, limits: FetchLimits) -> Result<Self, String> {
+        // A request waits at most one fetch deadline: no second fetch may start within it.
+        let limits = FetchLimits {
+            min_refresh: limits.min_refresh.max(limits.timeout),
+            ..limits
+        };
         if config.issuers.is_empty() {
             return Err("gateway.auth.oauth: no issuer".into());
         }
         let client = reqwest::Client::builder()
             .timeout(limits.timeout)
             .connect_timeout(limits.timeout)
-            .redirect(reqwest::redirect::Policy::limited(3))
+            // At most 3 redirects, each to a URL keys may be read from (no https → http).
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                if attempt.previous().len() >= 3 {
+                    attempt.error("more than 3 redirects")
+                } else if keys::secure_url(attempt.url().as_str()) {
+                    attempt.follow()
+                } else {
+                    attempt.error("a redirect to plain http")
+                }
+            }))
             .build()
             .map_err(|e| format!("gateway.auth.oauth: HTTP client: {e}"))?;
         let audiences = if config.audiences.is_empty() {
@@ -162,13 +176,21 @@ impl ResourceServer {
         value
     }
 
-    /// The `WWW-Authenticate` value of a `403` for missing scopes (RFC 6750 §3.1).
-    pub(crate) fn scope_challenge(&self, scope: &str) -> String {
+    /// The `WWW-Authenticate` value of a `403` for missing scopes (RFC 6750 §3.1): `scope`
+    /// lists every scope the gateway requires (what a client asks for when it steps up), the
+    /// description the missing ones.
+    pub(crate) fn scope_challenge(&self, missing: &[String]) -> String {
         format!(
-            "Bearer resource_metadata=\"{}\", error=\"insufficient_scope\", scope=\"{}\", error_description=\"the token lacks a required scope\"",
+            "Bearer resource_metadata=\"{}\", error=\"insufficient_scope\", scope=\"{}\", error_description=\"the token lacks the scope(s) {}\"",
             self.metadata.url(),
-            quoted(scope)
+            quoted(&self.required_scopes.join(" ")),
+            quoted(&missing.join(" "))
         )
+    }
+
+    /// Whether `path` is where the protected resource metadata is served.
+    pub(crate) fn serves_metadata_at(&self, path: &str) -> bool {
+        self.metadata.serves_at(path)
     }
 
     /// The caller a token stands for.
@@ -276,6 +298,17 @@ impl Issuer {
                 )),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let fetched_from: Vec<&String> = match (&config.jwks_uri, &config.discovery_url) {
+            (Some(jwks), _) => vec![jwks],
+            (None, Some(discovery)) => vec![discovery],
+            (None, None) => vec![&config.issuer],
+        };
+        if let Some(url) = fetched_from.iter().find(|u| !keys::secure_url(u)) {
+            return Err(format!(
+                "gateway.auth.oauth: issuer `{}`: keys would be read from `{url}` over plain http; use https (http only to a loopback address)",
+                config.issuer
+            ));
+        }
         Ok(Self {
             id: config.issuer.clone(),
             audiences: if config.audiences.is_empty() {
@@ -305,7 +338,7 @@ impl Issuer {
                 header.alg, self.id
             )));
         }
-        let key = self.keys.key(header.kid.as_deref(), header.alg).await?;
+        let (key, generation) = self.keys.key(header.kid.as_deref(), header.alg).await?;
         let mut validation = Validation::new(header.alg);
         validation.leeway = skew;
         validation.validate_nbf = true;
@@ -315,12 +348,13 @@ impl Issuer {
         match jsonwebtoken::decode::<Value>(token, &key, &validation) {
             Ok(_) => Ok(()),
             // The provider may have made a new key under the same `kid`: one fetch (if due),
-            // then one more try.
-            Err(e)
-                if matches!(e.kind(), jsonwebtoken::errors::ErrorKind::InvalidSignature)
-                    && self.keys.refresh().await =>
-            {
-                let key = self.keys.key(header.kid.as_deref(), header.alg).await?;
+            // then, if the keys changed since (this fetch or another request's), one more try.
+            Err(e) if matches!(e.kind(), jsonwebtoken::errors::ErrorKind::InvalidSignature) => {
+                self.keys.refresh().await;
+                if self.keys.generation().await == generation {
+                    return Err(TokenError::Invalid(self.explain(e.kind())));
+                }
+                let (key, _) = self.keys.key(header.kid.as_deref(), header.alg).await?;
                 jsonwebtoken::decode::<Value>(token, &key, &validation)
                     .map(drop)
                     .map_err(|e| TokenError::Invalid(self.explain(e.kind())))

@@ -17,14 +17,14 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use toolgate_runtime::{ErrorKind, ToolError};
 
 use super::SESSION_HEADER;
 use crate::gateway::Caller;
-use crate::gateway::rest::error::ErrorResponse;
+use crate::gateway::security::refused;
 
 /// The most sessions remembered; beyond it the oldest tenth is forgotten and closed.
 pub(super) const MAX_OWNERS: usize = 100_000;
@@ -106,7 +106,12 @@ impl Owners {
         inner.next += 1;
         let n = inner.next;
         *inner.per_owner.entry(owner.clone()).or_insert(0) += 1;
-        inner.by_session.insert(session, (n, owner));
+        if let Some((_, before)) = inner.by_session.insert(session, (n, owner))
+            && let Some(count) = inner.per_owner.get_mut(&before)
+        {
+            // The same id recorded again: its earlier owner no longer has it.
+            *count = count.saturating_sub(1);
+        }
         if inner.by_session.len() <= MAX_OWNERS {
             return Vec::new();
         }
@@ -150,12 +155,6 @@ impl Owners {
             }
         });
     }
-}
-
-fn refused(status: StatusCode, e: ToolError) -> Response {
-    let mut response = ErrorResponse(e).into_response();
-    *response.status_mut() = status;
-    response
 }
 
 /// Refuses a request whose `Mcp-Session-Id` another caller opened (403) or that no caller
@@ -254,6 +253,10 @@ mod tests {
         assert_eq!(owners.open_sessions(&alice).await, 1);
         assert_eq!(owners.seen("s1", &alice), Seen::Unknown);
         assert_eq!(owners.open_sessions(&bob).await, 1);
+        // The same id recorded again for another owner moves, it is not counted twice.
+        owners.record("s3".into(), alice.clone());
+        assert_eq!(owners.open_sessions(&bob).await, 0);
+        assert_eq!(owners.open_sessions(&alice).await, 2);
     }
 
     #[tokio::test]

@@ -51,6 +51,27 @@ fn mint(issuer: &peers::PeerProcess, kid: &str, claims: Value, header: Value) ->
     token
 }
 
+/// `v` as unpadded base64url JSON: one part of a hand-made token.
+fn b64(v: Value) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+}
+
+/// The value of header `name` in a response head.
+fn header(head: &str, name: &str) -> Option<String> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+    })
+}
+
+/// Seconds since the Unix epoch.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
 /// The claims of a token the gateway should accept, `over` set on top.
 fn good(over: Value) -> Value {
     let mut claims = json!({"sub": "alice", "aud": RESOURCE, "scope": "mcp", "roles": ["reader"]});
@@ -78,14 +99,7 @@ fn with_token(
     }
     let (status, head, body) = request_full(served.port(), method, path, &headers, body)
         .unwrap_or_else(|e| panic!("{method} {path}: {e}\n{}", served.log()));
-    let challenge = head
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("www-authenticate")
-                .then(|| value.trim().to_string())
-        })
-        .unwrap_or_default();
+    let challenge = header(&head, "www-authenticate").unwrap_or_default();
     (status, challenge, body)
 }
 
@@ -187,14 +201,7 @@ fn a_token_s_roles_and_scopes_decide_what_its_caller_lists_and_calls_and_api_key
     .unwrap();
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("serverInfo"), "{body}");
-    let session = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| v.trim().to_string())
-        })
-        .expect("a session id");
+    let session = header(&head, "mcp-session-id").expect("a session id");
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     let on_session = |credential: &str, id: &str| {
         let bearer = format!("Bearer {credential}");
@@ -232,6 +239,26 @@ fn a_token_s_roles_and_scopes_decide_what_its_caller_lists_and_calls_and_api_key
     )
     .unwrap();
     assert_eq!(status, 400, "{body}");
+    let (status, head, body) = request_full(
+        served.port(),
+        "GET",
+        "/tools",
+        &[("X-API-Key", KEY), ("X-API-Key", "another")],
+        None,
+    )
+    .unwrap();
+    assert_eq!(status, 400, "{body}");
+    let challenge = header(&head, "www-authenticate").unwrap_or_default();
+    assert!(
+        challenge.contains("error=\"invalid_request\""),
+        "{challenge}"
+    );
+
+    // A token without `kid`, signed with the issuer's only RSA key: that key is the one.
+    let kidless = mint(&issuer, "k1", good(json!({})), json!({"kid": null}));
+    assert!(!kidless.is_empty());
+    let (status, _, body) = with_token(&served, "GET", "/tools", &kidless, None);
+    assert_eq!(status, 200, "{body}");
 }
 
 #[test]
@@ -240,11 +267,7 @@ fn each_kind_of_bad_token_gets_a_401_or_403_that_says_why_and_points_at_the_meta
     // A second provider: its keys are not the first one's.
     let rogue = peers::oidc_issuer();
     let served = serve(&issuer, "");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let now = now();
     let real = mint(&issuer, "k1", good(json!({})), json!({}));
     let claims_part = real.split('.').nth(1).unwrap().to_string();
     // HS256 "signed" with the provider's public RSA modulus as the secret: the classic
@@ -400,15 +423,19 @@ fn each_kind_of_bad_token_gets_a_401_or_403_that_says_why_and_points_at_the_meta
     // No credential at all: 401 with the challenge and no error code (RFC 6750 §3.1).
     let (status, head, _) = request_full(served.port(), "GET", "/tools", &[], None).unwrap();
     assert_eq!(status, 401);
-    let challenge = head
-        .lines()
-        .find(|l| l.to_ascii_lowercase().starts_with("www-authenticate:"))
-        .unwrap_or_default()
-        .to_string();
+    let challenge = header(&head, "www-authenticate").unwrap_or_default();
     assert!(
         challenge.contains(METADATA) && !challenge.contains("error="),
         "{challenge}"
     );
+    // Only the metadata's own URL is open: a path that merely starts like it is not.
+    for path in [
+        "/.well-known/oauth-protected-resourceX",
+        "/.well-known/oauth-protected-resource/mcp/tools",
+    ] {
+        let (status, _, body) = request_full(served.port(), "GET", path, &[], None).unwrap();
+        assert_eq!(status, 401, "{path}: {body}");
+    }
 
     // The metadata itself needs no credential.
     let (status, _, body) = request_full(
@@ -442,10 +469,14 @@ fn a_key_the_provider_adds_later_is_used_without_a_restart_and_made_up_keys_do_n
     // A second between fetches (the fetch deadline is the floor, so it is a second too).
     let served = serve(
         &issuer,
-        "      jwks_min_refresh_s: 1\n      jwks_timeout_ms: 1000\n",
+        "      jwks_min_refresh_s: 1\n      jwks_timeout_ms: 1000\n      clock_skew_s: 0\n",
     );
     let first = mint(&issuer, "k1", good(json!({})), json!({}));
     assert!(!listed(&served, &first).is_empty());
+    // A token that expires in two seconds: accepted now (and so remembered as checked).
+    let short_exp = now() + 2;
+    let short = mint(&issuer, "k1", good(json!({"exp": short_exp})), json!({}));
+    assert!(!listed(&served, &short).is_empty());
     assert_eq!(jwks_fetches(&issuer), 1, "{}", issuer.log());
 
     let (status, _, _) = request_full(
@@ -484,6 +515,14 @@ fn a_key_the_provider_adds_later_is_used_without_a_restart_and_made_up_keys_do_n
     let (status, _, _) = with_token(&served, "GET", "/tools", &first, None);
     assert_eq!(status, 200);
 
+    // The short token expires: though remembered as checked, it is refused.
+    while now() <= short_exp {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (status, _, body) = with_token(&served, "GET", "/tools", &short, None);
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("expired"), "{body}");
+
     // The provider makes a new key under the old `kid` (k1): a token signed with it does not
     // verify with the key held, which makes the gateway fetch the JWKS again (once due).
     let (status, _, _) = request_full(
@@ -513,7 +552,6 @@ fn an_issuer_whose_keys_cannot_be_fetched_gets_a_503_naming_it() {
         &[],
         &[("TG_KEY", KEY)],
     );
-    let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
     let token = format!(
         "{}.{}.c2lnbmF0dXJl",
         b64(json!({"alg": "RS256", "kid": "k1"})),
@@ -545,7 +583,6 @@ fn an_issuer_that_never_answers_gets_a_503_within_the_fetch_deadline() {
         &[],
         &[("TG_KEY", KEY)],
     );
-    let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
     let token = format!(
         "{}.{}.c2lnbmF0dXJl",
         b64(json!({"alg": "ES256", "kid": "e1"})),

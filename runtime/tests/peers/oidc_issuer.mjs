@@ -13,8 +13,9 @@
 //   `client_id` = the client id (form field `client_id`), besides the `scope` and `aud` asked.
 // - POST /admin/token  {"kid": "k1", "claims": {...}, "header": {...}}: a token signed with key
 //   `kid`; `claims` are set over the defaults (iss, iat, exp = now + 1 h, nbf), a claim given as
-//   null is removed; `header` entries are set over the protected header (a `kid` there is what
-//   the token *says*, the key signing it stays `kid`). Answers the token as text.
+//   null is removed; `header` entries are set over the protected header, null removing one (a
+//   `kid` there is what the token *says*, the key signing it stays `kid`). Answers the token as
+//   text.
 // - POST /admin/rotate  {"kid": "k2", "alg": "RS256"}: adds a new key to the JWKS.
 //
 // Every request prints one stderr line `OIDC-REQ <METHOD> <path>` (the tests count JWKS fetches).
@@ -72,7 +73,10 @@ async function admin(req, res) {
           if (v === null) delete payload[k];
           else payload[k] = v;
         }
-        Object.assign(header, input.header ?? {});
+        for (const [k, v] of Object.entries(input.header ?? {})) {
+          if (v === null) delete header[k];
+          else header[k] = v;
+        }
       },
     });
     res.writeHead(200, { 'content-type': 'text/plain' });

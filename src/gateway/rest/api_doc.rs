@@ -194,14 +194,18 @@ struct ApiDoc;
     responses((status = 200, description = "The OpenAPI 3.1 document of this API.", body = Object))
 )]
 pub(super) async fn get_openapi(State(gateway): State<Gateway>) -> Json<Value> {
-    static WITH_KEYS: OnceLock<Value> = OnceLock::new();
-    static WITHOUT_KEYS: OnceLock<Value> = OnceLock::new();
-    let api_keys = gateway.settings().authenticates();
-    let cell = if api_keys { &WITH_KEYS } else { &WITHOUT_KEYS };
-    Json(cell.get_or_init(|| document_for(api_keys)).clone())
+    static WITH_AUTH: OnceLock<Value> = OnceLock::new();
+    static WITHOUT_AUTH: OnceLock<Value> = OnceLock::new();
+    let authenticated = gateway.settings().authenticates();
+    let cell = if authenticated {
+        &WITH_AUTH
+    } else {
+        &WITHOUT_AUTH
+    };
+    Json(cell.get_or_init(|| document_for(authenticated)).clone())
 }
 
-/// Operations answering without an API key whatever the `Host` (`security.rs` `OPEN_PATHS`).
+/// Operations answering without a credential whatever the `Host` (`security.rs` `OPEN_PATHS`).
 const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
 
 /// The OpenAPI 3.1 document of the REST API as `gateway` serves it: title `toolgate`, version
@@ -213,10 +217,10 @@ pub fn document(gateway: &Gateway) -> Value {
     document_for(gateway.settings().authenticates())
 }
 
-/// [`document`] for a gateway with (`true`) or without API keys. A problem in assembling it
+/// [`document`] for a gateway that checks credentials (`true`: API keys or access tokens) or not. A problem in assembling it
 /// (a bug: see [`assemble`]) is logged; the document is served as it is.
-pub(crate) fn document_for(api_keys: bool) -> Value {
-    let (doc, checked) = assemble(api_keys);
+pub(crate) fn document_for(authenticated: bool) -> Value {
+    let (doc, checked) = assemble(authenticated);
     if let Err(e) = checked {
         tracing::error!("/openapi.json: {e}");
     }
@@ -225,7 +229,7 @@ pub(crate) fn document_for(api_keys: bool) -> Value {
 
 /// The document, and whether the runtime types' schemas fitted in (see
 /// [`merge_runtime_schemas`]).
-pub(super) fn assemble(api_keys: bool) -> (Value, Result<(), String>) {
+pub(super) fn assemble(authenticated: bool) -> (Value, Result<(), String>) {
     let mut api = ApiDoc::openapi();
     api.info.version = env!("CARGO_PKG_VERSION").to_string();
     let error = |description: &str| {
@@ -249,7 +253,7 @@ pub(super) fn assemble(api_keys: bool) -> (Value, Result<(), String>) {
         error("Any other failure, as a ToolError (e.g. 500 `internal`, 503 while shutting down).")
             .into(),
     );
-    if api_keys {
+    if authenticated {
         components.responses.insert(
             "Unauthorized".into(),
             error("No credential (API key or access token), or one that is not valid (`permission_denied`, with `WWW-Authenticate: Bearer`; with OAuth, its `resource_metadata` and `error_description`).").into(),
@@ -282,7 +286,7 @@ pub(super) fn assemble(api_keys: bool) -> (Value, Result<(), String>) {
                 continue;
             }
             responses.insert("403".into(), Ref::from_response_name("Refused").into());
-            if api_keys {
+            if authenticated {
                 responses.insert("401".into(), Ref::from_response_name("Unauthorized").into());
             }
             responses.insert("default".into(), Ref::from_response_name("Error").into());

@@ -1,7 +1,8 @@
 //! The gateway as an OAuth 2.1 resource server: JWT access tokens from configured issuers,
 //! checked against the issuers' published keys.
 //!
-//! A token is accepted when (RFC 9068 §4, RFC 7519 §7.2, RFC 8725 §3):
+//! A token is accepted when (the checks of RFC 9068 §4 but the header's `typ`, which providers
+//! such as Keycloak and Entra ID do not set to `at+jwt`; RFC 7519 §7.2; RFC 8725 §3):
 //!
 //! - it is at most [`MAX_TOKEN_BYTES`] long and is a JWS in compact form;
 //! - its `iss` is one of the configured issuers, and its `alg` one that issuer may use (never
@@ -96,7 +97,11 @@ impl std::fmt::Debug for ResourceServer {
 /// naming an unknown key may cause another fetch.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct FetchLimits {
+    /// The deadline of one fetch (metadata and JWKS together), and the longest a request waits
+    /// for keys (`jwks_timeout_ms`, default 5 s).
     pub timeout: Duration,
+    /// The least time between two JWKS fetches of one issuer, whatever tokens name
+    /// (`jwks_min_refresh_s`, default 10 s; never below `timeout`).
     pub min_refresh: Duration,
 }
 

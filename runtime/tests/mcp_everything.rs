@@ -61,6 +61,7 @@ async fn five_servers_over_three_transports_in_one_toolset() {
             McpConnection::Http {
                 url: http.url("/mcp"),
                 headers: BTreeMap::new(),
+                oauth2: None,
             },
         ))
         .source(source(
@@ -68,6 +69,7 @@ async fn five_servers_over_three_transports_in_one_toolset() {
             McpConnection::Sse {
                 url: sse.url("/sse"),
                 headers: BTreeMap::new(),
+                oauth2: None,
             },
         ))
         .source(source(

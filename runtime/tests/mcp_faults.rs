@@ -452,6 +452,7 @@ async fn streamable_http_session_expiry_starts_one_new_session() {
                 ),
                 ("X-Tenant".to_string(), "acme".to_string()),
             ]),
+            oauth2: None,
         },
     );
     ready(&tools).await;

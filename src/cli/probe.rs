@@ -92,11 +92,13 @@ fn connection(mut target: Vec<String>, headers: BTreeMap<String, String>) -> Mcp
             McpConnection::Sse {
                 url: first,
                 headers,
+                oauth2: None,
             }
         } else {
             McpConnection::Http {
                 url: first,
                 headers,
+                oauth2: None,
             }
         };
     }

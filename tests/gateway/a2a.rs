@@ -146,6 +146,7 @@ async fn client(served: &Served) -> Toolset {
     let connection = McpConnection::Http {
         url: served.url("/mcp"),
         headers: Default::default(),
+        oauth2: None,
     };
     let tools = Toolset::builder()
         .validate_arguments(false)

@@ -37,6 +37,7 @@ async fn client(served: &Served, headers: &[(&str, &str)]) -> Toolset {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        oauth2: None,
     };
     // Arguments are checked by the gateway, not here: what the gateway answers is under test.
     let tools = Toolset::builder()

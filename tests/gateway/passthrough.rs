@@ -377,6 +377,7 @@ async fn a_2026_client_gets_updates_and_list_changes_on_its_listen_stream() {
     let connection = McpConnection::Http {
         url: served.url("/mcp"),
         headers: Default::default(),
+        oauth2: None,
     };
     let backend = McpBackend::new("gw", connection, McpOptions::default());
     let tools = Toolset::builder()

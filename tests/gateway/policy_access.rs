@@ -97,6 +97,7 @@ async fn mcp_client(served: &Served, key: &str) -> Toolset {
         headers: [("Authorization".to_string(), format!("Bearer {key}"))]
             .into_iter()
             .collect(),
+        oauth2: None,
     };
     let tools = Toolset::builder()
         .validate_arguments(false)

@@ -27,6 +27,14 @@ use super::interpolate::Interpolated;
 ///       http: {url: "https://ci.example.com/mcp"}
 ///       timeout_ms: 3600000     # a build may take an hour...
 ///       idle_timeout_ms: 60000  # ...if it reports progress at least once a minute
+///     - id: tickets
+///       http:
+///         url: https://tickets.example.com/mcp
+///         oauth2:
+///           token_url: https://idp.example.com/oauth2/token
+///           client_id: toolgate
+///           client_secret: "${TICKETS_CLIENT_SECRET}"
+///           resource: https://tickets.example.com/mcp
 ///     - id: legacy
 ///       sse: {url: "http://127.0.0.1:3001/sse"}
 /// ```
@@ -111,6 +119,11 @@ pub struct HttpTransport {
     /// Sent as `Authorization: Bearer <token>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_token: Option<Interpolated>,
+    /// OAuth2 client credentials: a token fetched from the token endpoint, cached, sent as
+    /// `Authorization: Bearer` with every request and fetched again once when the server
+    /// answers HTTP 401. Not with `bearer_token` or an `Authorization` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth2: Option<super::openapi::OAuth2ClientCredentials>,
 }
 
 /// An MCP server over the legacy HTTP+SSE transport.
@@ -125,6 +138,11 @@ pub struct SseTransport {
     /// Sent as `Authorization: Bearer <token>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_token: Option<Interpolated>,
+    /// OAuth2 client credentials: a token fetched from the token endpoint, cached, sent as
+    /// `Authorization: Bearer` with every request and fetched again once when the server
+    /// answers HTTP 401. Not with `bearer_token` or an `Authorization` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth2: Option<super::openapi::OAuth2ClientCredentials>,
 }
 
 /// The YAML shape of an `mcp` entry (one transport key).

@@ -323,11 +323,13 @@ impl Cx<'_> {
                     url,
                     headers,
                     bearer_token,
+                    oauth2: None,
                 }),
                 _ => McpTransport::Sse(SseTransport {
                     url,
                     headers,
                     bearer_token,
+                    oauth2: None,
                 }),
             }
         };

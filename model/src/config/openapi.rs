@@ -242,7 +242,20 @@ pub enum SchemeCredentials {
     OAuth2(OAuth2ClientCredentials),
 }
 
-/// The OAuth2 client-credentials grant (RFC 6749 section 4.4).
+/// The OAuth2 client-credentials grant (RFC 6749 section 4.4), for an upstream (an OpenAPI
+/// source, an A2A agent, an MCP server over HTTP):
+///
+/// ```yaml
+/// oauth2:
+///   token_url: https://idp.example.com/oauth2/token
+///   client_id: toolgate
+///   client_secret: "${TOOLGATE_CLIENT_SECRET}"
+///   scopes: [tickets.read]
+///   resource: https://tickets.example.com/mcp   # RFC 8707, for IdPs that take it
+/// ```
+///
+/// The token is fetched on first use, cached until 30 s before its `expires_in` (an hour when
+/// the answer has none), and fetched again once when the upstream answers HTTP 401.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OAuth2ClientCredentials {
@@ -250,12 +263,44 @@ pub struct OAuth2ClientCredentials {
     pub client_id: Interpolated,
     /// The client secret.
     pub client_secret: Interpolated,
-    /// The token endpoint; for a `schemes` entry, defaults to the scheme's `tokenUrl`.
+    /// The token endpoint (`https://`; plain `http://` only to a loopback address); for a
+    /// `schemes` entry of an OpenAPI document, defaults to the scheme's `tokenUrl`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_url: Option<String>,
-    /// Scopes requested.
+    /// Scopes requested (sent space-separated as `scope`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
+    /// The resource the token is for, sent as `resource` (RFC 8707 "Resource Indicators"):
+    /// the upstream's URL, as the MCP authorization specification asks of clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// The audience the token is for, sent as `audience` (the parameter of IdPs such as Auth0
+    /// that predate RFC 8707).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    /// How the client authenticates to the token endpoint (RFC 6749 section 2.3.1): `basic`
+    /// (the default, HTTP Basic with the form-encoded id and secret) or `post` (both as form
+    /// fields of the request body).
+    #[serde(default, skip_serializing_if = "ClientAuth::is_default")]
+    pub client_auth: ClientAuth,
+}
+
+/// How an OAuth2 client authenticates to the token endpoint (RFC 6749 section 2.3.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientAuth {
+    /// `Authorization: Basic` with the form-encoded client id and secret
+    /// (`client_secret_basic`).
+    #[default]
+    Basic,
+    /// `client_id` and `client_secret` in the form body (`client_secret_post`).
+    Post,
+}
+
+impl ClientAuth {
+    fn is_default(&self) -> bool {
+        *self == Self::Basic
+    }
 }
 
 /// An API key sent with each request.

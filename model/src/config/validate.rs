@@ -7,6 +7,7 @@ use super::{CONFIG_VERSION, Diagnostic, LoadedConfig, McpTransport, ToolPolicy, 
 use crate::names::{LOCAL_SOURCE_ID, validate_source_id};
 
 mod gateway;
+mod oauth2;
 mod openapi;
 
 /// Every broken rule of `cfg` (errors), and the warnings.
@@ -38,6 +39,32 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
                 format!("MCP server `{}`: `{}` is not an http(s) URL", s.id, t.url),
             )),
             _ => {}
+        }
+    }
+    for (i, s) in cfg.tools.mcp.iter().enumerate() {
+        let (key, headers, bearer, oauth) = match &s.transport {
+            McpTransport::Http(t) => ("http", &t.headers, &t.bearer_token, &t.oauth2),
+            McpTransport::Sse(t) => ("sse", &t.headers, &t.bearer_token, &t.oauth2),
+            McpTransport::Stdio(_) => continue,
+        };
+        let Some(o) = oauth else { continue };
+        let at = format!("/tools/mcp/{i}/{key}/oauth2");
+        let owner = format!("MCP server `{}`", s.id);
+        oauth2::check_client_credentials(cfg, &at, &owner, o, &mut errors);
+        let header = headers
+            .keys()
+            .any(|h| h.eq_ignore_ascii_case("authorization"));
+        if bearer.is_some() || header {
+            errors.push(
+                cfg.error_at(
+                    &at,
+                    format!(
+                        "{owner}: `oauth2` and {} both set the `Authorization` header",
+                        if header { "an `Authorization` header" } else { "`bearer_token`" }
+                    ),
+                )
+                .with_hint("keep one: `oauth2` fetches the token, `bearer_token` is a fixed one"),
+            );
         }
     }
     for (i, s) in cfg.tools.mcp.iter().enumerate() {
@@ -105,20 +132,13 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
                 ));
             }
         }
-        if let Some(super::openapi::AuthConfig::OAuth2(_)) = &a.auth {
-            errors.push(
-                cfg.error_at(
-                    &format!("/tools/a2a/{i}/auth"),
-                    format!(
-                        "A2A agent `{}`: `auth.oauth2` is not offered for A2A agents",
-                        a.id
-                    ),
-                )
-                .with_hint(
-                    "give the token as `bearer`, or by the card's scheme name under `schemes`",
-                ),
-            );
-        }
+        check_auth(
+            cfg,
+            &format!("/tools/a2a/{i}/auth"),
+            &format!("A2A agent `{}`", a.id),
+            a.auth.as_ref(),
+            &mut errors,
+        );
         for (skill, settings) in &a.skills {
             if settings.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
                 errors.push(
@@ -161,8 +181,36 @@ pub(super) fn glob_error(entry: &str) -> Option<String> {
         .map(|e| format!("`{entry}` is not a valid name or glob: {e}"))
 }
 
+/// The `oauth2` client credentials of an `auth:` (OpenAPI, A2A), alone or by scheme name.
+fn check_auth(
+    cfg: &LoadedConfig,
+    at: &str,
+    owner: &str,
+    auth: Option<&super::AuthConfig>,
+    errors: &mut Vec<Diagnostic>,
+) {
+    match auth {
+        Some(super::AuthConfig::OAuth2(o)) => {
+            oauth2::check_client_credentials(cfg, &format!("{at}/oauth2"), owner, o, errors);
+        }
+        Some(super::AuthConfig::Schemes(schemes)) => {
+            for (name, creds) in schemes {
+                if let super::SchemeCredentials::OAuth2(o) = creds {
+                    let at = format!("{at}/schemes/{}", escape(name));
+                    oauth2::check_client_credentials(cfg, &at, owner, o, errors);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `url` is an absolute `http://` or `https://` URL with a host.
 fn is_http_url(url: &str) -> bool {
-    url.starts_with("http://") || url.starts_with("https://")
+    ["http://", "https://"].iter().any(|scheme| {
+        url.strip_prefix(scheme)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+    })
 }
 
 fn check_source_ids(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {

@@ -5,8 +5,10 @@
 //! included. `schemes` names entries of the card's `securitySchemes` (`{bearerAuth:
 //! "${TOKEN}"}`); each credential goes where its scheme says (an `Authorization: Bearer` or
 //! `Basic` header, an API key header, query parameter or cookie), from the first call on (the
-//! card itself is fetched without them). OAuth2 is not offered for A2A sources yet: a build
-//! error says so.
+//! card itself is fetched without them). `oauth2` client credentials ([`ClientCredentials`]):
+//! a token fetched from the token endpoint and sent as `Authorization: Bearer` with every
+//! JSON-RPC request (the card itself is fetched without it); an agent answering HTTP 401 gets
+//! the request once more with a fresh token.
 //!
 //! Every credential is resolved as one ([`Field::Credential`]) and so remembered process-wide
 //! (with the base64 `Basic` form): no error, result or log line shows it.
@@ -19,6 +21,7 @@ use toolgate_model::config::{ApiKeyLocation, AuthConfig, Interpolated, SchemeCre
 use toolgate_model::secrets::{self, Field};
 
 use super::card::SecurityScheme;
+use crate::net::oauth::ClientCredentials;
 
 /// Where credentials go on every request.
 #[derive(Default, Clone)]
@@ -27,12 +30,15 @@ pub(crate) struct Credentials {
     pub query: Vec<(String, String)>,
     /// A credential travels in a header reqwest does not strip on a cross-origin redirect.
     pub custom_headers: bool,
+    /// `auth.oauth2`: a fetched token, sent as `Authorization: Bearer` with every JSON-RPC
+    /// request (not with the card fetch).
+    pub oauth: Option<ClientCredentials>,
 }
 
 impl Credentials {
     /// Whether anything is sent.
     pub fn any(&self) -> bool {
-        !self.headers.is_empty() || !self.query.is_empty()
+        !self.headers.is_empty() || !self.query.is_empty() || self.oauth.is_some()
     }
 }
 
@@ -110,7 +116,7 @@ impl Auth {
     ///
     /// # Errors
     /// A message naming the entry: an unset variable, an unreadable file, a bad header name,
-    /// OAuth2 (not offered for A2A).
+    /// OAuth2 credentials under `schemes` or without a token endpoint.
     pub fn new(id: &str, auth: Option<&AuthConfig>) -> Result<Self, String> {
         let mut out = Auth::default();
         let Some(auth) = auth else { return Ok(out) };
@@ -159,17 +165,15 @@ impl Auth {
                         }
                         SchemeCredentials::OAuth2(_) => {
                             return Err(format!(
-                                "a2a `{id}`: `{what}`: OAuth2 is not offered for A2A agents; give the token as `bearer` or a `schemes` secret"
+                                "a2a `{id}`: `{what}`: OAuth2 client credentials go under `auth.oauth2` (the token is sent as `Authorization: Bearer`), not under `schemes`"
                             ));
                         }
                     };
                     out.schemes.insert(name.clone(), r);
                 }
             }
-            AuthConfig::OAuth2(_) => {
-                return Err(format!(
-                    "a2a `{id}`: `auth.oauth2` is not offered for A2A agents; give the token as `bearer` or a `schemes` secret"
-                ));
+            AuthConfig::OAuth2(o) => {
+                fixed.oauth = Some(ClientCredentials::new(&format!("agent `{id}`"), o, None)?);
             }
         }
         Ok(out)

@@ -121,7 +121,7 @@ impl A2aBackend {
     ///
     /// # Errors
     /// [`BuildError::Source`] for a URL that does not parse, an unset variable in `auth`, or
-    /// OAuth2 credentials (not offered for A2A).
+    /// OAuth2 credentials without a token endpoint.
     pub fn new(
         id: impl Into<String>,
         url: Option<&str>,
@@ -298,6 +298,7 @@ impl A2aBackend {
             creds.headers,
             creds.query,
             a.options.max_response_bytes,
+            creds.oauth,
         ));
         if has_creds && card.extended_card {
             let method = card.version.extended_card_method();

@@ -17,11 +17,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
 use super::wire::{Version, excerpt};
+use crate::net::oauth::ClientCredentials;
 use crate::{ErrorKind, ToolError};
+use toolgate_model::config::Secret;
 
 /// JSON-RPC error codes A2A defines (A2A 1.0 §9.5; the first seven are 0.3's too).
 pub mod codes {
@@ -53,6 +55,8 @@ pub(crate) struct Rpc {
     pub version: Version,
     pub headers: HeaderMap,
     pub max_bytes: usize,
+    /// `auth.oauth2`: the token sent as `Authorization: Bearer`, replaced once on HTTP 401.
+    pub oauth: Option<ClientCredentials>,
     next_id: AtomicU64,
 }
 
@@ -66,6 +70,7 @@ impl Rpc {
         mut headers: HeaderMap,
         query: Vec<(String, String)>,
         max_bytes: usize,
+        oauth: Option<ClientCredentials>,
     ) -> Self {
         if version == Version::V1 {
             headers.insert(
@@ -83,6 +88,7 @@ impl Rpc {
             version,
             headers,
             max_bytes,
+            oauth,
             next_id: AtomicU64::new(1),
         }
     }
@@ -90,17 +96,24 @@ impl Rpc {
     fn request(
         &self,
         method: &str,
-        params: Value,
+        params: &Value,
         accept: &'static str,
+        token: Option<&Secret>,
     ) -> reqwest::RequestBuilder {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        let request = self
+        let mut request = self
             .client
             .post(self.url.clone())
             .headers(self.headers.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, accept);
+        if let Some(token) = token
+            && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+        {
+            value.set_sensitive(true);
+            request = request.header(AUTHORIZATION, value);
+        }
         // The call's trace goes on (W3C Trace Context), scoped by `call::call`.
         let request =
             match crate::trace_context::current().and_then(|t| HeaderValue::from_str(&t).ok()) {
@@ -110,13 +123,40 @@ impl Rpc {
         request.body(body.to_string())
     }
 
-    /// Sends `method` and returns its `result`.
-    pub async fn call(&self, method: &str, params: Value) -> Result<Value, ToolError> {
+    /// Sends `method`: with `auth.oauth2`, with the current token, and once more with a fresh
+    /// one when the agent answers HTTP 401.
+    async fn send(
+        &self,
+        method: &str,
+        params: &Value,
+        accept: &'static str,
+    ) -> Result<reqwest::Response, ToolError> {
+        let token = match &self.oauth {
+            Some(o) => Some(o.token(&self.client).await?),
+            None => None,
+        };
         let resp = self
-            .request(method, params, "application/json")
+            .request(method, params, accept, token.as_ref())
             .send()
             .await
             .map_err(|e| self.network(method, e))?;
+        let (Some(oauth), Some(rejected)) = (&self.oauth, token) else {
+            return Ok(resp);
+        };
+        if resp.status() != reqwest::StatusCode::UNAUTHORIZED {
+            return Ok(resp);
+        }
+        tracing::debug!(source = %self.source, method, "HTTP 401: the request once more with a fresh OAuth2 token");
+        let fresh = oauth.refresh(&self.client, &rejected).await?;
+        self.request(method, params, accept, Some(&fresh))
+            .send()
+            .await
+            .map_err(|e| self.network(method, e))
+    }
+
+    /// Sends `method` and returns its `result`.
+    pub async fn call(&self, method: &str, params: Value) -> Result<Value, ToolError> {
+        let resp = self.send(method, &params, "application/json").await?;
         let status = resp.status();
         let headers = resp.headers().clone();
         let body = read_limited(resp, self.max_bytes)
@@ -132,11 +172,7 @@ impl Rpc {
         method: &str,
         params: Value,
     ) -> Result<impl Stream<Item = Result<Value, ToolError>> + Send + '_, ToolError> {
-        let resp = self
-            .request(method, params, "text/event-stream")
-            .send()
-            .await
-            .map_err(|e| self.network(method, e))?;
+        let resp = self.send(method, &params, "text/event-stream").await?;
         let status = resp.status();
         let headers = resp.headers().clone();
         let is_sse = headers

@@ -212,6 +212,7 @@ pub(crate) fn service_error(
             .with_retryable(false)
             .with_details(details)
         }
+        E::TransportSend(e) if let Some(token) = crate::mcp::token_error_in(e) => token.clone(),
         E::TransportClosed | E::TransportSend(_) => {
             let how = process
                 .and_then(ProcessLog::exit)

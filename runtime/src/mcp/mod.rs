@@ -30,6 +30,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use toolgate_model::config::{McpServer, McpTransport};
 
+use crate::net::oauth::ClientCredentials;
 use crate::remote::{PeerInfo, RemoteBackend, RemoteSource, ToolFilter};
 use crate::{BoxFuture, BuildError, ToolContext, ToolDescriptor, ToolError, ToolOutput};
 
@@ -39,6 +40,7 @@ use crate::{BoxFuture, BuildError, ToolContext, ToolDescriptor, ToolError, ToolO
 pub use frame_id::top_level_id;
 pub use passthrough::{McpEvent, McpServerHandle, servers};
 pub use session::SUPPORTED_VERSIONS;
+pub(crate) use session::token_error_in;
 pub use stdio::INHERITED_ENV;
 
 /// How to reach an MCP server, with every `${ENV}` already resolved.
@@ -62,6 +64,9 @@ pub enum McpConnection {
         url: String,
         /// Headers sent with every request (values may be secrets: never logged).
         headers: BTreeMap<String, String>,
+        /// OAuth2 client credentials: the token goes on every request as `Authorization:
+        /// Bearer`, and is replaced once when the server answers HTTP 401.
+        oauth2: Option<ClientCredentials>,
     },
     /// The legacy HTTP+SSE transport (MCP 2024-11-05).
     Sse {
@@ -69,6 +74,8 @@ pub enum McpConnection {
         url: String,
         /// Headers sent with every request.
         headers: BTreeMap<String, String>,
+        /// OAuth2 client credentials, as for [`McpConnection::Http`].
+        oauth2: Option<ClientCredentials>,
     },
 }
 
@@ -88,15 +95,25 @@ impl std::fmt::Debug for McpConnection {
                 .field("env", &env.keys().collect::<Vec<_>>())
                 .field("cwd", cwd)
                 .finish(),
-            Self::Http { url, headers } => f
+            Self::Http {
+                url,
+                headers,
+                oauth2,
+            } => f
                 .debug_struct("Http")
                 .field("url", url)
                 .field("headers", &headers.keys().collect::<Vec<_>>())
+                .field("oauth2", oauth2)
                 .finish(),
-            Self::Sse { url, headers } => f
+            Self::Sse {
+                url,
+                headers,
+                oauth2,
+            } => f
                 .debug_struct("Sse")
                 .field("url", url)
                 .field("headers", &headers.keys().collect::<Vec<_>>())
+                .field("oauth2", oauth2)
                 .finish(),
         }
     }
@@ -339,6 +356,16 @@ fn connection(server: &McpServer, base_dir: &Path) -> Result<McpConnection, Buil
         }
         Ok::<_, BuildError>(out)
     };
+    let oauth2 = |config: &Option<toolgate_model::config::OAuth2ClientCredentials>| {
+        config
+            .as_ref()
+            .map(|c| ClientCredentials::new(&format!("MCP server `{}`", server.id), c, None))
+            .transpose()
+            .map_err(|message| BuildError::Source {
+                source_id: server.id.clone(),
+                message,
+            })
+    };
     Ok(match &server.transport {
         McpTransport::Stdio(t) => McpConnection::Stdio {
             program: t.command.clone(),
@@ -361,10 +388,12 @@ fn connection(server: &McpServer, base_dir: &Path) -> Result<McpConnection, Buil
         McpTransport::Http(t) => McpConnection::Http {
             url: t.url.clone(),
             headers: headers(&t.headers, &t.bearer_token)?,
+            oauth2: oauth2(&t.oauth2)?,
         },
         McpTransport::Sse(t) => McpConnection::Sse {
             url: t.url.clone(),
             headers: headers(&t.headers, &t.bearer_token)?,
+            oauth2: oauth2(&t.oauth2)?,
         },
     })
 }

@@ -16,6 +16,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, timeout_at};
 
 pub(super) use crate::net::sse::Framer;
+use crate::net::oauth::ClientCredentials;
+use toolgate_model::config::Secret;
 
 /// Characters of a body or of event data kept in errors and log lines.
 const EXCERPT_CHARS: usize = 200;
@@ -42,6 +44,9 @@ pub(crate) struct SseConfig {
     pub max_frame_bytes: usize,
     /// The source id, for log lines and errors.
     pub server: String,
+    /// OAuth2 client credentials: the token goes on the GET and on every POST (`Authorization:
+    /// Bearer`); a POST answered with HTTP 401 is sent once more with a fresh token.
+    pub oauth: Option<ClientCredentials>,
 }
 
 /// What went wrong on a legacy HTTP+SSE connection; never carries header values.
@@ -63,6 +68,9 @@ pub(crate) enum SseError {
     /// A message was sent after `close()`.
     #[error("{0}: the transport is closed")]
     Closed(SseTarget),
+    /// The OAuth2 token could not be had (the token endpoint's error, naming the server).
+    #[error("{0}")]
+    Token(#[source] crate::ToolError),
 }
 
 /// The server and request an [`SseError`] is about, shown as "MCP server `id`: GET url".
@@ -195,7 +203,16 @@ impl SseClientTransport {
             .unwrap_or_else(|| Instant::now() + limit);
         let request = client.get(sse_url.clone()).headers(config.headers.clone());
         let request = request.header(ACCEPT, "text/event-stream");
-        let answer = async { target.success(request.send().await).await };
+        let answer = async {
+            let request = match &config.oauth {
+                Some(oauth) => {
+                    let token = oauth.token(&client).await.map_err(SseError::Token)?;
+                    request.bearer_auth(token.expose())
+                }
+                None => request,
+            };
+            target.success(request.send().await).await
+        };
         let answer = timeout_at(deadline, answer).await;
         let answer = answer.map_err(|_| target.timeout("no answer", limit))??;
         let kind = answer.headers().get(CONTENT_TYPE).map(|v| v.as_bytes());
@@ -272,17 +289,44 @@ impl Transport<RoleClient> for SseClientTransport {
         self.refresh_message_url();
         let target = target(&self.config, "POST", self.message_url.as_str());
         let limit = self.config.post_timeout;
-        let request = self.client.post(self.message_url.clone());
-        let request = request.headers(self.config.headers.clone());
+        let (client, url) = (self.client.clone(), self.message_url.clone());
+        let (headers, oauth) = (self.config.headers.clone(), self.config.oauth.clone());
         let (closed, body) = (self.inbox.is_none(), serde_json::to_vec(&item));
         async move {
             if closed {
                 return Err(SseError::Closed(target));
             }
             let body = body.map_err(|e| target.failed(format!("cannot serialize: {e}")))?;
-            let request = request.header(CONTENT_TYPE, "application/json").body(body);
-            let answer = async { target.success(request.send().await).await };
-            let answer = timeout_at(Instant::now() + limit, answer).await;
+            let post = |token: Option<&Secret>| {
+                let request = client.post(url.clone()).headers(headers.clone());
+                let request = match token {
+                    Some(token) => request.bearer_auth(token.expose()),
+                    None => request,
+                };
+                request
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone())
+                    .send()
+            };
+            let exchange = async {
+                let Some(oauth) = &oauth else {
+                    return target.success(post(None).await).await;
+                };
+                let token = oauth.token(&client).await.map_err(SseError::Token)?;
+                let answer = post(Some(&token)).await;
+                if answer
+                    .as_ref()
+                    .is_ok_and(|a| a.status() == StatusCode::UNAUTHORIZED)
+                {
+                    let fresh = oauth
+                        .refresh(&client, &token)
+                        .await
+                        .map_err(SseError::Token)?;
+                    return target.success(post(Some(&fresh)).await).await;
+                }
+                target.success(answer).await
+            };
+            let answer = timeout_at(Instant::now() + limit, exchange).await;
             answer.map_err(|_| target.timeout("no answer", limit))??;
             Ok(())
         }
@@ -447,6 +491,7 @@ mod tests {
             post_timeout,
             max_frame_bytes: 1 << 16,
             server,
+            oauth: None,
         };
         SseClientTransport::connect(reqwest::Client::new(), config).await
     }

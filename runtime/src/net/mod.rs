@@ -24,6 +24,7 @@
 //! assert!(rules.check_url(&"https://evil.example.net/".parse().unwrap()).is_err());
 //! ```
 
+pub mod oauth;
 #[cfg(any(feature = "mcp", feature = "a2a"))]
 pub(crate) mod sse;
 
@@ -384,6 +385,56 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || (s[0] & 0xff00) == 0xff00         // multicast
         || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
         || (s[0] == 0x0100 && s[1..4] == [0, 0, 0])) // discard-only 100::/64
+}
+
+/// A network failure: `network` (retryable), naming `host` only. reqwest's own message holds
+/// the URL (with its query), so the URL is stripped first.
+pub(crate) fn network_error(e: &reqwest::Error, host: &str) -> crate::ToolError {
+    use crate::{ErrorKind, ToolError};
+    if let Some(blocked) = crate::net::blocked_in(e) {
+        return ToolError::permission_denied(format!(
+            "request to `{}` refused: {}",
+            blocked.host, blocked.reason
+        ));
+    }
+    if crate::net::too_many_redirects_in(e) {
+        return ToolError::upstream(format!(
+            "`{host}` redirected more than {} times",
+            crate::net::MAX_REDIRECTS
+        ));
+    }
+    if e.is_timeout() {
+        return ToolError::new(ErrorKind::Timeout, format!("request to `{host}` timed out"));
+    }
+    let stripped = reqwest_chain(e);
+    ToolError::new(
+        ErrorKind::Network,
+        format!("cannot reach `{host}`: {stripped}"),
+    )
+}
+
+/// The error's cause chain, without the URL reqwest puts in its own message.
+pub(crate) fn reqwest_chain(e: &reqwest::Error) -> String {
+    let mut parts = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(err) = source {
+        let text = err.to_string();
+        if !parts.iter().any(|p: &String| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = err.source();
+    }
+    if parts.is_empty() {
+        if e.is_connect() {
+            "connection failed".to_string()
+        } else if e.is_body() || e.is_decode() {
+            "the response body could not be read".to_string()
+        } else {
+            "request failed".to_string()
+        }
+    } else {
+        parts.join(": ")
+    }
 }
 
 #[cfg(test)]

@@ -10,17 +10,17 @@
 //! form-encoded parts) is remembered too, and so is each OAuth2 access token when it is fetched.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use toolgate_model::config::{
-    ApiKeyLocation, AuthConfig, Interpolated, OAuth2ClientCredentials, SchemeCredentials, Secret,
+    ApiKeyLocation, AuthConfig, Interpolated, SchemeCredentials, Secret,
 };
 use toolgate_model::openapi::{Conversion, Operation, ParamLocation, SecurityScheme};
-use toolgate_model::secrets::{self, Field};
+use toolgate_model::secrets::Field;
 
 use super::style;
 use crate::ToolError;
+use crate::net::oauth::{ClientCredentials, remember_basic};
 
 /// Where one credential goes.
 #[derive(Debug)]
@@ -39,7 +39,7 @@ pub(crate) enum Cred {
     /// Arbitrary headers.
     Headers(Vec<(String, Secret)>),
     /// OAuth2 client credentials: a bearer token fetched and cached.
-    OAuth2(TokenSource),
+    OAuth2(ClientCredentials),
 }
 
 /// How a source authenticates.
@@ -60,21 +60,10 @@ pub(crate) struct Applied {
     pub cookies: Vec<String>,
     /// Header names and query names whose values must be shown as `***`.
     pub masked: Vec<String>,
-    /// An OAuth2 token was used (a 401 refreshes it once).
-    pub oauth: Option<usize>,
+    /// The OAuth2 token sent (a 401 replaces it once).
+    pub oauth: Option<Secret>,
 }
 
-/// Remembers the base64 (standard alphabet) of `user:password` as sent in `Authorization:
-/// Basic`, and of the form-encoded pair (OAuth2 client authentication, RFC 6749 §2.3.1).
-fn remember_basic(user: &str, password: &str) {
-    let b64 =
-        |u: &str, p: &str| base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
-    secrets::remember(&b64(user, password));
-    secrets::remember(&b64(
-        &style::encode_query(user, false),
-        &style::encode_query(password, false),
-    ));
-}
 
 /// Resolves one credential (remembered as a secret), naming the source and the field when it
 /// cannot be.
@@ -128,7 +117,11 @@ impl Auth {
                     .map(|(k, v)| Ok((k.clone(), resolve(id, &format!("header `{k}`"), v)?)))
                     .collect::<Result<_, String>>()?,
             )),
-            AuthConfig::OAuth2(o) => Some(Cred::OAuth2(TokenSource::new(id, o, None)?)),
+            AuthConfig::OAuth2(o) => Some(Cred::OAuth2(ClientCredentials::new(
+                &format!("source `{id}`"),
+                o,
+                None,
+            )?)),
             AuthConfig::Schemes(map) => {
                 for (name, creds) in map {
                     let scheme = conversion.security_schemes.get(name).ok_or_else(|| {
@@ -161,12 +154,12 @@ impl Auth {
         &self,
         op: &Operation,
         client: &reqwest::Client,
-        refresh: bool,
+        rejected: Option<&Secret>,
     ) -> Result<Applied, ToolError> {
         let mut out = Applied::default();
         if let Some((cred, everywhere)) = &self.single {
             if !op.security.is_empty() || *everywhere {
-                put(cred, &mut out, client, refresh, 0).await?;
+                put(cred, &mut out, client, rejected).await?;
             }
             return Ok(out);
         }
@@ -176,8 +169,8 @@ impl Auth {
             .find(|alt| alt.keys().all(|name| self.schemes.contains_key(name)));
         match chosen {
             Some(alt) => {
-                for (i, name) in alt.keys().enumerate() {
-                    put(&self.schemes[name], &mut out, client, refresh, i + 1).await?;
+                for name in alt.keys() {
+                    put(&self.schemes[name], &mut out, client, rejected).await?;
                 }
             }
             None if !op.security.is_empty() && !self.schemes.is_empty() => {
@@ -217,7 +210,7 @@ impl Auth {
             .map(|(c, _)| c)
             .chain(self.schemes.values())
             .filter_map(|c| match c {
-                Cred::OAuth2(t) => Some(t.token_url.clone()),
+                Cred::OAuth2(t) => Some(t.token_url().clone()),
                 _ => None,
             })
             .collect()
@@ -254,7 +247,11 @@ fn scheme_cred(
             Cred::Basic(basic(id, b)?)
         }
         (SecurityScheme::OAuth2 { token_url }, SchemeCredentials::OAuth2(o)) => {
-            Cred::OAuth2(TokenSource::new(id, o, token_url.as_deref())?)
+            Cred::OAuth2(ClientCredentials::new(
+                &format!("source `{id}`"),
+                o,
+                token_url.as_deref(),
+            )?)
         }
         // A bearer token given for an OAuth2 / OpenID Connect scheme: sent as is.
         (
@@ -276,8 +273,7 @@ async fn put(
     cred: &Cred,
     out: &mut Applied,
     client: &reqwest::Client,
-    refresh: bool,
-    slot: usize,
+    rejected: Option<&Secret>,
 ) -> Result<(), ToolError> {
     match cred {
         Cred::ApiKey {
@@ -312,9 +308,12 @@ async fn put(
             }
         }
         Cred::OAuth2(source) => {
-            let token = source.token(client, refresh).await?;
+            let token = match rejected {
+                Some(old) => source.refresh(client, old).await?,
+                None => source.token(client).await?,
+            };
             bearer(out, token.expose());
-            out.oauth = Some(slot);
+            out.oauth = Some(token);
         }
     }
     Ok(())
@@ -324,128 +323,4 @@ fn bearer(out: &mut Applied, token: &str) {
     out.headers
         .push(("Authorization".into(), format!("Bearer {token}")));
     out.masked.push("Authorization".into());
-}
-
-/// How long before `expires_in` a cached token is replaced.
-const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
-/// How long a token without `expires_in` is kept (a 401 replaces it sooner).
-const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
-
-/// The OAuth2 client-credentials grant (RFC 6749 §4.4): the client authenticates with HTTP
-/// Basic (§2.3.1), the token is cached until `expires_in` minus 30 s.
-#[derive(Debug)]
-pub(crate) struct TokenSource {
-    pub token_url: reqwest::Url,
-    client_id: Secret,
-    client_secret: Secret,
-    scopes: Vec<String>,
-    /// Where the current access token is remembered ([`secrets::remember_as`]): a refreshed
-    /// one replaces it.
-    slot: String,
-    cached: std::sync::Mutex<Option<(Secret, Instant)>>,
-    fetch: tokio::sync::Mutex<()>,
-}
-
-impl TokenSource {
-    fn new(
-        id: &str,
-        o: &OAuth2ClientCredentials,
-        doc_token_url: Option<&str>,
-    ) -> Result<Self, String> {
-        let url = o.token_url.as_deref().or(doc_token_url).ok_or_else(|| {
-            format!("source `{id}`: oauth2: no token_url (and the scheme gives none)")
-        })?;
-        let token_url = reqwest::Url::parse(url)
-            .map_err(|e| format!("source `{id}`: oauth2: token_url `{url}` is not a URL: {e}"))?;
-        let client_id = resolve(id, "oauth2 client_id", &o.client_id)?;
-        let client_secret = resolve(id, "oauth2 client_secret", &o.client_secret)?;
-        remember_basic(client_id.expose(), client_secret.expose());
-        Ok(Self {
-            slot: format!("openapi `{id}` oauth2 token {token_url}"),
-            token_url,
-            client_id,
-            client_secret,
-            scopes: o.scopes.clone(),
-            cached: std::sync::Mutex::new(None),
-            fetch: tokio::sync::Mutex::new(()),
-        })
-    }
-
-    fn fresh(&self) -> Option<Secret> {
-        let guard = self
-            .cached
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        guard
-            .as_ref()
-            .filter(|(_, until)| Instant::now() < *until)
-            .map(|(t, _)| t.clone())
-    }
-
-    /// A valid token: the cached one, or a new one (`refresh`: always a new one).
-    async fn token(&self, client: &reqwest::Client, refresh: bool) -> Result<Secret, ToolError> {
-        if !refresh && let Some(t) = self.fresh() {
-            return Ok(t);
-        }
-        let _single = self.fetch.lock().await;
-        if !refresh && let Some(t) = self.fresh() {
-            return Ok(t);
-        }
-        let host = self.token_url.host_str().unwrap_or_default().to_string();
-        let mut form = vec!["grant_type=client_credentials".to_string()];
-        if !self.scopes.is_empty() {
-            form.push(format!(
-                "scope={}",
-                style::encode_query(&self.scopes.join(" "), false)
-            ));
-        }
-        let basic = base64::engine::general_purpose::STANDARD.encode(format!(
-            "{}:{}",
-            style::encode_query(self.client_id.expose(), false),
-            style::encode_query(self.client_secret.expose(), false)
-        ));
-        let response = client
-            .post(self.token_url.clone())
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .header("Accept", "application/json")
-            .header("Authorization", format!("Basic {basic}"))
-            .body(form.join("&"))
-            .send()
-            .await
-            .map_err(|e| {
-                super::call::network_error(&e, &host).with_context("OAuth2 token request")
-            })?;
-        let status = response.status();
-        let body = response.bytes().await.unwrap_or_default();
-        if !status.is_success() {
-            return Err(ToolError::permission_denied(format!(
-                "OAuth2 token request to {host} failed: HTTP {status}: {}",
-                toolgate_model::text::cut_bytes(&String::from_utf8_lossy(&body), 512)
-            )));
-        }
-        #[derive(serde::Deserialize)]
-        struct TokenResponse {
-            access_token: String,
-            #[serde(default)]
-            expires_in: Option<u64>,
-        }
-        let parsed: TokenResponse = serde_json::from_slice(&body).map_err(|e| {
-            ToolError::new(
-                crate::ErrorKind::Protocol,
-                format!("OAuth2 token response from {host} is not a token: {e}"),
-            )
-        })?;
-        let lifetime = parsed
-            .expires_in
-            .map_or(DEFAULT_LIFETIME, Duration::from_secs)
-            .saturating_sub(EXPIRY_MARGIN);
-        secrets::remember_as(&self.slot, &parsed.access_token);
-        let token = Secret::new(parsed.access_token);
-        *self
-            .cached
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some((token.clone(), Instant::now() + lifetime));
-        Ok(token)
-    }
 }

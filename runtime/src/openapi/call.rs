@@ -9,56 +9,10 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use super::auth::Applied;
 use super::request::{Body, Part, Parts};
-use crate::{ErrorKind, ToolContext, ToolError};
+use crate::{ToolContext, ToolError};
 
-/// A network failure: `network` (retryable), naming `host` only. reqwest's own message holds
-/// the URL (with its query), so the URL is stripped first.
-pub(crate) fn network_error(e: &reqwest::Error, host: &str) -> ToolError {
-    if let Some(blocked) = crate::net::blocked_in(e) {
-        return ToolError::permission_denied(format!(
-            "request to `{}` refused: {}",
-            blocked.host, blocked.reason
-        ));
-    }
-    if crate::net::too_many_redirects_in(e) {
-        return ToolError::upstream(format!(
-            "`{host}` redirected more than {} times",
-            crate::net::MAX_REDIRECTS
-        ));
-    }
-    if e.is_timeout() {
-        return ToolError::new(ErrorKind::Timeout, format!("request to `{host}` timed out"));
-    }
-    let stripped = reqwest_chain(e);
-    ToolError::new(
-        ErrorKind::Network,
-        format!("cannot reach `{host}`: {stripped}"),
-    )
-}
+pub(crate) use crate::net::network_error;
 
-/// The error's cause chain, without the URL reqwest puts in its own message.
-fn reqwest_chain(e: &reqwest::Error) -> String {
-    let mut parts = Vec::new();
-    let mut source = std::error::Error::source(e);
-    while let Some(err) = source {
-        let text = err.to_string();
-        if !parts.iter().any(|p: &String| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = err.source();
-    }
-    if parts.is_empty() {
-        if e.is_connect() {
-            "connection failed".to_string()
-        } else if e.is_body() || e.is_decode() {
-            "the response body could not be read".to_string()
-        } else {
-            "request failed".to_string()
-        }
-    } else {
-        parts.join(": ")
-    }
-}
 
 /// A `reqwest::Request` from the parts, the credentials and the base URL.
 ///
@@ -163,7 +117,7 @@ pub(crate) fn to_request(
         };
     }
     builder.build().map_err(|e| {
-        ToolError::internal(format!("cannot build the request: {}", reqwest_chain(&e)))
+        ToolError::internal(format!("cannot build the request: {}", crate::net::reqwest_chain(&e)))
     })
 }
 

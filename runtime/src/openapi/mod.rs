@@ -319,9 +319,9 @@ impl OpenApiSource {
             .map(|hook| (hook, self.full_operation(bound)));
         let parts = request::build(tool, op, &args)?;
         let timeout = self.timeout.or_else(|| ctx.remaining());
-        let mut refreshed = false;
+        let mut rejected = None;
         loop {
-            let applied = self.auth.apply(op, &self.client, refreshed).await?;
+            let applied = self.auth.apply(op, &self.client, rejected.as_ref()).await?;
             let mut req = call::to_request(
                 tool,
                 &self.client,
@@ -350,12 +350,11 @@ impl OpenApiSource {
                 ctx,
             )
             .await?;
-            if received.status == reqwest::StatusCode::UNAUTHORIZED
-                && applied.oauth.is_some()
-                && !refreshed
-            {
-                refreshed = true;
-                continue;
+            if received.status == reqwest::StatusCode::UNAUTHORIZED && rejected.is_none() {
+                if let Some(token) = applied.oauth {
+                    rejected = Some(token);
+                    continue;
+                }
             }
             if !received.status.is_success() {
                 return Err(response::failure(

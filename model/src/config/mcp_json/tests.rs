@@ -457,6 +457,7 @@ fn yaml_round_trip() {
         url: "https://x.example/mcp".into(),
         headers: BTreeMap::new(),
         bearer_token: Some(Interpolated::new("${TOKEN}").unwrap()),
+        oauth2: None,
     });
 
     let yaml = to_tools_yaml(&servers, Path::new("/home/alice/.cursor/mcp.json"));

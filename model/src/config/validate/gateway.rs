@@ -1,6 +1,7 @@
 //! Checks of the `gateway:` section and of policy knobs the runtime does not enforce yet.
 
 use super::super::{Diagnostic, LoadedConfig};
+use super::is_http_url;
 
 /// `gateway:`: an address `serve` can bind, limits that let requests through, hosts and origins
 /// in the form they are compared in, API keys that are distinct and not written in the file.
@@ -140,16 +141,8 @@ pub(super) fn check_gateway(
     }
 }
 
-/// Whether `url` is an absolute `http://` or `https://` URL with a host.
-fn is_http_url(url: &str) -> bool {
-    ["http://", "https://"].iter().any(|scheme| {
-        url.strip_prefix(scheme)
-            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
-    })
-}
-
 /// Whether an `http://` URL's host is a loopback address or `localhost`.
-fn is_loopback_url(url: &str) -> bool {
+pub(super) fn is_loopback_url(url: &str) -> bool {
     let rest = url.strip_prefix("http://").unwrap_or(url);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host = match authority.strip_prefix('[') {

@@ -17,6 +17,13 @@ pub(super) fn check_openapi(
     for (i, s) in cfg.tools.openapi.iter().enumerate() {
         let at = |key: &str| format!("/tools/openapi/{i}/{key}");
         let id = &s.id;
+        super::check_auth(
+            cfg,
+            &at("auth"),
+            &format!("OpenAPI source `{id}`"),
+            s.auth.as_ref(),
+            errors,
+        );
         if s.load == LoadMode::Build && s.spec_is_url() {
             errors.push(
                 cfg.error_at(

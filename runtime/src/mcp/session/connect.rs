@@ -126,7 +126,11 @@ impl Client {
                 *self.spawned.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&log));
                 self.handshake(handler, transport, mode, Some(log)).await
             }
-            McpConnection::Http { url, headers } => {
+            McpConnection::Http {
+                url,
+                headers,
+                oauth2,
+            } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
                 let http = self.http().map_err(Failed::Before)?;
                 // rmcp sends the token itself (`auth_header`); the rest as custom headers.
@@ -150,6 +154,16 @@ impl Client {
                 config.retry_config = Arc::new(BoundedRetry);
                 config.max_json_response_size = self.options.max_frame_bytes;
                 config.max_sse_event_size = self.options.max_frame_bytes;
+                if let Some(oauth) = oauth2 {
+                    // The token goes on each request (`AuthorizedHttp`), not in the config.
+                    let http = super::authorized::AuthorizedHttp {
+                        http,
+                        oauth: oauth.clone(),
+                    };
+                    let transport =
+                        rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
+                    return self.handshake(handler, transport, mode, None).await;
+                }
                 if let Some(token) = auth {
                     config = config.auth_header(token);
                 }
@@ -157,7 +171,11 @@ impl Client {
                     rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
                 self.handshake(handler, transport, mode, None).await
             }
-            McpConnection::Sse { url, headers } => {
+            McpConnection::Sse {
+                url,
+                headers,
+                oauth2,
+            } => {
                 let http = self.http().map_err(Failed::Before)?;
                 let map = self.header_map(headers)?;
                 let config = sse::SseConfig {
@@ -168,10 +186,14 @@ impl Client {
                     post_timeout: self.options.connect_timeout,
                     max_frame_bytes: self.options.max_frame_bytes,
                     server: self.id.clone(),
+                    oauth: oauth2.clone(),
                 };
                 let transport = sse::SseClientTransport::connect(http, config)
                     .await
-                    .map_err(|e| before(ErrorKind::Network, e.to_string()))?;
+                    .map_err(|e| match e {
+                        sse::SseError::Token(token) => Failed::Before(token),
+                        e => before(ErrorKind::Network, e.to_string()),
+                    })?;
                 tracing::debug!(server = %self.id, endpoint = %transport.message_url(), "legacy SSE: messages go to the endpoint the server named");
                 self.handshake(handler, transport, mode, None).await
             }
@@ -207,6 +229,9 @@ impl Client {
         e: &ClientInitializeError,
         process: Option<&ProcessLog>,
     ) -> ToolError {
+        if let Some(token) = super::authorized::token_error_in(e) {
+            return token.clone();
+        }
         let mut message = format!(
             "cannot start an MCP session with server `{}`{}: {}",
             self.id,

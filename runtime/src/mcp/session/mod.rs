@@ -1,6 +1,8 @@
 //! One MCP server's client: the shared session, (re)connecting with backoff, and the requests
 //! toolgate sends (`tools/list` with pagination, `tools/call`, `ping`).
 
+mod authorized;
+pub(crate) use authorized::token_error_in;
 mod call;
 mod connect;
 mod requests;

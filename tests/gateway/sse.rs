@@ -28,6 +28,7 @@ async fn client(served: &Served, headers: &[(&str, &str)]) -> Toolset {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        oauth2: None,
     };
     let tools = Toolset::builder()
         .validate_arguments(false)

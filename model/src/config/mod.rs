@@ -65,8 +65,8 @@ pub use mcp::{HttpTransport, McpServer, McpTransport, SseTransport, StdioTranspo
 pub use mcp_json::{McpJsonConfig, is_mcp_json, parse_mcp_json, to_tools_config, to_tools_yaml};
 pub use openapi::{
     Adapter, ApiKeyAuth, ApiKeyLocation, ArgumentAdapter, AuthConfig, BasicAuth, ClientAuth,
-    ContextField,
-    LoadMode, OAuth2ClientCredentials, OpenApiSource, OperationFilter, SchemeCredentials,
+    ContextField, LoadMode, OAuth2ClientCredentials, OpenApiSource, OperationFilter,
+    SchemeCredentials,
 };
 pub use policy::{
     AccessRule, ArgumentRule, Budgets, CircuitBreakerConfig, ExtraArguments, Fallback, Pinning,

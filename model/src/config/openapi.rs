@@ -286,7 +286,9 @@ pub struct OAuth2ClientCredentials {
 }
 
 /// How an OAuth2 client authenticates to the token endpoint (RFC 6749 section 2.3.1).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientAuth {
     /// `Authorization: Basic` with the form-encoded client id and secret

@@ -60,7 +60,11 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
                     &at,
                     format!(
                         "{owner}: `oauth2` and {} both set the `Authorization` header",
-                        if header { "an `Authorization` header" } else { "`bearer_token`" }
+                        if header {
+                            "an `Authorization` header"
+                        } else {
+                            "`bearer_token`"
+                        }
                     ),
                 )
                 .with_hint("keep one: `oauth2` fetches the token, `bearer_token` is a fixed one"),

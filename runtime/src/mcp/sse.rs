@@ -15,8 +15,8 @@ use rmcp::{RoleClient, transport::Transport};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, timeout_at};
 
-pub(super) use crate::net::sse::Framer;
 use crate::net::oauth::ClientCredentials;
+pub(super) use crate::net::sse::Framer;
 use toolgate_model::config::Secret;
 
 /// Characters of a body or of event data kept in errors and log lines.

@@ -190,9 +190,11 @@ impl ClientCredentials {
                 form.push(("client_secret", inner.client_secret.expose().to_string()));
             }
         }
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(&form)
-            .finish();
+        let body = form
+            .iter()
+            .map(|(k, v)| format!("{k}={}", form_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
         let context = || format!("{owner}: OAuth2 token request to `{host}`");
         let response = request
             .body(body)
@@ -261,10 +263,27 @@ async fn read_capped(mut response: reqwest::Response) -> Vec<u8> {
     out
 }
 
+/// What a form value keeps as is: the unreserved characters of RFC 3986 §2.3. A space becomes
+/// `%20`, which form decoders and plain percent-decoders (some token endpoints decode the Basic
+/// pair so) both read back.
+const FORM: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `v` encoded for an `application/x-www-form-urlencoded` body (RFC 6749 Appendix B).
+fn form_encode(v: &str) -> String {
+    percent_encoding::utf8_percent_encode(v, FORM).to_string()
+}
+
 /// `base64(form(id) ":" form(secret))`, the Basic credentials of RFC 6749 §2.3.1.
 fn basic_pair(id: &str, secret: &str) -> String {
-    let form = |v: &str| url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>();
-    base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", form(id), form(secret)))
+    base64::engine::general_purpose::STANDARD.encode(format!(
+        "{}:{}",
+        form_encode(id),
+        form_encode(secret)
+    ))
 }
 
 /// Remembers the base64 (standard alphabet) of `user:password` as a secret, both as is and
@@ -282,12 +301,13 @@ mod tests {
 
     #[test]
     fn the_basic_pair_form_encodes_id_and_secret_first() {
-        // RFC 6749 §2.3.1: a space becomes `+`, a colon `%3A`, before base64.
+        // RFC 6749 §2.3.1: the id and secret are form-encoded before base64 (a space as
+        // `%20`, a colon as `%3A`: the colon between them is the only one left).
         let pair = basic_pair("my client", "s:cret");
         let decoded = base64::engine::general_purpose::STANDARD
             .decode(pair)
             .unwrap();
-        assert_eq!(decoded, b"my+client:s%3Acret");
+        assert_eq!(decoded, b"my%20client:s%3Acret");
     }
 
     #[test]

@@ -12,9 +12,7 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use toolgate_model::config::{
-    ApiKeyLocation, AuthConfig, Interpolated, SchemeCredentials, Secret,
-};
+use toolgate_model::config::{ApiKeyLocation, AuthConfig, Interpolated, SchemeCredentials, Secret};
 use toolgate_model::openapi::{Conversion, Operation, ParamLocation, SecurityScheme};
 use toolgate_model::secrets::Field;
 
@@ -63,7 +61,6 @@ pub(crate) struct Applied {
     /// The OAuth2 token sent (a 401 replaces it once).
     pub oauth: Option<Secret>,
 }
-
 
 /// Resolves one credential (remembered as a secret), naming the source and the field when it
 /// cannot be.
@@ -246,13 +243,9 @@ fn scheme_cred(
         {
             Cred::Basic(basic(id, b)?)
         }
-        (SecurityScheme::OAuth2 { token_url }, SchemeCredentials::OAuth2(o)) => {
-            Cred::OAuth2(ClientCredentials::new(
-                &format!("source `{id}`"),
-                o,
-                token_url.as_deref(),
-            )?)
-        }
+        (SecurityScheme::OAuth2 { token_url }, SchemeCredentials::OAuth2(o)) => Cred::OAuth2(
+            ClientCredentials::new(&format!("source `{id}`"), o, token_url.as_deref())?,
+        ),
         // A bearer token given for an OAuth2 / OpenID Connect scheme: sent as is.
         (
             SecurityScheme::OAuth2 { .. } | SecurityScheme::OpenIdConnect { .. },

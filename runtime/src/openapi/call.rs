@@ -13,7 +13,6 @@ use crate::{ToolContext, ToolError};
 
 pub(crate) use crate::net::network_error;
 
-
 /// A `reqwest::Request` from the parts, the credentials and the base URL.
 ///
 /// # Errors
@@ -117,7 +116,10 @@ pub(crate) fn to_request(
         };
     }
     builder.build().map_err(|e| {
-        ToolError::internal(format!("cannot build the request: {}", crate::net::reqwest_chain(&e)))
+        ToolError::internal(format!(
+            "cannot build the request: {}",
+            crate::net::reqwest_chain(&e)
+        ))
     })
 }
 

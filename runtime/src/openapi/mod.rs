@@ -350,11 +350,12 @@ impl OpenApiSource {
                 ctx,
             )
             .await?;
-            if received.status == reqwest::StatusCode::UNAUTHORIZED && rejected.is_none() {
-                if let Some(token) = applied.oauth {
-                    rejected = Some(token);
-                    continue;
-                }
+            if received.status == reqwest::StatusCode::UNAUTHORIZED
+                && rejected.is_none()
+                && let Some(token) = applied.oauth
+            {
+                rejected = Some(token);
+                continue;
             }
             if !received.status.is_success() {
                 return Err(response::failure(

@@ -143,6 +143,9 @@ struct Listing {
     rejected: Vec<String>,
     state: Option<SourceState>,
     error: Option<String>,
+    /// The last listing failed as `permission_denied` (credentials the upstream or its token
+    /// endpoint refuse): waiting does not help, so callers are told so rather than `network`.
+    refused: bool,
     attempted: Option<Instant>,
     discovery: Option<Duration>,
     ping: Option<Duration>,
@@ -210,6 +213,7 @@ impl RemoteSource {
                 }
                 catalog.state = Some(SourceState::Ready);
                 catalog.error = None;
+                catalog.refused = false;
                 catalog.discovery = Some(started.elapsed());
                 drop(catalog);
                 tracing::info!(
@@ -225,6 +229,7 @@ impl RemoteSource {
                 tracing::warn!(source = %id, error = %e, "cannot list tools");
                 catalog.state = Some(SourceState::Failed);
                 catalog.error = Some(e.message().to_string());
+                catalog.refused = e.kind() == ErrorKind::PermissionDenied;
                 Err(e)
             }
         }
@@ -499,11 +504,16 @@ impl SourceLifecycle for RemoteSource {
                 (!c.listed
                     && c.attempted
                         .is_some_and(|t| t.elapsed() < self.inner.settings.retry_interval))
-                .then(|| c.error.clone().unwrap_or_default())
+                .then(|| (c.error.clone().unwrap_or_default(), c.refused))
             };
-            let unavailable = |error: String| {
+            let unavailable = |(error, refused): (String, bool)| {
+                let kind = if refused {
+                    ErrorKind::PermissionDenied
+                } else {
+                    ErrorKind::Network
+                };
                 ToolError::new(
-                    ErrorKind::Network,
+                    kind,
                     format!(
                         "source `{}` is unavailable (its last listing failed: {error}); retried after {} ms or on refresh",
                         self.inner.id,

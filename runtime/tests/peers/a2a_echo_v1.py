@@ -3,13 +3,16 @@
 Run with `.peers/venv-a2a/bin/python` (scripts/install-peers.sh installs it):
 
     a2a_echo_v1.py --port N [--card legacy] [--token T] [--no-streaming] [--rpc-path /a2a]
+                   [--refuse-first N]
 
 Listens on 127.0.0.1:N only. The card is at /.well-known/agent-card.json (the SDK's path), or
 with `--card legacy` only at /.well-known/agent.json (agent-card.json then answers 404). The
 JSON-RPC endpoint is POST `--rpc-path` (default `/`), and the card's `supportedInterfaces[0].url`
 points to it. `--token T` requires `Authorization: Bearer T` on every POST (HTTP 401 otherwise),
 declares a bearer scheme in the card and serves an extended card (method GetExtendedAgentCard)
-with an extra skill `secret`. The SDK itself checks the `A2A-Version` header (missing = 0.3,
+with an extra skill `secret`. `--refuse-first N` answers the first N POSTs with HTTP 401
+(`WWW-Authenticate: Bearer error="invalid_token"`) whatever they carry, as a server would that
+revoked the token it was sent. The SDK itself checks the `A2A-Version` header (missing = 0.3,
 which it rejects).
 
 Behaviour, by the first text part of the incoming message (a message with only a data part
@@ -37,7 +40,7 @@ field naming the skill a message is for).
 
 Every HTTP request prints one stderr line:
   A2A-REQ <METHOD> <path> rpc=<json-rpc method|-> a2a-version=<header|-> auth=<yes|no>
-  traceparent=<header|->
+  traceparent=<header|-> jwt-claims=<the claims part of a bearer JWT, base64url|->
 and `READY <port>` goes to stdout once the socket listens.
 """
 
@@ -197,12 +200,19 @@ class EchoExecutor(AgentExecutor):
         await updater.cancel()
 
 
+def jwt_claims(authorization):
+    """The claims part (base64url) of a bearer JWT, or `-`: what a token said, not the token."""
+    parts = authorization.removeprefix('Bearer ').split('.')
+    return parts[1] if authorization.startswith('Bearer ') and len(parts) == 3 else '-'
+
+
 class Gate:
     """ASGI middleware: logs every request, and checks the bearer token on POSTs."""
 
-    def __init__(self, app, token):
+    def __init__(self, app, token, refuse_first=0):
         self.app = app
         self.token = token
+        self.refuse_first = refuse_first
 
     async def __call__(self, scope, receive, send):
         if scope['type'] != 'http':
@@ -230,11 +240,15 @@ class Gate:
             f"A2A-REQ {scope['method']} {scope['path']} rpc={rpc} "
             f"a2a-version={headers.get('a2a-version', '-')} "
             f"auth={'yes' if 'authorization' in headers else 'no'} "
-            f"traceparent={headers.get('traceparent', '-')}",
+            f"traceparent={headers.get('traceparent', '-')} "
+            f"jwt-claims={jwt_claims(headers.get('authorization', ''))}",
             file=sys.stderr,
             flush=True,
         )
-        if (
+        refuse = scope['method'] == 'POST' and self.refuse_first > 0
+        if refuse:
+            self.refuse_first -= 1
+        if refuse or (
             self.token
             and scope['method'] == 'POST'
             and headers.get('authorization') != f'Bearer {self.token}'
@@ -320,6 +334,7 @@ def main():
     parser.add_argument('--token')
     parser.add_argument('--no-streaming', action='store_true')
     parser.add_argument('--rpc-path', default='/')
+    parser.add_argument('--refuse-first', type=int, default=0)
     args = parser.parse_args()
 
     card = build_card(args)
@@ -333,7 +348,7 @@ def main():
     routes = create_agent_card_routes(card, card_url=card_path) + create_jsonrpc_routes(
         handler, rpc_url=args.rpc_path
     )
-    app = Gate(Starlette(routes=routes), args.token)
+    app = Gate(Starlette(routes=routes), args.token, args.refuse_first)
 
     config = uvicorn.Config(app, host='127.0.0.1', port=args.port, log_level='warning')
     server = uvicorn.Server(config)

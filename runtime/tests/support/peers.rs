@@ -243,15 +243,42 @@ pub fn a2a_echo_mjs() -> PathBuf {
 /// (discovery, JWKS, token endpoint, plus test-only routes that mint tokens with chosen claims
 /// and rotate keys), on Node 22; the issuer is `http://127.0.0.1:{port}`.
 pub fn oidc_issuer() -> PeerProcess {
+    oidc_issuer_with(&[])
+}
+
+/// [`oidc_issuer`] with more of its flags: `--client ID:SECRET` (the one client its token
+/// endpoint accepts), `--ttl SECONDS` (how long its tokens live).
+pub fn oidc_issuer_with(flags: &[&str]) -> PeerProcess {
     require_installed(
         peers_root().join("node_modules/oauth2-mock-server/package.json"),
         "oauth2-mock-server",
     );
     let script = test_peers_dir().join("oidc_issuer.mjs");
     assert!(script.is_file(), "missing {}", script.display());
+    let mut args = vec![script.to_str().expect("UTF-8 path"), "--port", "{port}"];
+    args.extend_from_slice(flags);
+    spawn_http_peer_retry(node22(), &args, &[])
+}
+
+/// An MCP server on the Python SDK that is an OAuth resource server
+/// (runtime/tests/peers/oauth_mcp_server.py): tokens of `issuer` for the resource
+/// `http://127.0.0.1:PORT/mcp`, over `transport` (`streamable-http` or `sse`).
+pub fn oauth_mcp_server(issuer: &str, transport: &str) -> PeerProcess {
+    let script = test_peers_dir().join("oauth_mcp_server.py");
+    assert!(script.is_file(), "missing {}", script.display());
     spawn_http_peer_retry(
-        node22(),
-        &[script.to_str().expect("UTF-8 path"), "--port", "{port}"],
+        venv_python(),
+        &[
+            script.to_str().expect("UTF-8 path"),
+            "--port",
+            "{port}",
+            "--issuer",
+            issuer,
+            "--resource",
+            "http://127.0.0.1:{port}/mcp",
+            "--transport",
+            transport,
+        ],
         &[],
     )
 }

@@ -70,6 +70,21 @@ pub(crate) fn token_error_in<'a>(
     None
 }
 
+/// The [`ToolError`] of a failed token request that ended a handshake (rmcp's
+/// `ClientInitializeError` does not chain its transport error as a `source`).
+pub(crate) fn token_error_in_handshake(
+    e: &rmcp::service::ClientInitializeError,
+) -> Option<&ToolError> {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::TransportError { error, .. } => token_error_in(error),
+        E::LegacyFallbackFailed { discover, fallback } => {
+            token_error_in_handshake(fallback).or_else(|| token_error_in_handshake(discover))
+        }
+        other => token_error_in(other),
+    }
+}
+
 impl AuthorizedHttp {
     async fn token(&self) -> Result<Secret, Error> {
         self.oauth.token(&self.http).await.map_err(token_failure)

@@ -229,7 +229,7 @@ impl Client {
         e: &ClientInitializeError,
         process: Option<&ProcessLog>,
     ) -> ToolError {
-        if let Some(token) = super::authorized::token_error_in(e) {
+        if let Some(token) = super::authorized::token_error_in_handshake(e) {
             return token.clone();
         }
         let mut message = format!(

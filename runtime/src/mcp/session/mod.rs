@@ -268,7 +268,11 @@ impl Client {
                 // A server that answers `server/discover` with something other than a JSON-RPC
                 // error (an HTTP 400, a closed connection) gets a plain `initialize` on a new
                 // connection.
-                Err(Failed::Handshake(e, _)) if !matches!(*e, ClientInitializeError::Cancelled) => {
+                // (Not when the token could not be had: `initialize` would need it too.)
+                Err(Failed::Handshake(e, _))
+                    if !matches!(*e, ClientInitializeError::Cancelled)
+                        && authorized::token_error_in_handshake(&e).is_none() =>
+                {
                     tracing::debug!(server = %self.id, error = %e, "server/discover failed; trying initialize");
                     self.serve(ClientLifecycleMode::Initialize, until, limit)
                         .await

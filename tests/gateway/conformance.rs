@@ -184,3 +184,102 @@ wait
     // The whole run is bounded (the suite has its own timeouts; this catches a hang).
     assert!(started.elapsed() < Duration::from_secs(600));
 }
+
+/// The checks of one client scenario's run (its `-o` folder): id → every status it got.
+fn client_checks(dir: &Path) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // `<dir>/auth/<scenario>-<timestamp>/checks.json`
+    let runs = std::fs::read_dir(dir.join("auth"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    for entry in runs {
+        let Ok(text) = std::fs::read_to_string(entry.path().join("checks.json")) else {
+            continue;
+        };
+        let Ok(Value::Array(checks)) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        for c in checks {
+            if let (Some(id), Some(status)) = (c["id"].as_str(), c["status"].as_str()) {
+                out.entry(id.to_string())
+                    .or_default()
+                    .push(status.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn toolgate_as_an_oauth_client_passes_the_suite_s_client_credentials_and_discovery_scenarios() {
+    // toolgate (`list`, through runtime/tests/peers/conformance_oauth_client.py) is the client
+    // of each scenario's MCP server, with the scenario's client id and secret and no token
+    // URL: the token endpoint is discovered. `client-credentials-basic` and `resource-mismatch`
+    // must pass whole; the `metadata-*` scenarios (the metadata at each place a server may put
+    // it) must see toolgate find the authorization server and ask it for a token (their
+    // authorization-code checks need a user's login, which toolgate does not do).
+    let dir = tempfile::tempdir().unwrap();
+    let client = harness::repo_root().join("runtime/tests/peers/conformance_oauth_client.py");
+    let scenarios = [
+        "auth/client-credentials-basic",
+        "auth/resource-mismatch",
+        "auth/metadata-default",
+        "auth/metadata-var1",
+        "auth/metadata-var2",
+        "auth/metadata-var3",
+    ];
+    let mut script = String::from("set -u\nip link set lo up\n");
+    for s in scenarios {
+        let out = dir.path().join(s.replace('/', "_"));
+        script.push_str(&format!(
+            "{node22} {conformance} client --command '{python} {client}' --scenario {s} -o {out} > {out}.log 2>&1\n",
+            node22 = peers::node22().display(),
+            conformance = peers::conformance_js().display(),
+            python = peers::python3().display(),
+            client = client.display(),
+            out = out.display(),
+        ));
+    }
+    let output = Command::new("timeout")
+        .args(["600", "unshare", "-rn", "bash", "-c", &script])
+        .env("TOOLGATE_BIN", BIN)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run unshare");
+    let log = |s: &str| {
+        std::fs::read_to_string(dir.path().join(format!("{}.log", s.replace('/', "_"))))
+            .unwrap_or_default()
+    };
+    for s in scenarios {
+        let checks = client_checks(&dir.path().join(s.replace('/', "_")));
+        let context = format!(
+            "{s}: {checks:?}\n{}\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            log(s)
+        );
+        assert!(!checks.is_empty(), "no checks recorded\n{context}");
+        let passed = |id: &str| {
+            checks
+                .get(id)
+                .is_some_and(|v| v.iter().all(|st| st == "SUCCESS"))
+        };
+        if s.starts_with("auth/metadata-") {
+            for id in [
+                "authorization-server-metadata",
+                "token-request",
+                "valid-bearer-token",
+            ] {
+                assert!(passed(id), "{id}\n{context}");
+            }
+        } else {
+            let failed: Vec<_> = checks
+                .iter()
+                .filter(|(_, v)| v.iter().any(|st| st == "FAILURE" || st == "WARNING"))
+                .map(|(id, _)| id.clone())
+                .collect();
+            assert!(failed.is_empty(), "failed: {failed:?}\n{context}");
+        }
+        println!("{s}: {} checks, the ones asked for passed", checks.len());
+    }
+}

@@ -266,3 +266,22 @@ fn a_token_endpoint_that_went_away_fails_the_call_promptly_naming_the_server() {
     assert_eq!(body["kind"], "network", "{body}");
     assert_no_secret(&served);
 }
+
+#[test]
+fn without_a_token_url_the_server_s_metadata_names_the_token_endpoint_and_the_resource() {
+    // The MCP server publishes its protected resource metadata (RFC 9728), naming the
+    // provider; the provider's metadata (RFC 8414 / OpenID Connect discovery) names its token
+    // endpoint. The resource the metadata names is asked for.
+    let issuer = peers::oidc_issuer_with(&["--client", &format!("gw:{SECRET}")]);
+    let server = peers::oauth_mcp_server(&issuer.url(""), "streamable-http");
+    let url = server.url("/mcp");
+    let entry = format!(
+        "    - id: tickets\n      http:\n        url: \"{url}\"\n        oauth2: {{client_id: gw, client_secret: \"${{GW_SECRET}}\"}}\n"
+    );
+    let served = serve_with_env(&tools_yaml(&entry, ""), &[], &[("GW_SECRET", SECRET)]);
+    let claims = whoami(&served);
+    assert_eq!(claims["sub"], "gw", "{claims}");
+    assert_eq!(claims["aud"], json!(url), "{claims}");
+    assert_eq!(tokens(&issuer, 200), 1, "{}", issuer.log());
+    assert_no_secret(&served);
+}

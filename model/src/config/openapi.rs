@@ -264,7 +264,9 @@ pub struct OAuth2ClientCredentials {
     /// The client secret.
     pub client_secret: Interpolated,
     /// The token endpoint (`https://`; plain `http://` only to a loopback address); for a
-    /// `schemes` entry of an OpenAPI document, defaults to the scheme's `tokenUrl`.
+    /// `schemes` entry of an OpenAPI document, defaults to the scheme's `tokenUrl`; for an MCP
+    /// server, discovered from its protected resource metadata (RFC 9728, then RFC 8414) when
+    /// left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_url: Option<String>,
     /// Scopes requested (sent space-separated as `scope`).

@@ -356,10 +356,11 @@ fn connection(server: &McpServer, base_dir: &Path) -> Result<McpConnection, Buil
         }
         Ok::<_, BuildError>(out)
     };
-    let oauth2 = |config: &Option<toolgate_model::config::OAuth2ClientCredentials>| {
+    let oauth2 = |config: &Option<toolgate_model::config::OAuth2ClientCredentials>, url: &str| {
+        let owner = format!("MCP server `{}`", server.id);
         config
             .as_ref()
-            .map(|c| ClientCredentials::new(&format!("MCP server `{}`", server.id), c, None))
+            .map(|c| ClientCredentials::for_resource_server(&owner, c, url))
             .transpose()
             .map_err(|message| BuildError::Source {
                 source_id: server.id.clone(),
@@ -388,12 +389,12 @@ fn connection(server: &McpServer, base_dir: &Path) -> Result<McpConnection, Buil
         McpTransport::Http(t) => McpConnection::Http {
             url: t.url.clone(),
             headers: headers(&t.headers, &t.bearer_token)?,
-            oauth2: oauth2(&t.oauth2)?,
+            oauth2: oauth2(&t.oauth2, &t.url)?,
         },
         McpTransport::Sse(t) => McpConnection::Sse {
             url: t.url.clone(),
             headers: headers(&t.headers, &t.bearer_token)?,
-            oauth2: oauth2(&t.oauth2)?,
+            oauth2: oauth2(&t.oauth2, &t.url)?,
         },
     })
 }

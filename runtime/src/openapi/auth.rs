@@ -207,7 +207,7 @@ impl Auth {
             .map(|(c, _)| c)
             .chain(self.schemes.values())
             .filter_map(|c| match c {
-                Cred::OAuth2(t) => Some(t.token_url().clone()),
+                Cred::OAuth2(t) => t.token_url(),
                 _ => None,
             })
             .collect()

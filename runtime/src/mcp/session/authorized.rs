@@ -91,7 +91,7 @@ impl AuthorizedHttp {
     }
 
     async fn fresh(&self, rejected: &Secret) -> Result<Secret, Error> {
-        tracing::debug!(token_url = %self.oauth.token_url().host_str().unwrap_or_default(), "HTTP 401: the request once more with a fresh OAuth2 token");
+        tracing::debug!("HTTP 401: the request once more with a fresh OAuth2 token");
         self.oauth
             .refresh(&self.http, rejected)
             .await

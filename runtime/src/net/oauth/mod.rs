@@ -11,6 +11,11 @@
 //!   ([`ClientCredentials::refresh`]); a token that other callers already replaced is not
 //!   fetched again.
 //! * Every token request has a deadline ([`TOKEN_TIMEOUT`]).
+//! * Without a `token_url`, an MCP server's token endpoint is discovered as the MCP
+//!   authorization specification describes ([`discover`]): its protected resource metadata
+//!   (RFC 9728) names the authorization server, whose metadata (RFC 8414, or OpenID Connect
+//!   discovery) names the token endpoint; the resource the metadata names is then sent as
+//!   `resource` unless one is configured.
 //!
 //! Secrets: the client id and secret are resolved as credentials and remembered process-wide
 //! ([`toolgate_model::secrets`]), with the base64 of the Basic pair; each access token is
@@ -27,10 +32,23 @@ use toolgate_model::secrets::{self, Field};
 
 use crate::{ErrorKind, ToolError};
 
+pub(crate) mod discover;
+
 /// How long before `expires_in` a cached token is replaced (at most half the lifetime).
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 /// How long a token without `expires_in` is kept (a 401 replaces it sooner).
 const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
+/// Where the token endpoint is.
+enum Endpoint {
+    /// Configured (or an OpenAPI scheme's `tokenUrl`).
+    Fixed(Url),
+    /// Discovered from the resource server's metadata on first use, then kept.
+    Discover {
+        server: Url,
+        found: Mutex<Option<discover::Found>>,
+    },
+}
+
 /// The longest one token request may take, connect to last byte.
 pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most bytes read of a token endpoint's answer.
@@ -46,7 +64,7 @@ pub struct ClientCredentials(Arc<Inner>);
 struct Inner {
     /// Who the token is for, as error messages name it (`MCP server `tickets``).
     owner: String,
-    token_url: Url,
+    endpoint: Endpoint,
     client_id: Secret,
     client_secret: Secret,
     client_auth: ClientAuth,
@@ -61,9 +79,13 @@ struct Inner {
 
 impl std::fmt::Debug for ClientCredentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let endpoint = match &self.0.endpoint {
+            Endpoint::Fixed(url) => url.to_string(),
+            Endpoint::Discover { server, .. } => format!("discovered from {server}"),
+        };
         f.debug_struct("ClientCredentials")
             .field("owner", &self.0.owner)
-            .field("token_url", &self.0.token_url.as_str())
+            .field("token_url", &endpoint)
             .finish_non_exhaustive()
     }
 }
@@ -89,6 +111,34 @@ impl ClientCredentials {
             .ok_or_else(|| format!("{owner}: oauth2: no token_url (and the scheme gives none)"))?;
         let token_url = Url::parse(url)
             .map_err(|e| format!("{owner}: oauth2: token_url `{url}` is not a URL: {e}"))?;
+        Self::with_endpoint(owner, config, Endpoint::Fixed(token_url))
+    }
+
+    /// Like [`ClientCredentials::new`], for the resource server at `server` (an MCP server's
+    /// URL): without `config.token_url`, the token endpoint is discovered from the server's
+    /// metadata on first use ([`discover`]).
+    ///
+    /// # Errors
+    /// As [`ClientCredentials::new`]; `server` not a URL.
+    pub fn for_resource_server(
+        owner: &str,
+        config: &OAuth2ClientCredentials,
+        server: &str,
+    ) -> Result<Self, String> {
+        if config.token_url.is_some() {
+            return Self::new(owner, config, None);
+        }
+        let server =
+            Url::parse(server).map_err(|e| format!("{owner}: `{server}` is not a URL: {e}"))?;
+        let found = Mutex::new(None);
+        Self::with_endpoint(owner, config, Endpoint::Discover { server, found })
+    }
+
+    fn with_endpoint(
+        owner: &str,
+        config: &OAuth2ClientCredentials,
+        endpoint: Endpoint,
+    ) -> Result<Self, String> {
         let resolve = |what: &str, v: &Interpolated| {
             v.resolve_as(Field::Credential)
                 .map_err(|e| format!("{owner}: oauth2 {what}: {e}"))
@@ -97,9 +147,9 @@ impl ClientCredentials {
         let client_secret = resolve("client_secret", &config.client_secret)?;
         remember_basic(client_id.expose(), client_secret.expose());
         Ok(Self(Arc::new(Inner {
-            slot: format!("{owner} oauth2 token {token_url}"),
+            slot: format!("{owner} oauth2 access token"),
             owner: owner.to_string(),
-            token_url,
+            endpoint,
             client_id,
             client_secret,
             client_auth: config.client_auth,
@@ -111,9 +161,35 @@ impl ClientCredentials {
         })))
     }
 
-    /// The token endpoint.
-    pub fn token_url(&self) -> &Url {
-        &self.0.token_url
+    /// The token endpoint, when it is configured or already discovered.
+    pub fn token_url(&self) -> Option<Url> {
+        match &self.0.endpoint {
+            Endpoint::Fixed(url) => Some(url.clone()),
+            Endpoint::Discover { found, .. } => found
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .map(|f| f.token_url.clone()),
+        }
+    }
+
+    /// The token endpoint and the resource discovery found (if it was discovered).
+    async fn endpoint(&self, client: &reqwest::Client) -> Result<(Url, Option<String>), ToolError> {
+        let (server, found) = match &self.0.endpoint {
+            Endpoint::Fixed(url) => return Ok((url.clone(), None)),
+            Endpoint::Discover { server, found } => (server, found),
+        };
+        if let Some(f) = found
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
+            return Ok((f.token_url.clone(), Some(f.resource.clone())));
+        }
+        let f = discover::discover(client, server, &self.0.owner).await?;
+        let out = (f.token_url.clone(), Some(f.resource.clone()));
+        *found.lock().unwrap_or_else(PoisonError::into_inner) = Some(f);
+        Ok(out)
     }
 
     fn fresh(&self) -> Option<Secret> {
@@ -163,20 +239,21 @@ impl ClientCredentials {
     /// One token request; the caller holds `fetch`.
     async fn fetch(&self, client: &reqwest::Client) -> Result<Secret, ToolError> {
         let inner = &*self.0;
-        let host = inner.token_url.host_str().unwrap_or_default().to_string();
+        let (token_url, discovered) = self.endpoint(client).await?;
+        let host = token_url.host_str().unwrap_or_default().to_string();
         let owner = &inner.owner;
         let mut form = vec![("grant_type", "client_credentials".to_string())];
         if !inner.scopes.is_empty() {
             form.push(("scope", inner.scopes.join(" ")));
         }
-        if let Some(resource) = &inner.resource {
-            form.push(("resource", resource.clone()));
+        if let Some(resource) = inner.resource.clone().or(discovered) {
+            form.push(("resource", resource));
         }
         if let Some(audience) = &inner.audience {
             form.push(("audience", audience.clone()));
         }
         let mut request = client
-            .post(inner.token_url.clone())
+            .post(token_url)
             .timeout(TOKEN_TIMEOUT)
             .header("Content-Type", "application/x-www-form-urlencoded")
             .header("Accept", "application/json");
@@ -318,6 +395,7 @@ mod tests {
         let e = ClientCredentials::new("MCP server `t`", &config, None).unwrap_err();
         assert!(e.starts_with("MCP server `t`: oauth2: no token_url"), "{e}");
         let ok = ClientCredentials::new("MCP server `t`", &config, Some("https://idp/token"));
-        assert_eq!(ok.unwrap().token_url().as_str(), "https://idp/token");
+        let ok = ok.unwrap().token_url().map(|u| u.to_string());
+        assert_eq!(ok.as_deref(), Some("https://idp/token"));
     }
 }

@@ -215,14 +215,15 @@ fn client_checks(dir: &Path) -> BTreeMap<String, Vec<String>> {
 fn toolgate_as_an_oauth_client_passes_the_suite_s_client_credentials_and_discovery_scenarios() {
     // toolgate (`list`, through runtime/tests/peers/conformance_oauth_client.py) is the client
     // of each scenario's MCP server, with the scenario's client id and secret and no token
-    // URL: the token endpoint is discovered. `client-credentials-basic` and `resource-mismatch`
-    // must pass whole; the `metadata-*` scenarios (the metadata at each place a server may put
+    // URL: the token endpoint is discovered. `client-credentials-basic`, `client-credentials-jwt`
+    // (`private_key_jwt` with the scenario's ES256 key) and `resource-mismatch` must pass whole; the `metadata-*` scenarios (the metadata at each place a server may put
     // it) must see toolgate find the authorization server and ask it for a token (their
     // authorization-code checks need a user's login, which toolgate does not do).
     let dir = tempfile::tempdir().unwrap();
     let client = harness::repo_root().join("runtime/tests/peers/conformance_oauth_client.py");
     let scenarios = [
         "auth/client-credentials-basic",
+        "auth/client-credentials-jwt",
         "auth/resource-mismatch",
         "auth/metadata-default",
         "auth/metadata-var1",

@@ -285,3 +285,32 @@ fn without_a_token_url_the_server_s_metadata_names_the_token_endpoint_and_the_re
     assert_eq!(tokens(&issuer, 200), 1, "{}", issuer.log());
     assert_no_secret(&served);
 }
+
+#[test]
+fn a_server_that_refuses_even_a_fresh_token_is_permission_denied_after_one_retry() {
+    // The gateway asks for a token for another resource: the provider issues it, the server
+    // refuses it (wrong `aud`), and refuses the fresh one too. One retry, then the call's
+    // `permission_denied` saying the token is not good for the server (not a dropped
+    // connection, which a caller would retry).
+    let issuer = peers::oidc_issuer_with(&["--client", &format!("gw:{SECRET}")]);
+    let server = peers::oauth_mcp_server(&issuer.url(""), "streamable-http");
+    let entry = format!(
+        "    - id: tickets\n      http:\n        url: \"{}\"\n        oauth2: {}\n",
+        server.url("/mcp"),
+        oauth2(&issuer, "http://127.0.0.1:1/another-resource")
+    );
+    let served = serve_with_env(&tools_yaml(&entry, ""), &[], &[("GW_SECRET", SECRET)]);
+    let (status, body) = call(&served, "tickets.whoami");
+    assert_ne!(status, 200, "{body}");
+    assert_eq!(body["kind"], "permission_denied", "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("refused a fresh OAuth2 access token too"),
+        "{body}"
+    );
+    assert_eq!(tokens(&issuer, 200), 2, "{}", issuer.log());
+    assert_eq!(checked(&server, "ok"), 0, "{}", server.log());
+    assert_no_secret(&served);
+}

@@ -261,8 +261,22 @@ pub enum SchemeCredentials {
 pub struct OAuth2ClientCredentials {
     /// The client id.
     pub client_id: Interpolated,
-    /// The client secret.
-    pub client_secret: Interpolated,
+    /// The client secret (for `client_auth: basic` and `post`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Interpolated>,
+    /// The client's private key, PEM (PKCS#8, or PKCS#1 for RSA), for `client_auth:
+    /// private_key_jwt`: usually `"${file:/run/secrets/toolgate-key.pem}"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key: Option<Interpolated>,
+    /// The algorithm the assertion is signed with, for `private_key_jwt`: `RS256` (the
+    /// default), `RS384`, `RS512`, `PS256`, `PS384`, `PS512`, `ES256`, `ES384` or `EdDSA`; it
+    /// must fit the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_algorithm: Option<String>,
+    /// The assertion's `aud`, for `private_key_jwt` (RFC 7523 section 3): default the issuer
+    /// when the token endpoint was discovered, else the token endpoint's URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertion_audience: Option<String>,
     /// The token endpoint (`https://`; plain `http://` only to a loopback address); for a
     /// `schemes` entry of an OpenAPI document, defaults to the scheme's `tokenUrl`; for an MCP
     /// server, discovered from its protected resource metadata (RFC 9728, then RFC 8414) when
@@ -281,8 +295,9 @@ pub struct OAuth2ClientCredentials {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<String>,
     /// How the client authenticates to the token endpoint (RFC 6749 section 2.3.1): `basic`
-    /// (the default, HTTP Basic with the form-encoded id and secret) or `post` (both as form
-    /// fields of the request body).
+    /// (the default, HTTP Basic with the form-encoded id and secret), `post` (both as form
+    /// fields of the request body) or `private_key_jwt` (a JWT signed with `private_key`,
+    /// RFC 7523 section 2.2).
     #[serde(default, skip_serializing_if = "ClientAuth::is_default")]
     pub client_auth: ClientAuth,
 }
@@ -299,7 +314,15 @@ pub enum ClientAuth {
     Basic,
     /// `client_id` and `client_secret` in the form body (`client_secret_post`).
     Post,
+    /// A short-lived JWT signed with the client's private key (`private_key_jwt`, RFC 7523
+    /// section 2.2, OpenID Connect Core section 9): no shared secret.
+    PrivateKeyJwt,
 }
+
+/// The algorithms a `private_key_jwt` assertion may be signed with (asymmetric only).
+pub const ASSERTION_ALGORITHMS: &[&str] = &[
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
+];
 
 impl ClientAuth {
     fn is_default(&self) -> bool {

@@ -51,6 +51,23 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
         let at = format!("/tools/mcp/{i}/{key}/oauth2");
         let owner = format!("MCP server `{}`", s.id);
         oauth2::check_client_credentials(cfg, &at, &owner, o, &mut errors);
+        let url = match &s.transport {
+            McpTransport::Http(t) => &t.url,
+            McpTransport::Sse(t) => &t.url,
+            McpTransport::Stdio(_) => continue,
+        };
+        if url.starts_with("http://") && !gateway::is_loopback_url(url) {
+            errors.push(
+                cfg.error_at(
+                    &format!("/tools/mcp/{i}/{key}/url"),
+                    format!(
+                        "MCP server `{}`: `{url}` is plain http: the access token `oauth2` fetches would cross the network unencrypted",
+                        s.id
+                    ),
+                )
+                .with_hint("use https (plain http only to a loopback address)"),
+            );
+        }
         let header = headers
             .keys()
             .any(|h| h.eq_ignore_ascii_case("authorization"));
@@ -67,7 +84,11 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
                         }
                     ),
                 )
-                .with_hint("keep one: `oauth2` fetches the token, `bearer_token` is a fixed one"),
+                .with_hint(if header {
+                    "keep one: `oauth2` fetches the token; drop the `Authorization` header"
+                } else {
+                    "keep one: `oauth2` fetches the token, `bearer_token` is a fixed one"
+                }),
             );
         }
     }
@@ -143,6 +164,17 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
             a.auth.as_ref(),
             &mut errors,
         );
+        if let Some(super::AuthConfig::OAuth2(o)) = &a.auth
+            && o.token_url.is_none()
+        {
+            errors.push(
+                cfg.error_at(
+                    &format!("/tools/a2a/{i}/auth/oauth2"),
+                    format!("A2A agent `{}`: `oauth2` needs `token_url`", a.id),
+                )
+                .with_hint("the token endpoint of your identity provider, e.g. `https://idp.example.com/oauth2/token`"),
+            );
+        }
         for (skill, settings) in &a.skills {
             if settings.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
                 errors.push(

@@ -132,7 +132,7 @@ impl Rpc {
         accept: &'static str,
     ) -> Result<reqwest::Response, ToolError> {
         let token = match &self.oauth {
-            Some(o) => Some(o.token(&self.client).await?),
+            Some(o) => Some(o.token().await?),
             None => None,
         };
         let resp = self
@@ -147,7 +147,7 @@ impl Rpc {
             return Ok(resp);
         }
         tracing::debug!(source = %self.source, method, "HTTP 401: the request once more with a fresh OAuth2 token");
-        let fresh = oauth.refresh(&self.client, &rejected).await?;
+        let fresh = oauth.refresh(&rejected).await?;
         self.request(method, params, accept, Some(&fresh))
             .send()
             .await

@@ -206,7 +206,7 @@ impl SseClientTransport {
         let answer = async {
             let request = match &config.oauth {
                 Some(oauth) => {
-                    let token = oauth.token(&client).await.map_err(SseError::Token)?;
+                    let token = oauth.token().await.map_err(SseError::Token)?;
                     request.bearer_auth(token.expose())
                 }
                 None => request,
@@ -312,17 +312,21 @@ impl Transport<RoleClient> for SseClientTransport {
                 let Some(oauth) = &oauth else {
                     return target.success(post(None).await).await;
                 };
-                let token = oauth.token(&client).await.map_err(SseError::Token)?;
+                let token = oauth.token().await.map_err(SseError::Token)?;
                 let answer = post(Some(&token)).await;
                 if answer
                     .as_ref()
                     .is_ok_and(|a| a.status() == StatusCode::UNAUTHORIZED)
                 {
-                    let fresh = oauth
-                        .refresh(&client, &token)
-                        .await
-                        .map_err(SseError::Token)?;
-                    return target.success(post(Some(&fresh)).await).await;
+                    let fresh = oauth.refresh(&token).await.map_err(SseError::Token)?;
+                    let second = post(Some(&fresh)).await;
+                    if second
+                        .as_ref()
+                        .is_ok_and(|a| a.status() == StatusCode::UNAUTHORIZED)
+                    {
+                        return Err(SseError::Token(oauth.refused_again()));
+                    }
+                    return target.success(second).await;
                 }
                 target.success(answer).await
             };

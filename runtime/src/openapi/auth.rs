@@ -114,10 +114,14 @@ impl Auth {
                     .map(|(k, v)| Ok((k.clone(), resolve(id, &format!("header `{k}`"), v)?)))
                     .collect::<Result<_, String>>()?,
             )),
+            // Without a token URL: the document's client-credentials scheme's `tokenUrl`.
             AuthConfig::OAuth2(o) => Some(Cred::OAuth2(ClientCredentials::new(
                 &format!("source `{id}`"),
                 o,
-                None,
+                conversion.security_schemes.values().find_map(|s| match s {
+                    SecurityScheme::OAuth2 { token_url } => token_url.as_deref(),
+                    _ => None,
+                }),
             )?)),
             AuthConfig::Schemes(map) => {
                 for (name, creds) in map {
@@ -150,13 +154,12 @@ impl Auth {
     pub(crate) async fn apply(
         &self,
         op: &Operation,
-        client: &reqwest::Client,
         rejected: Option<&Secret>,
     ) -> Result<Applied, ToolError> {
         let mut out = Applied::default();
         if let Some((cred, everywhere)) = &self.single {
             if !op.security.is_empty() || *everywhere {
-                put(cred, &mut out, client, rejected).await?;
+                put(cred, &mut out, rejected).await?;
             }
             return Ok(out);
         }
@@ -167,7 +170,7 @@ impl Auth {
         match chosen {
             Some(alt) => {
                 for name in alt.keys() {
-                    put(&self.schemes[name], &mut out, client, rejected).await?;
+                    put(&self.schemes[name], &mut out, rejected).await?;
                 }
             }
             None if !op.security.is_empty() && !self.schemes.is_empty() => {
@@ -262,12 +265,7 @@ fn scheme_cred(
     })
 }
 
-async fn put(
-    cred: &Cred,
-    out: &mut Applied,
-    client: &reqwest::Client,
-    rejected: Option<&Secret>,
-) -> Result<(), ToolError> {
+async fn put(cred: &Cred, out: &mut Applied, rejected: Option<&Secret>) -> Result<(), ToolError> {
     match cred {
         Cred::ApiKey {
             location,
@@ -302,8 +300,8 @@ async fn put(
         }
         Cred::OAuth2(source) => {
             let token = match rejected {
-                Some(old) => source.refresh(client, old).await?,
-                None => source.token(client).await?,
+                Some(old) => source.refresh(old).await?,
+                None => source.token().await?,
             };
             bearer(out, token.expose());
             out.oauth = Some(token);

@@ -86,16 +86,22 @@ pub(crate) fn token_error_in_handshake(
 }
 
 impl AuthorizedHttp {
+    /// The answer to the request sent again with a fresh token: refused again, the call's
+    /// `permission_denied` (not a dropped connection).
+    fn once_more<T>(&self, second: Result<T, Error>) -> Result<T, Error> {
+        match second {
+            Err(e) if unauthorized(&e) => Err(token_failure(self.oauth.refused_again())),
+            other => other,
+        }
+    }
+
     async fn token(&self) -> Result<Secret, Error> {
-        self.oauth.token(&self.http).await.map_err(token_failure)
+        self.oauth.token().await.map_err(token_failure)
     }
 
     async fn fresh(&self, rejected: &Secret) -> Result<Secret, Error> {
         tracing::debug!("HTTP 401: the request once more with a fresh OAuth2 token");
-        self.oauth
-            .refresh(&self.http, rejected)
-            .await
-            .map_err(token_failure)
+        self.oauth.refresh(rejected).await.map_err(token_failure)
     }
 }
 
@@ -145,7 +151,8 @@ impl StreamableHttpClient for AuthorizedHttp {
         match first {
             Err(e) if unauthorized(&e) => {
                 let fresh = self.fresh(&token).await?;
-                self.http
+                let second = self
+                    .http
                     .post_message_with_response_limits(
                         uri,
                         message,
@@ -154,7 +161,8 @@ impl StreamableHttpClient for AuthorizedHttp {
                         custom_headers,
                         limits,
                     )
-                    .await
+                    .await;
+                self.once_more(second)
             }
             other => other,
         }
@@ -221,7 +229,8 @@ impl StreamableHttpClient for AuthorizedHttp {
         match first {
             Err(e) if unauthorized(&e) => {
                 let fresh = self.fresh(&token).await?;
-                self.http
+                let second = self
+                    .http
                     .get_stream_with_max_sse_event_size(
                         uri,
                         session_id,
@@ -230,7 +239,8 @@ impl StreamableHttpClient for AuthorizedHttp {
                         custom_headers,
                         max_sse_event_size,
                     )
-                    .await
+                    .await;
+                self.once_more(second)
             }
             other => other,
         }

@@ -19,7 +19,8 @@
 use reqwest::Url;
 use serde_json::Value;
 
-use super::{TOKEN_TIMEOUT, read_capped};
+use super::grant::read_capped;
+use super::{TOKEN_TIMEOUT, secure};
 use crate::{ErrorKind, ToolError};
 
 /// What discovery found.
@@ -29,6 +30,8 @@ pub(crate) struct Found {
     pub token_url: Url,
     /// The resource identifier the metadata names (sent as `resource`, RFC 8707).
     pub resource: String,
+    /// The authorization server's issuer (a `private_key_jwt` assertion's `aud`).
+    pub issuer: String,
 }
 
 /// `url` without a trailing `/` on its path, fragment-free: the form resource identifiers are
@@ -96,7 +99,8 @@ async fn challenge_metadata(client: &reqwest::Client, server: &Url) -> Option<Ur
         .filter_map(|v| v.to_str().ok())
         .find_map(resource_metadata_param)?;
     let url = server.join(&named).ok()?;
-    matches!(url.scheme(), "http" | "https").then_some(url)
+    // Metadata fetched over plain http from another host could be swapped on the way.
+    secure(&url).then_some(url)
 }
 
 /// The `resource_metadata` auth-param of a `WWW-Authenticate` value (quoted or not).
@@ -136,18 +140,6 @@ fn issuer_metadata_urls(issuer: &Url) -> Vec<Url> {
     }
 }
 
-/// `https://`, or `http://` to a loopback address.
-fn secure(url: &Url) -> bool {
-    url.scheme() == "https"
-        || (url.scheme() == "http"
-            && match url.host() {
-                Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-                None => false,
-            })
-}
-
 /// The first of `urls` that answers 200 with a JSON object, with the URL it came from.
 async fn first_json(
     client: &reqwest::Client,
@@ -173,7 +165,9 @@ async fn first_json(
             tried.push(format!("{} (HTTP {})", url.path(), status.as_u16()));
             continue;
         }
-        let body = read_capped(response).await;
+        let body = read_capped(response)
+            .await
+            .map_err(|e| e.with_context(format!("{owner}: OAuth2 discovery ({what}) at {url}")))?;
         match serde_json::from_slice::<Value>(&body) {
             Ok(Value::Object(map)) => return Ok((url.clone(), map)),
             _ => tried.push(format!("{} (not a JSON object)", url.path())),
@@ -200,6 +194,11 @@ pub(crate) async fn discover(
     owner: &str,
 ) -> Result<Found, ToolError> {
     let fail = |message: String| ToolError::new(ErrorKind::Upstream, format!("{owner}: {message}"));
+    if !secure(server) {
+        return Err(fail(format!(
+            "{server} is plain http: its metadata, and the token for it, would cross the network unencrypted; set `oauth2.token_url` or use https"
+        )));
+    }
     let mut prm_urls = Vec::new();
     if let Some(named) = challenge_metadata(client, server).await {
         prm_urls.push(named);
@@ -237,6 +236,13 @@ pub(crate) async fn discover(
             toolgate_model::text::cut(issuer, 200)
         ))
     })?;
+    // RFC 8414 §2: an issuer is https, with no query or fragment (plain http only on loopback).
+    if !secure(&issuer_url) || issuer_url.query().is_some() || issuer_url.fragment().is_some() {
+        return Err(fail(format!(
+            "the authorization server `{}` is not an https URL without query or fragment (RFC 8414 section 2); not asked",
+            toolgate_model::text::cut(issuer, 200)
+        )));
+    }
     let as_urls = issuer_metadata_urls(&issuer_url);
     let (as_url, meta) =
         first_json(client, &as_urls, owner, "authorization server metadata").await?;
@@ -264,15 +270,14 @@ pub(crate) async fn discover(
             toolgate_model::text::cut(token, 200)
         ))
     })?;
-    if !secure(&token_url) {
-        return Err(fail(format!(
-            "the token endpoint {token_url} is plain http: the client secret would cross the network unencrypted"
-        )));
+    if let Some(why) = super::token_url_refusal(&token_url) {
+        return Err(fail(format!("the token endpoint is refused: {why}")));
     }
     tracing::debug!(owner, token_endpoint = %token_url, resource = %resource, "OAuth2 token endpoint discovered");
     Ok(Found {
         token_url,
         resource,
+        issuer: issuer.to_string(),
     })
 }
 

@@ -2,15 +2,22 @@
 //! agents and MCP servers over HTTP get their access token here.
 //!
 //! * The client authenticates to the token endpoint with HTTP Basic (`client_secret_basic`,
-//!   the id and secret form-encoded first, RFC 6749 §2.3.1) or with both in the form body
-//!   (`client_secret_post`); `scope`, `resource` (RFC 8707) and `audience` are sent when set.
+//!   the id and secret form-encoded first, RFC 6749 §2.3.1), with both in the form body
+//!   (`client_secret_post`), or with a JWT signed by its private key (`private_key_jwt`,
+//!   RFC 7523 §2.2: `iss` = `sub` = the client id, `aud` the issuer or token endpoint, a `jti`,
+//!   60 s of life); `scope`, `resource` (RFC 8707) and `audience` are sent when set.
 //! * The token is cached until 30 s before its `expires_in` (at most half its lifetime before;
 //!   an hour when the answer gives none), so no expired token is sent; concurrent callers
 //!   wait for one fetch.
 //! * An upstream that answers HTTP 401 gets one more try with a fresh token
 //!   ([`ClientCredentials::refresh`]); a token that other callers already replaced is not
 //!   fetched again.
-//! * Every token request has a deadline ([`TOKEN_TIMEOUT`]).
+//! * Every token request has a deadline ([`TOKEN_TIMEOUT`]) and follows no redirects (the
+//!   secret would go with it); its answer is read up to 64 KiB, and must be a `Bearer` token a
+//!   header can carry. A failed request is not repeated for [`FAILURE_HOLD`]: the calls in
+//!   that time get its error (an unreachable identity provider is not asked once per call).
+//! * The token endpoint, configured or discovered, must be `https://` (plain `http://` only
+//!   to a loopback address) and carry no user name or password.
 //! * Without a `token_url`, an MCP server's token endpoint is discovered as the MCP
 //!   authorization specification describes ([`discover`]): its protected resource metadata
 //!   (RFC 9728) names the authorization server, whose metadata (RFC 8414, or OpenID Connect
@@ -30,14 +37,25 @@ use reqwest::Url;
 use toolgate_model::config::{ClientAuth, Interpolated, OAuth2ClientCredentials, Secret};
 use toolgate_model::secrets::{self, Field};
 
-use crate::{ErrorKind, ToolError};
+use crate::ToolError;
 
 pub(crate) mod discover;
+mod grant;
+
+use grant::{Ask, Proof};
 
 /// How long before `expires_in` a cached token is replaced (at most half the lifetime).
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
-/// How long a token without `expires_in` is kept (a 401 replaces it sooner).
-const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
+/// The shortest a token is kept (an answer with `expires_in: 0` still serves the calls that
+/// waited for it).
+const MIN_LIFETIME: Duration = Duration::from_secs(1);
+/// The longest one token request may take, connect to last byte.
+pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a failed token request's error is the answer before the endpoint is asked again.
+pub const FAILURE_HOLD: Duration = Duration::from_secs(2);
+/// The most bytes read of a token endpoint's (or a metadata document's) answer.
+const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
+
 /// Where the token endpoint is.
 enum Endpoint {
     /// Configured (or an OpenAPI scheme's `tokenUrl`).
@@ -48,11 +66,6 @@ enum Endpoint {
         found: Mutex<Option<discover::Found>>,
     },
 }
-
-/// The longest one token request may take, connect to last byte.
-pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(10);
-/// The most bytes read of a token endpoint's answer.
-const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
 
 /// An OAuth2 client's credentials and its cached access token. Cloning shares the cache.
 ///
@@ -66,14 +79,18 @@ struct Inner {
     owner: String,
     endpoint: Endpoint,
     client_id: Secret,
-    client_secret: Secret,
-    client_auth: ClientAuth,
+    /// How the client proves who it is.
+    proof: Proof,
     scopes: Vec<String>,
     resource: Option<String>,
     audience: Option<String>,
+    /// The client for token and metadata requests: no redirects, its own timeouts.
+    http: reqwest::Client,
     /// Where the current access token is remembered ([`secrets::remember_as`]).
     slot: String,
     cached: Mutex<Option<(Secret, Instant)>>,
+    /// The last failed request and when it failed (see [`FAILURE_HOLD`]).
+    failed: Mutex<Option<(Instant, ToolError)>>,
     fetch: tokio::sync::Mutex<()>,
 }
 
@@ -90,15 +107,44 @@ impl std::fmt::Debug for ClientCredentials {
     }
 }
 
+/// `https://`, or `http://` to a loopback address: where a client secret may go.
+pub(crate) fn secure(url: &Url) -> bool {
+    url.scheme() == "https"
+        || (url.scheme() == "http"
+            && match url.host() {
+                Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                None => false,
+            })
+}
+
+/// Why `url` may not be a token endpoint, if it may not.
+pub(crate) fn token_url_refusal(url: &Url) -> Option<String> {
+    if !url.username().is_empty() || url.password().is_some() {
+        return Some("it holds a user name or password: give the credentials as `client_id` and `client_secret`".into());
+    }
+    if !secure(url) {
+        let mut shown = url.clone();
+        shown.set_query(None);
+        return Some(format!(
+            "{shown} is plain http: the client secret would cross the network unencrypted (https, or http only to a loopback address)"
+        ));
+    }
+    None
+}
+
 impl ClientCredentials {
-    /// Resolves the client id and secret (`${ENV}`, `${file:…}`) and the token endpoint:
-    /// `config.token_url`, else `default_token_url` (an OpenAPI scheme's `tokenUrl`).
+    /// Resolves the client id and secret or key (`${ENV}`, `${file:…}`) and the token
+    /// endpoint: `config.token_url`, else `default_token_url` (an OpenAPI scheme's
+    /// `tokenUrl`).
     ///
     /// `owner` names the upstream in messages, e.g. ``MCP server `tickets` ``.
     ///
     /// # Errors
-    /// A message naming `owner`: no token endpoint, one that is not a URL, an unset variable
-    /// or unreadable file in the id or secret.
+    /// A message naming `owner`: no token endpoint, one that is not an absolute URL or is
+    /// plain http to another host, an unset variable or unreadable file, no secret (or no key
+    /// for `private_key_jwt`), a key that does not fit its algorithm.
     pub fn new(
         owner: &str,
         config: &OAuth2ClientCredentials,
@@ -108,9 +154,16 @@ impl ClientCredentials {
             .token_url
             .as_deref()
             .or(default_token_url)
-            .ok_or_else(|| format!("{owner}: oauth2: no token_url (and the scheme gives none)"))?;
-        let token_url = Url::parse(url)
-            .map_err(|e| format!("{owner}: oauth2: token_url `{url}` is not a URL: {e}"))?;
+            .ok_or_else(|| format!("{owner}: oauth2: no `token_url` (and no security scheme of the source gives one)"))?;
+        let token_url = Url::parse(url).map_err(|e| {
+            format!(
+                "{owner}: oauth2: the token URL `{}` is not an absolute URL: {e}",
+                toolgate_model::text::cut(url, 200)
+            )
+        })?;
+        if let Some(why) = token_url_refusal(&token_url) {
+            return Err(format!("{owner}: oauth2: the token URL is refused: {why}"));
+        }
         Self::with_endpoint(owner, config, Endpoint::Fixed(token_url))
     }
 
@@ -144,21 +197,67 @@ impl ClientCredentials {
                 .map_err(|e| format!("{owner}: oauth2 {what}: {e}"))
         };
         let client_id = resolve("client_id", &config.client_id)?;
-        let client_secret = resolve("client_secret", &config.client_secret)?;
-        remember_basic(client_id.expose(), client_secret.expose());
+        let secret = |config: &OAuth2ClientCredentials| {
+            let v = config
+                .client_secret
+                .as_ref()
+                .ok_or_else(|| format!("{owner}: oauth2: no `client_secret`"))?;
+            let secret = resolve("client_secret", v)?;
+            remember_basic(client_id.expose(), secret.expose());
+            Ok::<_, String>(secret)
+        };
+        let proof = match config.client_auth {
+            ClientAuth::Basic => Proof::Basic(secret(config)?),
+            ClientAuth::Post => Proof::Post(secret(config)?),
+            ClientAuth::PrivateKeyJwt => {
+                let pem = config.private_key.as_ref().ok_or_else(|| {
+                    format!("{owner}: oauth2: `client_auth: private_key_jwt` needs `private_key`")
+                })?;
+                let pem = resolve("private_key", pem)?;
+                let name = config.signing_algorithm.as_deref().unwrap_or("RS256");
+                let (key, algorithm) = grant::signing_key(pem.expose(), name)
+                    .map_err(|e| format!("{owner}: oauth2 private_key ({name}): {e}"))?;
+                Proof::Jwt {
+                    key: Box::new(key),
+                    algorithm,
+                    audience: config.assertion_audience.clone(),
+                }
+            }
+        };
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(TOKEN_TIMEOUT)
+            .referer(false)
+            .build()
+            .map_err(|e| format!("{owner}: oauth2: cannot build an HTTP client: {e}"))?;
         Ok(Self(Arc::new(Inner {
             slot: format!("{owner} oauth2 access token"),
             owner: owner.to_string(),
             endpoint,
             client_id,
-            client_secret,
-            client_auth: config.client_auth,
+            proof,
             scopes: config.scopes.clone(),
             resource: config.resource.clone(),
             audience: config.audience.clone(),
+            http,
             cached: Mutex::new(None),
+            failed: Mutex::new(None),
             fetch: tokio::sync::Mutex::new(()),
         })))
+    }
+
+    /// The upstream the token is for, as messages name it.
+    pub fn owner(&self) -> &str {
+        &self.0.owner
+    }
+
+    /// The error for an upstream that refused a token fetched after its first refusal: the
+    /// credentials work at the token endpoint but not there (scopes, `resource`, `audience`).
+    pub fn refused_again(&self) -> ToolError {
+        ToolError::permission_denied(format!(
+            "{}: refused a fresh OAuth2 access token too (HTTP 401): the token is not good for it; check the client's `scopes`, `resource` or `audience`",
+            self.0.owner
+        ))
     }
 
     /// The token endpoint, when it is configured or already discovered.
@@ -173,25 +272,6 @@ impl ClientCredentials {
         }
     }
 
-    /// The token endpoint and the resource discovery found (if it was discovered).
-    async fn endpoint(&self, client: &reqwest::Client) -> Result<(Url, Option<String>), ToolError> {
-        let (server, found) = match &self.0.endpoint {
-            Endpoint::Fixed(url) => return Ok((url.clone(), None)),
-            Endpoint::Discover { server, found } => (server, found),
-        };
-        if let Some(f) = found
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-        {
-            return Ok((f.token_url.clone(), Some(f.resource.clone())));
-        }
-        let f = discover::discover(client, server, &self.0.owner).await?;
-        let out = (f.token_url.clone(), Some(f.resource.clone()));
-        *found.lock().unwrap_or_else(PoisonError::into_inner) = Some(f);
-        Ok(out)
-    }
-
     fn fresh(&self) -> Option<Secret> {
         let guard = self.0.cached.lock().unwrap_or_else(PoisonError::into_inner);
         guard
@@ -204,7 +284,7 @@ impl ClientCredentials {
     ///
     /// # Errors
     /// See [`ClientCredentials::refresh`].
-    pub async fn token(&self, client: &reqwest::Client) -> Result<Secret, ToolError> {
+    pub async fn token(&self) -> Result<Secret, ToolError> {
         if let Some(t) = self.fresh() {
             return Ok(t);
         }
@@ -212,7 +292,7 @@ impl ClientCredentials {
         if let Some(t) = self.fresh() {
             return Ok(t);
         }
-        self.fetch(client).await
+        self.fetch().await
     }
 
     /// A new access token after an upstream refused `rejected` (HTTP 401): fetched unless
@@ -220,147 +300,79 @@ impl ClientCredentials {
     ///
     /// # Errors
     /// A [`ToolError`] naming the owner and the token endpoint's host (never its path or
-    /// query): `network` / `timeout` when the endpoint cannot be reached within
-    /// [`TOKEN_TIMEOUT`]; `permission_denied` when it refuses the client (HTTP 4xx, e.g.
-    /// `invalid_client`); `upstream` for an HTTP 5xx; `protocol` for an answer that is not a
-    /// token.
-    pub async fn refresh(
-        &self,
-        client: &reqwest::Client,
-        rejected: &Secret,
-    ) -> Result<Secret, ToolError> {
+    /// query): `network` / `timeout` when the endpoint cannot be reached or does not answer
+    /// within [`TOKEN_TIMEOUT`]; `permission_denied` when it refuses the client (HTTP 4xx,
+    /// e.g. `invalid_client`); `rate_limited` (429, with its `Retry-After`) and `timeout`
+    /// (408); `upstream` for an HTTP 5xx, a redirect, or a discovery that found nothing
+    /// usable; `protocol` for an answer that is not a bearer token or passes 64 KiB. Within
+    /// [`FAILURE_HOLD`] of a failure, that failure again.
+    pub async fn refresh(&self, rejected: &Secret) -> Result<Secret, ToolError> {
         let _single = self.0.fetch.lock().await;
         if let Some(t) = self.fresh().filter(|t| t.expose() != rejected.expose()) {
             return Ok(t);
         }
-        self.fetch(client).await
+        self.fetch().await
     }
 
-    /// One token request; the caller holds `fetch`.
-    async fn fetch(&self, client: &reqwest::Client) -> Result<Secret, ToolError> {
+    /// One token request (the caller holds `fetch`), unless one failed a moment ago.
+    async fn fetch(&self) -> Result<Secret, ToolError> {
         let inner = &*self.0;
-        let (token_url, discovered) = self.endpoint(client).await?;
-        let host = token_url.host_str().unwrap_or_default().to_string();
-        let owner = &inner.owner;
-        let mut form = vec![("grant_type", "client_credentials".to_string())];
-        if !inner.scopes.is_empty() {
-            form.push(("scope", inner.scopes.join(" ")));
+        if let Some((at, e)) = inner
+            .failed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            && at.elapsed() < FAILURE_HOLD
+        {
+            return Err(e.clone());
         }
-        if let Some(resource) = inner.resource.clone().or(discovered) {
-            form.push(("resource", resource));
+        let result = self.request().await;
+        let mut failed = inner.failed.lock().unwrap_or_else(PoisonError::into_inner);
+        match &result {
+            Ok(_) => *failed = None,
+            Err(e) => *failed = Some((Instant::now(), e.clone())),
         }
-        if let Some(audience) = &inner.audience {
-            form.push(("audience", audience.clone()));
-        }
-        let mut request = client
-            .post(token_url)
-            .timeout(TOKEN_TIMEOUT)
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .header("Accept", "application/json");
-        match inner.client_auth {
-            ClientAuth::Basic => {
-                let pair = basic_pair(inner.client_id.expose(), inner.client_secret.expose());
-                request = request.header("Authorization", format!("Basic {pair}"));
+        result
+    }
+
+    async fn request(&self) -> Result<Secret, ToolError> {
+        let inner = &*self.0;
+        let (token_url, discovered) = match &inner.endpoint {
+            Endpoint::Fixed(url) => (url.clone(), None),
+            Endpoint::Discover { server, found } => {
+                let known = found.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                let f = match known {
+                    Some(f) => f,
+                    None => {
+                        let f = discover::discover(&inner.http, server, &inner.owner).await?;
+                        *found.lock().unwrap_or_else(PoisonError::into_inner) = Some(f.clone());
+                        f
+                    }
+                };
+                (f.token_url.clone(), Some(f))
             }
-            ClientAuth::Post => {
-                form.push(("client_id", inner.client_id.expose().to_string()));
-                form.push(("client_secret", inner.client_secret.expose().to_string()));
-            }
-        }
-        let body = form
-            .iter()
-            .map(|(k, v)| format!("{k}={}", form_encode(v)))
-            .collect::<Vec<_>>()
-            .join("&");
-        let context = || format!("{owner}: OAuth2 token request to `{host}`");
-        let response = request
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| super::network_error(&e, &host).with_context(context()))?;
-        let status = response.status();
-        let body = read_capped(response).await;
-        if !status.is_success() {
-            let kind = if status.is_server_error() {
-                ErrorKind::Upstream
-            } else {
-                ErrorKind::PermissionDenied
-            };
-            return Err(ToolError::new(
-                kind,
-                format!(
-                    "{}: HTTP {status}: {}",
-                    context(),
-                    toolgate_model::text::cut_bytes(&String::from_utf8_lossy(&body), 512)
-                ),
-            ));
-        }
-        #[derive(serde::Deserialize)]
-        struct TokenResponse {
-            access_token: String,
-            #[serde(default)]
-            expires_in: Option<u64>,
-        }
-        let parsed: TokenResponse = serde_json::from_slice(&body).map_err(|e| {
-            ToolError::new(
-                ErrorKind::Protocol,
-                format!("{}: the answer is not a token: {e}", context()),
-            )
-        })?;
-        if parsed.access_token.is_empty() {
-            return Err(ToolError::new(
-                ErrorKind::Protocol,
-                format!("{}: the answer's `access_token` is empty", context()),
-            ));
-        }
-        let lifetime = parsed
-            .expires_in
-            .map_or(DEFAULT_LIFETIME, Duration::from_secs);
-        let lifetime = lifetime - EXPIRY_MARGIN.min(lifetime / 2);
-        secrets::remember_as(&inner.slot, &parsed.access_token);
-        let token = Secret::new(parsed.access_token);
-        tracing::debug!(owner = %owner, host = %host, lifetime_s = lifetime.as_secs(), "OAuth2 access token fetched");
+        };
+        let ask = Ask {
+            owner: &inner.owner,
+            client_id: &inner.client_id,
+            proof: &inner.proof,
+            scopes: &inner.scopes,
+            resource: inner
+                .resource
+                .clone()
+                .or_else(|| discovered.as_ref().map(|f| f.resource.clone())),
+            audience: inner.audience.as_deref(),
+            issuer: discovered.as_ref().map(|f| f.issuer.as_str()),
+        };
+        let granted = grant::request(&inner.http, &token_url, &ask).await?;
+        let lifetime = granted.expires_in;
+        let lifetime = (lifetime - EXPIRY_MARGIN.min(lifetime / 2)).max(MIN_LIFETIME);
+        secrets::remember_as(&inner.slot, granted.token.expose());
+        tracing::debug!(owner = %inner.owner, host = %token_url.host_str().unwrap_or_default(), lifetime_s = lifetime.as_secs(), "OAuth2 access token fetched");
         *inner.cached.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((token.clone(), Instant::now() + lifetime));
-        Ok(token)
+            Some((granted.token.clone(), Instant::now() + lifetime));
+        Ok(granted.token)
     }
-}
-
-/// At most [`MAX_TOKEN_RESPONSE`] bytes of the body (a token endpoint that streams forever
-/// cannot fill memory; the request's timeout ends it).
-async fn read_capped(mut response: reqwest::Response) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        out.extend_from_slice(&chunk);
-        if out.len() > MAX_TOKEN_RESPONSE {
-            out.truncate(MAX_TOKEN_RESPONSE);
-            break;
-        }
-    }
-    out
-}
-
-/// What a form value keeps as is: the unreserved characters of RFC 3986 §2.3. A space becomes
-/// `%20`, which form decoders and plain percent-decoders (some token endpoints decode the Basic
-/// pair so) both read back.
-const FORM: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-/// `v` encoded for an `application/x-www-form-urlencoded` body (RFC 6749 Appendix B).
-fn form_encode(v: &str) -> String {
-    percent_encoding::utf8_percent_encode(v, FORM).to_string()
-}
-
-/// `base64(form(id) ":" form(secret))`, the Basic credentials of RFC 6749 §2.3.1.
-fn basic_pair(id: &str, secret: &str) -> String {
-    base64::engine::general_purpose::STANDARD.encode(format!(
-        "{}:{}",
-        form_encode(id),
-        form_encode(secret)
-    ))
 }
 
 /// Remembers the base64 (standard alphabet) of `user:password` as a secret, both as is and
@@ -369,33 +381,45 @@ pub(crate) fn remember_basic(user: &str, password: &str) {
     secrets::remember(
         &base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")),
     );
-    secrets::remember(&basic_pair(user, password));
+    secrets::remember(&grant::basic_pair(user, password));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_basic_pair_form_encodes_id_and_secret_first() {
-        // RFC 6749 §2.3.1: the id and secret are form-encoded before base64 (a space as
-        // `%20`, a colon as `%3A`: the colon between them is the only one left).
-        let pair = basic_pair("my client", "s:cret");
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(pair)
-            .unwrap();
-        assert_eq!(decoded, b"my%20client:s%3Acret");
+    fn config(v: serde_json::Value) -> OAuth2ClientCredentials {
+        serde_json::from_value(v).unwrap()
     }
 
     #[test]
     fn a_missing_token_url_names_the_owner() {
-        let config: OAuth2ClientCredentials =
-            serde_json::from_value(serde_json::json!({"client_id": "a", "client_secret": "b"}))
-                .unwrap();
-        let e = ClientCredentials::new("MCP server `t`", &config, None).unwrap_err();
-        assert!(e.starts_with("MCP server `t`: oauth2: no token_url"), "{e}");
-        let ok = ClientCredentials::new("MCP server `t`", &config, Some("https://idp/token"));
+        let c = config(serde_json::json!({"client_id": "a", "client_secret": "b"}));
+        let e = ClientCredentials::new("MCP server `t`", &c, None).unwrap_err();
+        assert!(
+            e.starts_with("MCP server `t`: oauth2: no `token_url`"),
+            "{e}"
+        );
+        let ok = ClientCredentials::new("MCP server `t`", &c, Some("https://idp/token"));
         let ok = ok.unwrap().token_url().map(|u| u.to_string());
         assert_eq!(ok.as_deref(), Some("https://idp/token"));
+    }
+
+    #[test]
+    fn a_token_url_must_be_https_or_loopback_without_credentials_in_it() {
+        let c = config(serde_json::json!({"client_id": "a", "client_secret": "b"}));
+        for (url, refused) in [
+            ("http://127.0.0.1:9/token", false),
+            ("https://idp.example.com/token", false),
+            ("http://idp.example.com/token", true),
+            ("http://u:pw-9f2@127.0.0.1/token", true),
+            ("/relative/token", true),
+        ] {
+            let got = ClientCredentials::new("source `s`", &c, Some(url));
+            assert_eq!(got.is_err(), refused, "{url}: {got:?}");
+            if let Err(e) = got {
+                assert!(!e.contains("pw-9f2"), "{e}");
+            }
+        }
     }
 }

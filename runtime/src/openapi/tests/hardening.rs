@@ -274,3 +274,99 @@ async fn document_from_url_is_capped() {
     assert_eq!(ok.len(), 100);
     assert_eq!(crate::openapi::loader::MAX_DOCUMENT_BYTES, 64 * 1024 * 1024);
 }
+
+#[tokio::test]
+async fn a_token_endpoint_s_redirect_is_not_followed_so_the_secret_stays_where_it_was_sent() {
+    // The token endpoint answers 307 to another server: following it would hand that server
+    // the client secret (a 307 keeps the method and the form).
+    let elsewhere = TestServer::start(vec![(
+        "200 OK\r\nContent-Type: application/json",
+        br#"{"access_token":"stolen-1"}"#.to_vec(),
+    )])
+    .await;
+    let token = TestServer::start(vec![(
+        &*Box::leak(
+            format!("307 Temporary Redirect\r\nLocation: {}/tok", elsewhere.base).into_boxed_str(),
+        ),
+        Vec::new(),
+    )])
+    .await;
+    let api = TestServer::start(vec![("200 OK", b"{}".to_vec())]).await;
+    let cfg = config(json!({"auth": {"oauth2": {
+        "client_id": "me", "client_secret": "REDIRECTEDSECRET9", "client_auth": "post",
+        "token_url": format!("{}/token", token.base)
+    }}}));
+    let source = OpenApiSource::builder("api", conversion(&api.base, vec![op("g", "GET", "/g")]))
+        .config(&cfg)
+        .build()
+        .unwrap();
+    let err = source
+        .call_named("api.g", json!({}), &ToolContext::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Upstream, "{err}");
+    assert!(err.message().contains("follow no redirects"), "{err}");
+    assert!(elsewhere.requests().is_empty(), "the redirect was followed");
+    assert!(
+        api.requests().is_empty(),
+        "the API was called without a token"
+    );
+}
+
+#[tokio::test]
+async fn auth_oauth2_without_a_token_url_uses_the_document_s_client_credentials_scheme() {
+    let token = TestServer::start(vec![(
+        "200 OK\r\nContent-Type: application/json",
+        br#"{"access_token":"from-scheme-1","token_type":"Bearer"}"#.to_vec(),
+    )])
+    .await;
+    let api = TestServer::start(vec![(
+        "200 OK\r\nContent-Type: application/json",
+        b"{}".to_vec(),
+    )])
+    .await;
+    let mut g = op("g", "GET", "/g");
+    g.security = vec![BTreeMap::from([("cc".to_string(), Vec::new())])];
+    let mut conv = conversion(&api.base, vec![g]);
+    conv.security_schemes.insert(
+        "cc".into(),
+        SecurityScheme::OAuth2 {
+            token_url: Some(format!("{}/token", token.base)),
+        },
+    );
+    let cfg = config(json!({"auth": {"oauth2": {"client_id": "me", "client_secret": "shh"}}}));
+    let source = OpenApiSource::builder("api", conv)
+        .config(&cfg)
+        .build()
+        .unwrap();
+    source
+        .call_named("api.g", json!({}), &ToolContext::default())
+        .await
+        .unwrap();
+    assert_eq!(token.requests().len(), 1);
+    assert_eq!(
+        api.requests()[0].header("authorization"),
+        Some("Bearer from-scheme-1")
+    );
+}
+
+#[test]
+fn a_scheme_token_url_over_plain_http_to_another_host_is_refused_at_build() {
+    // A document names where the client secret goes; plain http to another host is refused
+    // before anything is sent, as it is for a configured `token_url`.
+    let mut conv = conversion("http://127.0.0.1:9", vec![op("g", "GET", "/g")]);
+    conv.security_schemes.insert(
+        "cc".into(),
+        SecurityScheme::OAuth2 {
+            token_url: Some("http://idp.example.com/token".into()),
+        },
+    );
+    let cfg =
+        config(json!({"auth": {"schemes": {"cc": {"client_id": "me", "client_secret": "shh"}}}}));
+    let err = OpenApiSource::builder("api", conv)
+        .config(&cfg)
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("plain http"), "{err}");
+}

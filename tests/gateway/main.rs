@@ -22,3 +22,4 @@ mod secrets;
 mod self_openapi;
 mod sse;
 mod stdio;
+mod tool_search;

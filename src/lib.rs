@@ -51,14 +51,19 @@ pub use toolgate_runtime::{
     ArgumentError, ArgumentPolicy, ArgumentValidator, BoxFuture, BuildError, COERCIONS_META_KEY,
     Coercion, CoercionKind, Content, Dialect, ErrorKind, ExtraArguments, Identity,
     JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
-    NameConflict, Progress, ProgressReporter, Provides, ResourceContents, SourceLifecycle,
-    SourceState, SourceStatus, SourceTool, State, StateMap, ToolAnnotations, ToolContext,
-    ToolContextBuilder, ToolDescriptor, ToolError, ToolFuture, ToolKey, ToolOutput, ToolSource,
-    ToolsWatch, Toolset, ToolsetBuilder, Validated, ValidationMode, ValidatorCache, testing,
+    NameConflict, Progress, ProgressReporter, Provides, ResourceContents, SearchField, SearchHit,
+    SearchOptions, SourceLifecycle, SourceState, SourceStatus, SourceTool, State, StateMap,
+    ToolAnnotations, ToolContext, ToolContextBuilder, ToolDescriptor, ToolError, ToolFuture,
+    ToolKey, ToolOutput, ToolSource, ToolsWatch, Toolset, ToolsetBuilder, Validated,
+    ValidationMode, ValidatorCache, testing,
 };
 
 /// The tool catalog: one [`catalog::ToolEntry`] per tool of a toolset.
 pub use toolgate_runtime::catalog;
+
+/// Tool search: BM25 over every tool's name, description, arguments and tags
+/// ([`Toolset::search`]).
+pub use toolgate_runtime::search;
 
 /// OpenAPI operations as tools, called over HTTP (see [`toolgate_runtime::openapi`]).
 #[cfg(feature = "openapi")]

@@ -28,6 +28,7 @@ mod output;
 pub mod policy;
 pub mod redact;
 pub mod remote;
+pub mod search;
 mod source;
 mod state;
 #[cfg(test)]
@@ -52,6 +53,7 @@ pub use json_schema::{
 #[cfg(feature = "openapi")]
 pub use openapi::{OpenApiHook, OpenApiSource, OpenApiSourceBuilder, OpenApiSourceError};
 pub use output::{Content, ResourceContents, ToolOutput};
+pub use search::{SearchField, SearchHit, SearchOptions};
 pub use source::{SourceLifecycle, SourceState, SourceStatus, SourceTool, ToolKey, ToolSource};
 pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;

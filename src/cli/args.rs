@@ -60,6 +60,22 @@ pub enum Command {
         #[arg(long, value_name = "C")]
         category: Option<String>,
     },
+    /// Search the tools: the ones that fit QUERY best, with their scores and the fields that
+    /// matched (BM25 over each tool's name, title, description, arguments, tags, category and
+    /// source). Only tools `toolgate list` shows are found. A query with nothing to search for
+    /// (empty, only stop words) is a usage error (exit code 2).
+    Search {
+        /// What to look for, in words: `toolgate search create a github issue`.
+        #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+        query: Vec<String>,
+        /// At most N tools.
+        #[arg(short = 'k', value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+        k: u64,
+        /// Print the hits as JSON: name, exported name, score, matched fields, description,
+        /// category, source.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show one tool's descriptor: description, input and output schema, annotations, metadata.
     Describe {
         /// The tool's name.

@@ -185,6 +185,25 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
             report_withheld(tools);
             Ok(exit::OK)
         }
+        Command::Search { query, k, json } => {
+            let statuses = discover(tools, false).await;
+            let k = usize::try_from(k).unwrap_or(usize::MAX);
+            let options = toolgate::SearchOptions::new().k(k);
+            let hits = tools
+                .search(&output::cli_identity(), &query.join(" "), &options)
+                .map_err(|e| {
+                    let code = if e.kind() == ErrorKind::InvalidArguments {
+                        exit::USAGE
+                    } else {
+                        exit::TOOL_ERROR
+                    };
+                    Failure::new(code, output::error_text(&e))
+                })?;
+            output::search_hits(&hits, json);
+            output::unavailable(&statuses, json);
+            report_withheld(tools);
+            Ok(exit::OK)
+        }
         Command::Discover { json } => {
             let statuses = discover(tools, true).await;
             output::statuses(&statuses, json);

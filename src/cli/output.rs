@@ -48,10 +48,7 @@ pub fn print_json<T: Serialize>(value: &T) {
 /// a tool that `policy.rules` keeps for some roles is left out, as MCP and REST listings leave
 /// it out for such a caller).
 pub fn list(tools: &Toolset, json: bool, category: Option<&str>) {
-    let caller = toolgate::Identity {
-        caller: Some(super::call::CLI_CALLER.to_string()),
-        ..toolgate::Identity::default()
-    };
+    let caller = cli_identity();
     let selected: Vec<Arc<ToolDescriptor>> = tools
         .tools_for(&caller)
         .into_iter()
@@ -74,6 +71,81 @@ pub fn list(tools: &Toolset, json: bool, category: Option<&str>) {
             "{:width$}  {:cat_width$}  {summary}",
             d.name,
             d.category.as_deref().unwrap_or("-")
+        );
+    }
+}
+
+/// Who the command line lists, searches and calls as: the caller `cli`, without roles.
+pub fn cli_identity() -> toolgate::Identity {
+    toolgate::Identity {
+        caller: Some(super::call::CLI_CALLER.to_string()),
+        ..toolgate::Identity::default()
+    }
+}
+
+/// One hit of `toolgate search --json`.
+#[derive(Serialize)]
+struct SearchHitOut<'a> {
+    name: &'a str,
+    exported_name: &'a str,
+    score: f32,
+    matched: &'a [toolgate::SearchField],
+    description: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    category: Option<&'a str>,
+    source: &'a str,
+}
+
+/// `toolgate search`: one line per hit, best first (score, name, matched fields, the first
+/// line of the description), or the hits as a JSON array. No hit: a note on stderr.
+pub fn search_hits(hits: &[toolgate::SearchHit], json: bool) {
+    if json {
+        let out: Vec<SearchHitOut<'_>> = hits
+            .iter()
+            .map(|h| {
+                let d = h.entry.descriptor();
+                SearchHitOut {
+                    name: &h.name,
+                    exported_name: &h.exported_name,
+                    score: h.score,
+                    matched: &h.matched,
+                    description: &d.description,
+                    category: d.category.as_deref(),
+                    source: &d.source,
+                }
+            })
+            .collect();
+        print_json(&out);
+        return;
+    }
+    if hits.is_empty() {
+        write_err("no tool fits the query");
+        return;
+    }
+    let width = hits.iter().map(|h| h.name.len()).max().unwrap_or(0);
+    let fields: Vec<String> = hits
+        .iter()
+        .map(|h| {
+            h.matched
+                .iter()
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    let fields_width = fields.iter().map(String::len).max().unwrap_or(0);
+    for (h, matched) in hits.iter().zip(&fields) {
+        let summary = h
+            .entry
+            .descriptor()
+            .description
+            .lines()
+            .next()
+            .unwrap_or("");
+        outln!(
+            "{:>7.3}  {:width$}  {matched:fields_width$}  {summary}",
+            h.score,
+            h.name
         );
     }
 }

@@ -32,7 +32,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use toolgate_model::config::GatewayConfig;
+use toolgate_model::config::{GatewayConfig, ToolSearchConfig};
 use toolgate_runtime::{
     ProgressReporter, ToolContext, ToolContextBuilder, ToolError, ToolOutput, Toolset,
 };
@@ -90,6 +90,8 @@ pub(crate) struct Settings {
     pub(crate) connections: server::ConnectionLimits,
     pub(crate) shutdown_grace: Duration,
     pub(crate) page_size: usize,
+    /// `gateway.tool_search`: the MCP meta tools, and the tools listed beside them.
+    pub(crate) tool_search: ToolSearchConfig,
 }
 
 impl Settings {
@@ -115,6 +117,7 @@ impl Default for Settings {
             },
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             page_size: DEFAULT_PAGE_SIZE,
+            tool_search: ToolSearchConfig::default(),
         }
     }
 }
@@ -255,6 +258,14 @@ impl GatewayBuilder {
         self
     }
 
+    /// Tool search over MCP (`gateway.tool_search`, default off): `tools/list` shows the meta
+    /// tools `search_tools`, `describe_tools` and `call_tool` instead of every tool (`meta`,
+    /// with the `always` tools) or beside them (`both`).
+    pub fn tool_search(mut self, config: ToolSearchConfig) -> Self {
+        self.settings.tool_search = config;
+        self
+    }
+
     /// Applies a tools.yaml `gateway:` section.
     ///
     /// # Errors
@@ -315,6 +326,7 @@ impl GatewayBuilder {
         if let Some(size) = config.page_size {
             self.settings.page_size = size.max(1);
         }
+        self.settings.tool_search = config.tool_search.clone();
         Ok(self)
     }
 

@@ -76,6 +76,95 @@ fn list_leaves_out_a_tool_that_call_may_not_call() {
 }
 
 #[test]
+fn search_ranks_the_tools_that_fit_a_query() {
+    let run = toolgate(&["search", "evaluate", "an", "arithmetic", "expression"]);
+    let out = run.ok();
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    // score, name, matched fields, then the first line of the description.
+    let first = rows.first().unwrap_or_else(|| panic!("no hit\n{out}"));
+    assert_eq!(first[1], "calc", "{out}");
+    assert!(first[0].parse::<f64>().is_ok_and(|s| s > 0.0), "{out}");
+    assert!(first[2].split(',').any(|f| f == "description"), "{out}");
+    assert!(
+        first[3..]
+            .join(" ")
+            .starts_with("Evaluate an arithmetic expression"),
+        "{out}"
+    );
+
+    let one = toolgate(&["search", "read a file", "-k", "1"]);
+    let out = one.ok();
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.contains("read_file"), "{out}");
+
+    let json = toolgate(&[
+        "search",
+        "--json",
+        "-k",
+        "3",
+        "list the entries of a directory",
+    ])
+    .json();
+    let hits = json.as_array().expect("a JSON array");
+    assert!(!hits.is_empty() && hits.len() <= 3, "{json}");
+    assert_eq!(hits[0]["name"], "list_dir", "{json}");
+    assert_eq!(hits[0]["exported_name"], "list_dir");
+    assert_eq!(hits[0]["source"], "local");
+    assert!(hits[0]["score"].as_f64().is_some_and(|s| s > 0.0), "{json}");
+    assert!(
+        hits[0]["matched"].as_array().is_some_and(|m| !m.is_empty()),
+        "{json}"
+    );
+    assert!(hits[0]["description"].is_string(), "{json}");
+
+    // A query that fits nothing is an empty success.
+    let none = toolgate(&["search", "--json", "zebra"]).json();
+    assert_eq!(none, json!([]));
+}
+
+#[test]
+fn search_leaves_out_a_tool_that_call_may_not_call() {
+    // As `toolgate list` does: a rule keeps `calc` for admins, the CLI calls without roles.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tools.yaml")).unwrap();
+    let config = repo.replacen(
+        "\npolicy:\n",
+        "\npolicy:\n  rules:\n    - {tools: [calc], roles: [admin]}\n",
+        1,
+    );
+    assert_ne!(config, repo, "tools.yaml has a policy section");
+    std::fs::write(dir.path().join("tools.yaml"), config).unwrap();
+    let found = toolgate_in(
+        dir.path(),
+        &["search", "--json", "arithmetic expression"],
+        None,
+    );
+    let out = found.ok();
+    let hits: Value = serde_json::from_str(out).expect("JSON");
+    let names: Vec<&str> = hits
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|h| h["name"].as_str())
+        .collect();
+    assert!(!names.contains(&"calc"), "{out}");
+}
+
+#[test]
+fn search_without_words_to_search_for_is_a_usage_error() {
+    for query in ["the of a", "   ", "?!"] {
+        let run = toolgate(&["search", query]);
+        run.code(2)
+            .stderr_has(&["invalid_arguments", "search query"]);
+    }
+    toolgate(&["search", "file", "-k", "0"]).code(2);
+    toolgate(&["search"]).code(2);
+}
+
+#[test]
 fn list_json_gives_descriptors_with_object_input_schemas() {
     let run = toolgate(&["list", "--json"]);
     run.ok();

@@ -235,8 +235,14 @@ fn jq_bombs_do_not_take_the_gateway_down() {
                 let (want_kind, want_text) = bomb.expect;
                 let as_expected = kind == want_kind && message.contains(want_text);
                 let timed_out = kind == "timeout" && message.contains("was stopped");
+                // A deep value may reach the worker's memory limit before the depth check or
+                // the stack guard sees it (how far depends on the worker's baseline, which moves
+                // with the binary): refused either way, as the same typed error kind.
+                let out_of_memory = want_kind == "invalid_arguments"
+                    && kind == "invalid_arguments"
+                    && message.contains("memory limit of 256 MiB");
                 assert!(
-                    as_expected || (may_time_out && timed_out),
+                    as_expected || out_of_memory || (may_time_out && timed_out),
                     "{}: {status} {body}",
                     bomb.filter
                 );

@@ -22,4 +22,5 @@ mod secrets;
 mod self_openapi;
 mod sse;
 mod stdio;
+mod tool_search;
 mod upstream_oauth;

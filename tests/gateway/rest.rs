@@ -106,7 +106,6 @@ fn tools_are_listed_and_filtered() {
         ("/tools?category=compute&tag=math", &["calc"]),
         ("/tools?category=compute&tag=fs", &[]),
         ("/tools?q=ARITHMETIC", &["calc"]),
-        ("/tools?q=jq%20filter", &["jq"]),
         ("/tools?category=files&q=nothing-like-this", &[]),
         ("/tools?source=nowhere", &[]),
     ];
@@ -115,6 +114,12 @@ fn tools_are_listed_and_filtered() {
         assert_eq!(status, 200, "{path}: {list}");
         assert_eq!(names(&list), *expected, "{path}: {list}");
     }
+    let (_, found) = get_json(&served, "/tools?q=jq%20filter");
+    assert_eq!(
+        names(&found).first().map(String::as_str),
+        Some("jq"),
+        "{found}"
+    );
     let (_, local) = get_json(&served, "/tools?source=local");
     assert_eq!(names(&local), all_names);
 
@@ -141,6 +146,93 @@ fn tools_are_listed_and_filtered() {
         message.contains("klingon") && message.contains("openai-strict"),
         "{message}"
     );
+}
+
+#[test]
+fn tools_are_searched_with_q_ranked_and_filtered_for_the_caller() {
+    // Two API keys; a rule keeps `calc` for admins.
+    let keys = "gateway:\n  api_keys:\n    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n    - {name: admin, key: \"${TG_ADMIN}\", roles: [admin]}\n";
+    let base = tools_yaml("", keys);
+    let yaml = base.replacen(
+        "\npolicy:\n",
+        "\npolicy:\n  rules:\n    - {tools: [calc], roles: [admin]}\n",
+        1,
+    );
+    assert_ne!(yaml, base, "tools.yaml has a policy section");
+    let served = serve_with_env(
+        &yaml,
+        &[],
+        &[
+            ("TG_READER", "reader-key-0123"),
+            ("TG_ADMIN", "admin-key-4567"),
+        ],
+    );
+    let get = |path: &str, key: &str| {
+        let bearer = format!("Bearer {key}");
+        call_json(&served, "GET", path, &[("Authorization", &bearer)], None)
+    };
+
+    // Ranked hits, best first, with the listing's fields plus score and matched fields.
+    let (status, found) = get(
+        "/tools?q=evaluate%20an%20arithmetic%20expression",
+        "admin-key-4567",
+    );
+    assert_eq!(status, 200, "{found}");
+    let tools = found["tools"].as_array().expect("tools");
+    let first = &tools[0];
+    assert_eq!(first["name"], "calc", "{found}");
+    assert_eq!(first["exported_name"], "calc");
+    assert_eq!(first["source_kind"], "local");
+    assert_eq!(first["category"], "compute");
+    assert!(first["score"].as_f64().is_some_and(|s| s > 0.0), "{first}");
+    let matched = first["matched"].as_array().expect("matched");
+    assert!(matched.contains(&json!("description")), "{first}");
+    let scores: Vec<f64> = tools.iter().filter_map(|t| t["score"].as_f64()).collect();
+    assert_eq!(scores.len(), tools.len(), "every hit has a score: {found}");
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{found}");
+
+    // The same query for a caller without the role: `calc` is never a hit.
+    let (status, found) = get(
+        "/tools?q=evaluate%20an%20arithmetic%20expression",
+        "reader-key-0123",
+    );
+    assert_eq!(status, 200, "{found}");
+    assert!(!names(&found).contains(&"calc".to_string()), "{found}");
+
+    // `k`, and the listing's filters on top of the query.
+    let (status, found) = get("/tools?q=read%20a%20file&k=1", "reader-key-0123");
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(names(&found), ["read_file"], "{found}");
+    let (_, found) = get("/tools?q=file&category=compute", "admin-key-4567");
+    assert!(
+        names(&found).iter().all(|n| n == "calc" || n == "jq"),
+        "{found}"
+    );
+    let (_, found) = get("/tools?q=file&source=nowhere", "admin-key-4567");
+    assert_eq!(names(&found), Vec::<String>::new(), "{found}");
+    // With a dialect, the hits' definitions in the same order.
+    let (_, found) = get("/tools?q=directory&k=1&dialect=anthropic", "admin-key-4567");
+    assert_eq!(names(&found), ["list_dir"], "{found}");
+    assert_eq!(found["definitions"][0]["name"], "list_dir", "{found}");
+    // Without `q` the listing is as before: no scores.
+    let (_, all) = get("/tools", "admin-key-4567");
+    assert!(all["tools"][0].get("score").is_none(), "{all}");
+
+    // A query with nothing to search for, and a bad `k`: 400 with the ToolError body.
+    for (path, param) in [
+        ("/tools?q=", "`q`"),
+        ("/tools?q=%20%20", "`q`"),
+        ("/tools?q=the%20of%20a", "`q`"),
+        ("/tools?q=file&k=0", "`k`"),
+        ("/tools?k=3", "`k`"),
+    ] {
+        let (status, body) = get(path, "admin-key-4567");
+        assert_eq!(status, 400, "{path}: {body}");
+        let message = tool_error(&body, "invalid_arguments", path);
+        assert!(message.contains(param), "{path}: {message}");
+    }
+    let (status, body) = get("/tools?q=file&k=many", "admin-key-4567");
+    assert_eq!(status, 400, "{body}");
 }
 
 #[test]
@@ -333,7 +425,11 @@ fn tools_of_an_mcp_server_behind_the_gateway() {
         "/tools?source= and /sources disagree"
     );
     let (_, found) = get_json(&served, "/tools?q=ECHO&source=everything");
-    assert_eq!(names(&found), ["everything.echo"], "{found}");
+    assert_eq!(
+        names(&found).first().map(String::as_str),
+        Some("everything.echo"),
+        "{found}"
+    );
 
     for name in ["everything.echo", "everything__echo"] {
         let (status, d) = get_json(&served, &format!("/tools/{name}"));

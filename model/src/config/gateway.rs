@@ -26,6 +26,7 @@ pub use auth::{GatewayAuth, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS};
 ///   max_connections: 1024           # connections served at once; more wait to be accepted
 ///   shutdown_grace_ms: 10000
 ///   page_size: 100
+///   tool_search: {mode: meta, always: [calc]}   # MCP tools/list: search instead of every tool
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -85,6 +86,48 @@ pub struct GatewayConfig {
     /// the `nextCursor` the page carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_size: Option<usize>,
+    /// Tool search over MCP: whether `tools/list` shows the meta tools `search_tools`,
+    /// `describe_tools` and `call_tool` instead of (`meta`) or beside (`both`) every tool.
+    #[serde(default, skip_serializing_if = "ToolSearchConfig::is_off")]
+    pub tool_search: ToolSearchConfig,
+}
+
+/// `gateway.tool_search`: progressive disclosure of a big toolset over MCP (docs/search.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSearchConfig {
+    /// `off` (the default): `tools/list` shows every tool the caller may call. `meta`: it shows
+    /// only `search_tools` (query → ranked tool names), `describe_tools` (names → their full
+    /// MCP definitions) and `call_tool` (name + arguments → the call, through the same
+    /// pipeline and authorization as a direct `tools/call`), plus the `always` tools. `both`:
+    /// the three next to every tool.
+    #[serde(default)]
+    pub mode: ToolSearchMode,
+    /// Tools listed in `meta` mode as well (either name form), for a caller that may call them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub always: Vec<String>,
+}
+
+impl ToolSearchConfig {
+    /// Whether the mode is `off` and nothing else is set (the default).
+    pub fn is_off(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// How MCP `tools/list` offers tool search (see [`ToolSearchConfig::mode`]).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolSearchMode {
+    /// Every tool, no meta tools.
+    #[default]
+    Off,
+    /// The meta tools (and the `always` tools) only.
+    Meta,
+    /// The meta tools next to every tool.
+    Both,
 }
 
 /// One API key of the gateway.

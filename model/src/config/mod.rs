@@ -56,6 +56,7 @@ pub use a2a::{A2aAgent, A2aSkill};
 pub use diagnostic::{ConfigError, Diagnostic, DisplayAll, Severity};
 pub use gateway::{
     ApiKey, GatewayAuth, GatewayConfig, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS,
+    ToolSearchConfig, ToolSearchMode,
 };
 pub use interpolate::{Interpolated, InterpolationError, Secret};
 pub use json_schema::JsonSchemaSource;

@@ -30,6 +30,7 @@ pub struct ToolEntry {
     validator: OnceLock<Result<Arc<ArgumentValidator>, ToolError>>,
     exports: [OnceLock<Export>; Dialect::ALL.len()],
     access: OnceLock<Requirements>,
+    search: OnceLock<crate::search::ToolDoc>,
 }
 
 /// What a call needs of the tool's policy, settled on its first call.
@@ -60,6 +61,7 @@ impl ToolEntry {
             validator: OnceLock::new(),
             exports: Default::default(),
             access: OnceLock::new(),
+            search: OnceLock::new(),
         }
     }
 
@@ -148,6 +150,13 @@ impl ToolEntry {
     pub(crate) fn access(&self, config: &PolicyConfig) -> &Requirements {
         self.access
             .get_or_init(|| Requirements::of(config, &self.tool.descriptor))
+    }
+
+    /// The tool's fields as the search index holds them, normalized on first use (a catalog
+    /// rebuilt while the tool is listed the same way keeps them).
+    pub(crate) fn search_doc(&self) -> &crate::search::ToolDoc {
+        self.search
+            .get_or_init(|| crate::search::ToolDoc::of(&self.tool.descriptor))
     }
 
     /// The tool's settled policy, worked out from `pipeline` on first use.

@@ -19,7 +19,7 @@ pub(crate) use entry::Settled;
 pub use entry::ToolEntry;
 
 use std::hash::BuildHasher;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use hashbrown::HashTable;
 
@@ -32,6 +32,8 @@ pub struct Catalog {
     /// Each watched source's change counter as it was just before this snapshot listed it.
     changes: Vec<tokio::sync::watch::Receiver<u64>>,
     generation: u64,
+    /// The search index of these entries, built on the first search of this snapshot.
+    search: OnceLock<crate::search::Index>,
 }
 
 /// Every name of every entry, in one buffer, and the hash index over them.
@@ -131,6 +133,7 @@ impl Catalog {
             names,
             changes,
             generation: previous.map_or(0, |p| p.generation + 1),
+            search: OnceLock::new(),
         }
     }
 
@@ -169,6 +172,13 @@ impl Catalog {
     /// what is cached from a listing (an MCP `tools/list` page) is stale once it moves.
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// The search index of this snapshot's entries (built on first use, then kept with the
+    /// snapshot; a rebuilt catalog starts without one).
+    pub(crate) fn search_index(&self) -> &crate::search::Index {
+        self.search
+            .get_or_init(|| crate::search::Index::build(&self.entries))
     }
 
     /// Whether a watched source's tools changed since this snapshot listed them.

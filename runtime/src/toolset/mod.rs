@@ -197,6 +197,29 @@ impl Toolset {
             && entry.access(&self.inner.pipeline.config).permits(identity)
     }
 
+    /// The tools that best fit `query`, best first: at most `options.k`, each with its score
+    /// and the fields that matched (see [`crate::search`] for what is indexed and how it is
+    /// ranked). Only tools a listing for `identity` shows are found ([`shows`](Self::shows),
+    /// the check [`tools_for`](Self::tools_for) makes), and only those `options`' filters
+    /// admit. The index is built on the first search after the catalog changed; calls never
+    /// wait for it.
+    ///
+    /// # Errors
+    /// `invalid_arguments` for a query with nothing to search for (empty, or only stop words
+    /// or punctuation), one longer than [`MAX_QUERY_CHARS`](crate::search::MAX_QUERY_CHARS)
+    /// characters, or `options.k == 0`.
+    pub fn search(
+        &self,
+        identity: &crate::Identity,
+        query: &str,
+        options: &crate::SearchOptions,
+    ) -> Result<Vec<crate::SearchHit>, ToolError> {
+        let catalog = self.current();
+        crate::search::search(&catalog, query, options, |entry| {
+            self.shows(entry, identity)
+        })
+    }
+
     /// Whether `identity` may call `tool` (its roles, the `policy.rules`, `requires_auth`).
     pub fn may_call(&self, tool: &ToolDescriptor, identity: &crate::Identity) -> bool {
         crate::policy::authorize::allowed(&self.inner.pipeline.config, tool, identity).is_ok()

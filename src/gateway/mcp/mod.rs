@@ -19,6 +19,7 @@ mod cancel;
 mod convert;
 pub mod http;
 pub(crate) mod listing;
+mod meta;
 mod passthrough;
 mod progress;
 pub mod sse;
@@ -38,6 +39,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use tokio_util::sync::CancellationToken;
+use toolgate_model::config::ToolSearchMode;
 use toolgate_runtime::{ProgressReporter, ToolError};
 
 use super::{Caller, Gateway};
@@ -281,15 +283,46 @@ impl ServerHandler for McpHandler {
         self.gateway.wait_ready(LIST_WAITS_FOR_DISCOVERY).await;
         // A caller never sees a tool it may not call.
         let identity = self.caller(&context.extensions).identity();
-        self.gateway.listing().page(
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let mode = self.gateway.settings().tool_search.mode;
+        if mode == ToolSearchMode::Meta {
+            if let Some(cursor) = cursor {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "invalid cursor `{}`: the tool list has one page (gateway.tool_search.mode is meta)",
+                        cursor.chars().take(64).collect::<String>()
+                    ),
+                    None,
+                ));
+            }
+            return Ok(ListToolsResult::with_all_items(meta::listed(
+                &self.gateway,
+                &identity,
+            )));
+        }
+        let mut page = self.gateway.listing().page(
             self.gateway.toolset(),
             &identity,
-            request.as_ref().and_then(|r| r.cursor.as_deref()),
+            cursor,
             self.gateway.settings().page_size,
-        )
+        )?;
+        if mode == ToolSearchMode::Both && cursor.is_none() {
+            // The meta tools first, on the first page; a tool named like one is shadowed.
+            let mut tools = meta::definitions();
+            tools.extend(
+                page.tools
+                    .into_iter()
+                    .filter(|t| meta::meta(&self.gateway, &t.name).is_none()),
+            );
+            page.tools = tools;
+        }
+        Ok(page)
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        if meta::meta(&self.gateway, name).is_some() {
+            return meta::definition(name);
+        }
         self.gateway.listing().tool(self.gateway.toolset(), name)
     }
 
@@ -318,28 +351,40 @@ impl ServerHandler for McpHandler {
         let args = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
+        // gateway.tool_search: the meta tools answer here; `call_tool` goes on as a direct call
+        // of the tool it names, by the same caller.
+        let (name, args) = match meta::meta(&self.gateway, &request.name) {
+            None => (request.name.to_string(), args),
+            Some(meta::Meta::Search) => {
+                let identity = caller.identity();
+                let result = meta::search(&self.gateway, &identity, args);
+                return Ok(CallToolResponse::Complete(result));
+            }
+            Some(meta::Meta::Describe) => {
+                let identity = caller.identity();
+                let result = meta::describe(&self.gateway, &identity, args);
+                return Ok(CallToolResponse::Complete(result));
+            }
+            Some(meta::Meta::Call) => match meta::call_target(args) {
+                Ok(target) => target,
+                Err(e) => return Ok(CallToolResponse::Complete(meta::failed(e))),
+            },
+        };
         let (reason, _forget) = self.cancel_reason(&context).unzip();
         let result = self
             .gateway
-            .call_cancellable(
-                &request.name,
-                args,
-                &caller,
-                progress,
-                context.ct.clone(),
-                reason,
-            )
+            .call_cancellable(&name, args, &caller, progress, context.ct.clone(), reason)
             .await;
         // Every progress notification goes out before the result (MCP clients stop listening
         // for a request's progress once its result arrived).
         if let Some(relay) = &relay {
             relay.flush(progress::FLUSH_WITHIN).await;
         }
-        let descriptor = self.gateway.toolset().describe(&request.name);
+        let descriptor = self.gateway.toolset().describe(&name);
         let result = match result {
             Ok(out) => convert::result(out, descriptor.as_deref()),
             Err(e) => {
-                log_failure(&request.name, &e);
+                log_failure(&name, &e);
                 convert::result(convert::error_output(e), descriptor.as_deref())
             }
         };

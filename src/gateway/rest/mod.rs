@@ -3,7 +3,8 @@
 //!
 //! | route | answer |
 //! | --- | --- |
-//! | `GET /tools?category=&source=&tag=&q=&dialect=` | [`tools::ToolList`]: the tools, filtered |
+//! | `GET /tools?category=&source=&tag=&dialect=` | [`tools::ToolList`]: the tools, filtered |
+//! | `GET /tools?q=&k=` (and the filters above) | [`tools::ToolList`]: the tools that fit the query, best first, with scores |
 //! | `GET /tools/{name}` | the tool's `ToolDescriptor` (input and output schema) |
 //! | `GET /tools/{name}/schema?dialect=` | [`tools::ToolSchemaExport`]: the definition in a dialect |
 //! | `GET /tools/{name}/metadata` | [`tools::ToolMetadata`]: annotations, timeout, source status |

@@ -9,6 +9,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_model::names::exported_name;
+use toolgate_runtime::search::DEFAULT_K;
 use toolgate_runtime::{
     Dialect, ErrorKind, SourceStatus, ToolAnnotations, ToolDescriptor, ToolError,
 };
@@ -52,8 +53,15 @@ pub struct ListQuery {
     pub source: Option<String>,
     /// Only tools with this tag (exact match).
     pub tag: Option<String>,
-    /// Only tools whose name (either form) or description contains this text, ignoring case.
+    /// A search query: the tools that fit it, best first (BM25 over each tool's name, title,
+    /// description, arguments, tags, category and source; accents folded, English stop words
+    /// dropped, Chinese and Japanese in character bigrams; see docs/search.md), at most `k`,
+    /// each with its `score` and `matched` fields. A query with nothing to search for (empty,
+    /// only stop words or punctuation) is a 400.
     pub q: Option<String>,
+    /// With `q`: the most tools to return (default 10, at least 1).
+    #[param(minimum = 1)]
+    pub k: Option<usize>,
     /// Also give each listed tool's definition in this dialect (`definitions`).
     #[param(value_type = Option<DialectName>)]
     pub dialect: Option<String>,
@@ -81,6 +89,14 @@ pub struct ToolSummary {
     /// MCP tool annotations (hints; `{}` when none).
     #[schema(value_type = ToolAnnotationsSchema)]
     pub annotations: ToolAnnotations,
+    /// With `q`: how well the tool fits the query (the sum of its fields' BM25 scores times the
+    /// fields' weights; above zero, comparable only within one answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f32>,
+    /// With `q`: the fields in which a query term was found (`name`, `title`, `description`,
+    /// `arguments`, `tags`, `category`, `source`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matched: Vec<String>,
 }
 
 /// A listed tool the requested dialect cannot express (`GET /tools?dialect=`).
@@ -95,7 +111,7 @@ pub struct NotExported {
 /// The body of `GET /tools`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ToolList {
-    /// The tools that pass every filter, in toolset order.
+    /// The tools that pass every filter, in toolset order (with `q`: best first).
     pub tools: Vec<ToolSummary>,
     /// With `?dialect=`: the dialect of `definitions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -172,10 +188,11 @@ pub struct ToolMetadata {
     pub source_status: SourceStatus,
 }
 
-/// Lists the tools, filtered.
+/// Lists the tools, filtered, or searches them.
 ///
 /// Waits (at most 35 s) for start-up discovery to finish, as MCP `tools/list` does. Filters
-/// combine with AND.
+/// combine with AND. With `q`, the tools that fit the query, best first, at most `k`, each with
+/// its score and the fields that matched.
 #[utoipa::path(
     get,
     path = "/tools",
@@ -184,7 +201,7 @@ pub struct ToolMetadata {
     params(ListQuery),
     responses(
         (status = 200, description = "The tools that pass every filter.", body = ToolList),
-        (status = 400, description = "An unknown query parameter, or an unknown dialect.", body = ToolErrorBody),
+        (status = 400, description = "An unknown query parameter, an unknown dialect, `k` without `q` or below 1, or a `q` with nothing to search for (empty, only stop words).", body = ToolErrorBody),
     )
 )]
 pub(super) async fn list_tools(
@@ -201,30 +218,44 @@ pub(super) async fn list_tools(
         .iter()
         .map(|s| (s.id().to_string(), s.kind().to_string()))
         .collect();
-    let needle = query.q.as_deref().map(str::to_lowercase);
-    let listed: Vec<_> = gateway
-        .toolset()
-        .entries_for(&identity)
-        .into_iter()
-        .filter(|e| {
-            let d = e.descriptor();
-            query
-                .category
-                .as_ref()
-                .is_none_or(|c| d.category.as_ref() == Some(c))
-                && query.source.as_ref().is_none_or(|s| &d.source == s)
-                && query.tag.as_ref().is_none_or(|t| d.tags.contains(t))
-                && needle.as_deref().is_none_or(|n| mentions(d, n))
-        })
-        .collect();
+    let toolset = gateway.toolset();
+    let (listed, scores): (Vec<_>, Vec<_>) = match query.q.as_deref() {
+        Some(q) => search(toolset, &identity, q, &query)?
+            .into_iter()
+            .map(|hit| {
+                let matched = hit.matched.iter().map(|f| f.as_str().to_string()).collect();
+                (hit.entry, Some((hit.score, matched)))
+            })
+            .unzip(),
+        None if query.k.is_some() => {
+            return Err(RestError::bad_request(
+                "query parameter `k` (the number of hits) needs a search query `q`",
+            ));
+        }
+        None => toolset
+            .entries_for(&identity)
+            .into_iter()
+            .filter(|e| {
+                let d = e.descriptor();
+                query
+                    .category
+                    .as_ref()
+                    .is_none_or(|c| d.category.as_ref() == Some(c))
+                    && query.source.as_ref().is_none_or(|s| &d.source == s)
+                    && query.tag.as_ref().is_none_or(|t| d.tags.contains(t))
+            })
+            .map(|e| (e, None))
+            .unzip(),
+    };
     let mut list = ToolList {
         tools: Vec::with_capacity(listed.len()),
         dialect: dialect.map(|d| d.as_str().to_string()),
         definitions: dialect.map(|_| Vec::with_capacity(listed.len())),
         not_exported: Vec::new(),
     };
-    for entry in &listed {
+    for (entry, score) in listed.iter().zip(scores) {
         let d = entry.descriptor();
+        let (score, matched) = score.map_or((None, Vec::new()), |(s, m)| (Some(s), m));
         if let (Some(dialect), Some(definitions)) = (dialect, list.definitions.as_mut()) {
             // The entry's export is computed once and shared (a `Value` clone per listing).
             match entry.export(dialect) {
@@ -244,16 +275,35 @@ pub(super) async fn list_tools(
             source: d.source.clone(),
             source_kind: kinds.get(&d.source).cloned().unwrap_or_default(),
             annotations: d.annotations.clone(),
+            score,
+            matched,
         });
     }
     Ok(Json(list))
 }
 
-/// Whether `needle` (lower case) is in the tool's name, exported name or description.
-fn mentions(d: &ToolDescriptor, needle: &str) -> bool {
-    d.name.to_lowercase().contains(needle)
-        || exported_name(&d.name).to_lowercase().contains(needle)
-        || d.description.to_lowercase().contains(needle)
+/// `GET /tools?q=`: the toolset's search for `identity` with the listing's other filters, or a
+/// 400 naming `q` or `k`.
+fn search(
+    toolset: &toolgate_runtime::Toolset,
+    identity: &toolgate_runtime::Identity,
+    q: &str,
+    query: &ListQuery,
+) -> Result<Vec<toolgate_runtime::SearchHit>, RestError> {
+    let mut options = toolgate_runtime::SearchOptions::new().k(query.k.unwrap_or(DEFAULT_K));
+    options.source.clone_from(&query.source);
+    options.category.clone_from(&query.category);
+    options.tags.extend(query.tag.iter().cloned());
+    toolset.search(identity, q, &options).map_err(|e| {
+        let what = if query.k == Some(0) { "k" } else { "q" };
+        RestError::new(
+            StatusCode::BAD_REQUEST,
+            ToolError::new(
+                ErrorKind::InvalidArguments,
+                format!("query parameter `{what}`: {}", e.message()),
+            ),
+        )
+    })
 }
 
 /// `dialect` as a [`Dialect`], or a 400 naming the accepted ones.

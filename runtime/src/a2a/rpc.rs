@@ -131,27 +131,20 @@ impl Rpc {
         params: &Value,
         accept: &'static str,
     ) -> Result<reqwest::Response, ToolError> {
-        let token = match &self.oauth {
-            Some(o) => Some(o.token().await?),
-            None => None,
+        let post =
+            |token: Option<Secret>| self.request(method, params, accept, token.as_ref()).send();
+        let answer = match &self.oauth {
+            None => post(None).await,
+            Some(oauth) => {
+                let refused = |a: &reqwest::Result<reqwest::Response>| {
+                    a.as_ref()
+                        .is_ok_and(|r| r.status() == reqwest::StatusCode::UNAUTHORIZED)
+                };
+                // A second 401 is the answer: `result` makes it `permission_denied`.
+                oauth.send(|t| post(Some(t)), refused).await?.0
+            }
         };
-        let resp = self
-            .request(method, params, accept, token.as_ref())
-            .send()
-            .await
-            .map_err(|e| self.network(method, e))?;
-        let (Some(oauth), Some(rejected)) = (&self.oauth, token) else {
-            return Ok(resp);
-        };
-        if resp.status() != reqwest::StatusCode::UNAUTHORIZED {
-            return Ok(resp);
-        }
-        tracing::debug!(source = %self.source, method, "HTTP 401: the request once more with a fresh OAuth2 token");
-        let fresh = oauth.refresh(&rejected).await?;
-        self.request(method, params, accept, Some(&fresh))
-            .send()
-            .await
-            .map_err(|e| self.network(method, e))
+        answer.map_err(|e| self.network(method, e))
     }
 
     /// Sends `method` and returns its `result`.

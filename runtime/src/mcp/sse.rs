@@ -297,7 +297,7 @@ impl Transport<RoleClient> for SseClientTransport {
                 return Err(SseError::Closed(target));
             }
             let body = body.map_err(|e| target.failed(format!("cannot serialize: {e}")))?;
-            let post = |token: Option<&Secret>| {
+            let post = |token: Option<Secret>| {
                 let request = client.post(url.clone()).headers(headers.clone());
                 let request = match token {
                     Some(token) => request.bearer_auth(token.expose()),
@@ -312,21 +312,16 @@ impl Transport<RoleClient> for SseClientTransport {
                 let Some(oauth) = &oauth else {
                     return target.success(post(None).await).await;
                 };
-                let token = oauth.token().await.map_err(SseError::Token)?;
-                let answer = post(Some(&token)).await;
-                if answer
-                    .as_ref()
-                    .is_ok_and(|a| a.status() == StatusCode::UNAUTHORIZED)
-                {
-                    let fresh = oauth.refresh(&token).await.map_err(SseError::Token)?;
-                    let second = post(Some(&fresh)).await;
-                    if second
-                        .as_ref()
+                let unauthorized = |a: &reqwest::Result<reqwest::Response>| {
+                    a.as_ref()
                         .is_ok_and(|a| a.status() == StatusCode::UNAUTHORIZED)
-                    {
-                        return Err(SseError::Token(oauth.refused_again()));
-                    }
-                    return target.success(second).await;
+                };
+                let (answer, again) = oauth
+                    .send(|t| post(Some(t)), unauthorized)
+                    .await
+                    .map_err(SseError::Token)?;
+                if again {
+                    return Err(SseError::Token(oauth.refused_again()));
                 }
                 target.success(answer).await
             };

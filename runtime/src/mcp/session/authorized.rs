@@ -20,7 +20,6 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
-use toolgate_model::config::Secret;
 
 use crate::ToolError;
 use crate::net::oauth::ClientCredentials;
@@ -86,22 +85,24 @@ pub(crate) fn token_error_in_handshake(
 }
 
 impl AuthorizedHttp {
-    /// The answer to the request sent again with a fresh token: refused again, the call's
-    /// `permission_denied` (not a dropped connection).
-    fn once_more<T>(&self, second: Result<T, Error>) -> Result<T, Error> {
-        match second {
-            Err(e) if unauthorized(&e) => Err(token_failure(self.oauth.refused_again())),
-            other => other,
+    /// `send(token)` with the current token, once more with a fresh one after a 401; refused
+    /// again, the call's `permission_denied` (not a dropped connection).
+    async fn authorized<T, Fut>(&self, send: impl Fn(String) -> Fut) -> Result<T, Error>
+    where
+        Fut: std::future::Future<Output = Result<T, Error>>,
+    {
+        let (answer, again) = self
+            .oauth
+            .send(
+                |t| send(t.expose().to_string()),
+                |a| a.as_ref().err().is_some_and(unauthorized),
+            )
+            .await
+            .map_err(token_failure)?;
+        if again {
+            return Err(token_failure(self.oauth.refused_again()));
         }
-    }
-
-    async fn token(&self) -> Result<Secret, Error> {
-        self.oauth.token().await.map_err(token_failure)
-    }
-
-    async fn fresh(&self, rejected: &Secret) -> Result<Secret, Error> {
-        tracing::debug!("HTTP 401: the request once more with a fresh OAuth2 token");
-        self.oauth.refresh(rejected).await.map_err(token_failure)
+        answer
     }
 }
 
@@ -136,36 +137,17 @@ impl StreamableHttpClient for AuthorizedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        let token = self.token().await?;
-        let first = self
-            .http
-            .post_message_with_response_limits(
+        self.authorized(|token| {
+            self.http.post_message_with_response_limits(
                 Arc::clone(&uri),
                 message.clone(),
                 session_id.clone(),
-                Some(token.expose().to_string()),
+                Some(token),
                 custom_headers.clone(),
                 limits,
             )
-            .await;
-        match first {
-            Err(e) if unauthorized(&e) => {
-                let fresh = self.fresh(&token).await?;
-                let second = self
-                    .http
-                    .post_message_with_response_limits(
-                        uri,
-                        message,
-                        session_id,
-                        Some(fresh.expose().to_string()),
-                        custom_headers,
-                        limits,
-                    )
-                    .await;
-                self.once_more(second)
-            }
-            other => other,
-        }
+        })
+        .await
     }
 
     async fn delete_session(
@@ -175,7 +157,7 @@ impl StreamableHttpClient for AuthorizedHttp {
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), Error> {
-        let token = self.token().await?;
+        let token = self.oauth.token().await.map_err(token_failure)?;
         self.http
             .delete_session(
                 uri,
@@ -214,35 +196,16 @@ impl StreamableHttpClient for AuthorizedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
-        let token = self.token().await?;
-        let first = self
-            .http
-            .get_stream_with_max_sse_event_size(
+        self.authorized(|token| {
+            self.http.get_stream_with_max_sse_event_size(
                 Arc::clone(&uri),
                 session_id.clone(),
                 last_event_id.clone(),
-                Some(token.expose().to_string()),
+                Some(token),
                 custom_headers.clone(),
                 max_sse_event_size,
             )
-            .await;
-        match first {
-            Err(e) if unauthorized(&e) => {
-                let fresh = self.fresh(&token).await?;
-                let second = self
-                    .http
-                    .get_stream_with_max_sse_event_size(
-                        uri,
-                        session_id,
-                        last_event_id,
-                        Some(fresh.expose().to_string()),
-                        custom_headers,
-                        max_sse_event_size,
-                    )
-                    .await;
-                self.once_more(second)
-            }
-            other => other,
-        }
+        })
+        .await
     }
 }

@@ -251,6 +251,32 @@ impl ClientCredentials {
         &self.0.owner
     }
 
+    /// Sends a request with the current token (`send(token)`) and, when the upstream refuses
+    /// it (`refused(&answer)`: HTTP 401), once more with a fresh one. The answer, and whether
+    /// the fresh token was refused too (then [`ClientCredentials::refused_again`] says why).
+    ///
+    /// # Errors
+    /// A token that cannot be had, as [`ClientCredentials::refresh`].
+    pub(crate) async fn send<R, Fut>(
+        &self,
+        send: impl Fn(Secret) -> Fut,
+        refused: impl Fn(&R) -> bool,
+    ) -> Result<(R, bool), ToolError>
+    where
+        Fut: std::future::Future<Output = R>,
+    {
+        let token = self.token().await?;
+        let first = send(token.clone()).await;
+        if !refused(&first) {
+            return Ok((first, false));
+        }
+        tracing::debug!(owner = %self.0.owner, "HTTP 401: the request once more with a fresh OAuth2 token");
+        let fresh = self.refresh(&token).await?;
+        let second = send(fresh).await;
+        let again = refused(&second);
+        Ok((second, again))
+    }
+
     /// The error for an upstream that refused a token fetched after its first refusal: the
     /// credentials work at the token endpoint but not there (scopes, `resource`, `audience`).
     pub fn refused_again(&self) -> ToolError {

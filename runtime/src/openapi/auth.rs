@@ -202,19 +202,6 @@ impl Auth {
                 _ => false,
             })
     }
-
-    /// The token-URL hosts of OAuth2 credentials (added to the allowlist).
-    pub(crate) fn token_urls(&self) -> Vec<reqwest::Url> {
-        self.single
-            .iter()
-            .map(|(c, _)| c)
-            .chain(self.schemes.values())
-            .filter_map(|c| match c {
-                Cred::OAuth2(t) => t.token_url(),
-                _ => None,
-            })
-            .collect()
-    }
 }
 
 fn scheme_cred(

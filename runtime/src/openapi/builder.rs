@@ -165,9 +165,6 @@ impl OpenApiSourceBuilder {
         .label(format!("allowed hosts of OpenAPI source `{id}`"));
         let auth = auth::Auth::new(&id, cfg.and_then(|c| c.auth.as_ref()), &self.conversion)
             .map_err(auth_err)?;
-        for url in auth.token_urls() {
-            rules.allow(url.host_str().unwrap_or_default());
-        }
         let prefix = cfg.is_none_or(|c| c.prefix);
         let mut ops = Vec::with_capacity(self.conversion.tools.len());
         let mut schemas = Interner::default();

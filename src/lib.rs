@@ -49,13 +49,13 @@ pub use toolgate_model as model;
 
 pub use toolgate_runtime::{
     ArgumentError, ArgumentPolicy, ArgumentValidator, BoxFuture, BuildError, COERCIONS_META_KEY,
-    Coercion, CoercionKind, Content, Dialect, ErrorKind, ExtraArguments, Identity,
-    JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
-    NameConflict, Progress, ProgressReporter, Provides, ResourceContents, SearchField, SearchHit,
-    SearchOptions, SourceLifecycle, SourceState, SourceStatus, SourceTool, State, StateMap,
-    ToolAnnotations, ToolContext, ToolContextBuilder, ToolDescriptor, ToolError, ToolFuture,
-    ToolKey, ToolOutput, ToolSource, ToolsWatch, Toolset, ToolsetBuilder, Validated,
-    ValidationMode, ValidatorCache, testing,
+    Coercion, CoercionKind, Content, DeferredExport, DeferredLoading, Dialect, ErrorKind,
+    ExtraArguments, Identity, JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError,
+    JsonToolCall, JsonToolHandler, NameConflict, Progress, ProgressReporter, Provides,
+    ResourceContents, SearchField, SearchHit, SearchOptions, SourceLifecycle, SourceState,
+    SourceStatus, SourceTool, State, StateMap, ToolAnnotations, ToolContext, ToolContextBuilder,
+    ToolDescriptor, ToolError, ToolFuture, ToolKey, ToolOutput, ToolSource, ToolsWatch, Toolset,
+    ToolsetBuilder, Validated, ValidationMode, ValidatorCache, testing,
 };
 
 /// The tool catalog: one [`catalog::ToolEntry`] per tool of a toolset.

@@ -58,7 +58,10 @@ pub use source::{SourceLifecycle, SourceState, SourceStatus, SourceTool, ToolKey
 pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use toolgate_model::dialect::Dialect;
-pub use toolset::{COERCIONS_META_KEY, NameConflict, ToolsWatch, Toolset, ToolsetBuilder};
+pub use toolset::{
+    COERCIONS_META_KEY, DeferredExport, DeferredLoading, NameConflict, ToolsWatch, Toolset,
+    ToolsetBuilder,
+};
 pub use validate::{
     ArgumentPolicy, ArgumentValidator, Coercion, CoercionKind, ExtraArguments, Validated,
     ValidationMode, ValidatorCache,

@@ -98,6 +98,18 @@ pub enum Command {
         /// The dialect.
         #[arg(long, value_enum, default_value_t = DialectArg::Mcp)]
         dialect: DialectArg,
+        /// With `--all`: the tools array for the provider's own deferred tool loading (anthropic,
+        /// openai, openai-strict): the provider's tool-search tool first, then every
+        /// definition with `"defer_loading": true`.
+        #[arg(long)]
+        defer_loading: bool,
+        /// With `--defer-loading`: a tool to keep loaded (not deferred); repeatable.
+        #[arg(long = "loaded", value_name = "TOOL", requires = "defer_loading")]
+        loaded: Vec<String>,
+        /// With `--defer-loading` and `--dialect anthropic`: which of Anthropic's tool-search
+        /// tools the model gets.
+        #[arg(long, value_enum, default_value_t = SearchToolArg::Bm25)]
+        search_tool: SearchToolArg,
     },
     /// Call a tool. ARGS is a JSON object as text, `@file` to read it from a file, or `-` for stdin.
     Call {
@@ -211,6 +223,15 @@ pub enum OpenapiCommand {
         #[arg(long, value_enum)]
         dialect: Option<DialectArg>,
     },
+}
+
+/// Anthropic's tool-search tool, for `toolgate schema --defer-loading`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SearchToolArg {
+    /// `tool_search_tool_bm25`: natural-language queries.
+    Bm25,
+    /// `tool_search_tool_regex`: regular expressions.
+    Regex,
 }
 
 /// A schema dialect on the command line.

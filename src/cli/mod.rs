@@ -218,7 +218,40 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
             output::describe(&d);
             Ok(exit::OK)
         }
-        Command::Schema { name, all, dialect } => {
+        Command::Schema {
+            all: false,
+            defer_loading: true,
+            ..
+        } => Err(Failure::new(
+            exit::USAGE,
+            "error: --defer-loading exports the whole toolset: add --all".to_string(),
+        )),
+        Command::Schema {
+            all: true,
+            dialect,
+            defer_loading: true,
+            loaded,
+            search_tool,
+            ..
+        } => {
+            let provider = deferred_provider(dialect, search_tool)?;
+            let statuses = discover(tools, false).await;
+            output::unavailable(&statuses, true);
+            let loaded: Vec<&str> = loaded.iter().map(String::as_str).collect();
+            let export = tools.export_deferred(provider, &loaded);
+            for e in &export.failed {
+                output::write_err(&format!("error: {e}"));
+            }
+            output::print_json(&serde_json::Value::Array(export.tools));
+            Ok(if export.failed.is_empty() {
+                exit::OK
+            } else {
+                exit::TOOL_ERROR
+            })
+        }
+        Command::Schema {
+            name, all, dialect, ..
+        } => {
             let chosen = if all {
                 let statuses = discover(tools, false).await;
                 output::unavailable(&statuses, true);
@@ -348,6 +381,30 @@ fn schema(
         exit::TOOL_ERROR
     } else {
         exit::OK
+    })
+}
+
+/// The provider whose deferred tool loading `toolgate schema --defer-loading` exports.
+fn deferred_provider(
+    dialect: args::DialectArg,
+    search_tool: args::SearchToolArg,
+) -> Result<toolgate::DeferredLoading, Failure> {
+    use args::{DialectArg, SearchToolArg};
+    use toolgate::DeferredLoading;
+    Ok(match (dialect, search_tool) {
+        (DialectArg::Anthropic, SearchToolArg::Bm25) => DeferredLoading::AnthropicBm25,
+        (DialectArg::Anthropic, SearchToolArg::Regex) => DeferredLoading::AnthropicRegex,
+        (DialectArg::Openai, _) => DeferredLoading::OpenAi,
+        (DialectArg::OpenaiStrict, _) => DeferredLoading::OpenAiStrict,
+        (DialectArg::Mcp | DialectArg::Gemini, _) => {
+            return Err(Failure::new(
+                exit::USAGE,
+                format!(
+                    "error: --defer-loading: `{}` has no deferred tool loading; use --dialect anthropic, openai or openai-strict",
+                    toolgate::Dialect::from(dialect)
+                ),
+            ));
+        }
     })
 }
 

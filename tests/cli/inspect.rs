@@ -358,6 +358,43 @@ fn schema_all_in_each_dialect() {
     }
 }
 
+/// `--defer-loading`: the provider's tool-search tool first, then every tool deferred except
+/// those named with `--loaded` (either name form); a dialect without deferred loading is a
+/// usage error, and so is `--defer-loading` without `--all`.
+#[test]
+fn schema_defer_loading_gives_each_providers_tool_search_array() {
+    for (args, first) in [
+        (
+            &["--dialect", "anthropic"][..],
+            json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}),
+        ),
+        (
+            &["--dialect", "anthropic", "--search-tool", "regex"][..],
+            json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}),
+        ),
+        (&["--dialect", "openai"][..], json!({"type": "tool_search"})),
+    ] {
+        let mut all = vec!["schema", "--all", "--defer-loading", "--loaded", "calc"];
+        all.extend_from_slice(args);
+        let run = toolgate(&all);
+        run.code(0);
+        let v = run.json();
+        let tools = v.as_array().expect("an array");
+        assert_eq!(tools[0], first, "{args:?}");
+        for b in BUILTINS {
+            let t = tools[1..]
+                .iter()
+                .find(|t| t["name"] == *b)
+                .unwrap_or_else(|| panic!("{args:?}: `{b}` missing"));
+            let deferred = t.get("defer_loading") == Some(&json!(true));
+            assert_eq!(deferred, b != "calc", "{args:?}: {t}");
+        }
+    }
+    let run = toolgate(&["schema", "--all", "--defer-loading", "--dialect", "gemini"]);
+    run.code(2).stderr_has(&["no deferred tool loading"]);
+    toolgate(&["schema", "calc", "--defer-loading", "--dialect", "openai"]).code(2);
+}
+
 #[test]
 fn schema_config_prints_the_json_schema_of_tools_yaml() {
     let run = toolgate(&["schema-config"]);

@@ -3,6 +3,10 @@
 //! every transport, in front of real MCP servers.
 
 mod harness;
+// Prism mocking an OpenAPI document, shared with the `openapi` test binary.
+#[allow(dead_code)]
+#[path = "../openapi/prism.rs"]
+mod prism;
 
 mod a2a;
 mod conformance;
@@ -23,4 +27,5 @@ mod self_openapi;
 mod sse;
 mod stdio;
 mod tool_search;
+mod tool_search_sdk;
 mod upstream_oauth;

@@ -7,9 +7,11 @@
 
 mod builder;
 mod call;
+mod deferred;
 mod discover;
 
 pub use builder::ToolsetBuilder;
+pub use deferred::{DeferredExport, DeferredLoading};
 pub use discover::ToolsWatch;
 
 use std::any::Any;

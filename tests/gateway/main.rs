@@ -3,8 +3,9 @@
 //! every transport, in front of real MCP servers.
 
 mod harness;
-// Prism mocking an OpenAPI document, shared with the `openapi` test binary.
-#[allow(dead_code)]
+// Prism mocking an OpenAPI document, shared with the `openapi` test binary (it loads the
+// peers module that `harness` loads too).
+#[allow(dead_code, clippy::duplicate_mod)]
 #[path = "../openapi/prism.rs"]
 mod prism;
 

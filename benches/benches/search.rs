@@ -1,0 +1,242 @@
+//! Tool search (issue 22): retrieval quality on BFCL, latency and memory at scale, and the
+//! context `gateway.tool_search: meta` saves.
+//!
+//! - **Quality** (`search/corpus.rs`, `search/metrics.rs`): every distinct BFCL function
+//!   (about 3,400) plus GitHub's and Stripe's OpenAPI operations as distractors (about 1,700)
+//!   in one toolset; every single-function BFCL question a query. recall@1, recall@5, MRR@10
+//!   and search latency for each configuration of toolgate's `Toolset::search`, and side by
+//!   side, on the same corpus and queries (one JSON file both read), for FastMCP's
+//!   `BM25SearchTransform` (`search/peer.rs`, `benches/peers/search_fastmcp.py`).
+//! - **Scale** (`search/scale.rs`): search latency, index build time (the first search) and
+//!   index memory (a counting global allocator) at the corpus' size and at 100,000 tools.
+//! - **Context** (`search/context.rs`): `tools/list` bytes and `o200k_base` tokens in `meta`
+//!   mode and in full, for GitHub + Stripe, through the gateway.
+//!
+//! Tables `search-quality`, `search-categories`, `search-scale` and `search-context`
+//! (`search/tables.rs`). Run: `cargo bench -p toolgate-benches --bench search` (about
+//! 20 minutes on 2 cores; `TOOLGATE_BENCH_QUICK=1`: one latency round, 2 build rounds). Under `cargo test`
+//! (debug): 5 queries per category, the BFCL tools only, 1,000 synthetic tools more, the context
+//! of 200 tools; no FastMCP, no tables.
+
+#[path = "search/context.rs"]
+mod context;
+#[path = "search/corpus.rs"]
+mod corpus;
+#[path = "scale/documents.rs"]
+#[allow(dead_code)] // shared with the scale benchmark, which uses all of it
+mod documents;
+#[path = "search/metrics.rs"]
+mod metrics;
+#[path = "search/peer.rs"]
+mod peer;
+#[path = "search/scale.rs"]
+mod scale;
+#[path = "search/tables.rs"]
+mod tables;
+
+use std::time::Duration;
+
+use toolgate::model::config::ToolSearchMode;
+use toolgate::model::names::exported_name;
+use toolgate::{Identity, SearchOptions, Toolset, ToolsetBuilder};
+use toolgate_benches::harness::{self, by_mode};
+
+use crate::metrics::{DEPTH, Ranked};
+
+#[global_allocator]
+static ALLOCATOR: scale::Counting = scale::Counting;
+
+/// The catalog size the 100,000-tool row reaches (the corpus plus synthetic tools).
+pub const LARGE: usize = 100_000;
+
+/// How long FastMCP may take on the corpus.
+const PEER_DEADLINE: Duration = Duration::from_secs(900);
+
+/// One toolgate configuration: a label and the options its searches use. A further
+/// configuration (semantic + BM25 fused) is one more entry of [`configurations`].
+pub struct Configuration {
+    /// The row label.
+    pub label: &'static str,
+    /// The search's options.
+    pub options: SearchOptions,
+}
+
+/// toolgate's configurations, one table row each.
+pub fn configurations() -> Vec<Configuration> {
+    vec![Configuration {
+        label: "toolgate BM25 (`Toolset::search`)",
+        options: SearchOptions::new().k(DEPTH),
+    }]
+}
+
+/// Every query searched with `options` on `toolset`: the first round's rankings, and every
+/// round's CPU time per search.
+pub fn rank(
+    toolset: &Toolset,
+    queries: &[corpus::Query],
+    label: &str,
+    options: &SearchOptions,
+    rounds: usize,
+) -> Ranked {
+    let identity = Identity::default();
+    let mut ranked = Ranked {
+        label: label.to_string(),
+        ..Ranked::default()
+    };
+    for round in 0..rounds.max(1) {
+        for q in queries {
+            let t = harness::process_cpu();
+            let hits = toolset.search(&identity, &q.text, options);
+            let secs = (harness::process_cpu() - t).as_secs_f64();
+            ranked.latencies.push(secs);
+            if round == 0 {
+                let names = match hits {
+                    Ok(hits) => hits.into_iter().map(|h| h.exported_name).collect(),
+                    Err(_) => Vec::new(), // a query of stop words only: nothing found
+                };
+                ranked.ranked.push(names);
+            }
+        }
+    }
+    ranked
+}
+
+/// Writes the shared corpus JSON to a file of its own in the temporary directory.
+fn write_shared(toolset: &Toolset, queries: &[corpus::Query]) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "toolgate-search-corpus-{}.json",
+        std::process::id()
+    ));
+    let json = corpus::shared_json(&toolset.tools(), queries);
+    std::fs::write(&path, serde_json::to_vec(&json).expect("serializes")).expect("write");
+    path
+}
+
+fn main() {
+    let test = harness::test_mode();
+    let started = std::time::Instant::now();
+    let data = corpus::data_dir();
+    eprintln!("search: reading BFCL from {}…", data.display());
+    let bfcl = corpus::read(&data, test.then_some(5));
+    // The distractors (GitHub + Stripe), read and converted once; not under `cargo test`.
+    let documents = (!test).then(documents::Prepared::new);
+    let builder = || -> ToolsetBuilder {
+        let base = documents
+            .as_ref()
+            .map_or_else(Toolset::builder, documents::Prepared::builder);
+        scale::with_stubs(base, corpus::SOURCE, &bfcl.tools)
+    };
+    let toolset = builder().build().expect("the corpus toolset builds");
+    let tools = toolset.tools();
+    eprintln!(
+        "search: {} tools ({} BFCL), {} queries",
+        tools.len(),
+        bfcl.tools.len(),
+        bfcl.queries.len()
+    );
+
+    // Quality and latency: toolgate's configurations, then FastMCP on the same file.
+    let rounds = if test { 1 } else { by_mode(1, 3) };
+    let mut rows: Vec<Ranked> = configurations()
+        .iter()
+        .map(|c| rank(&toolset, &bfcl.queries, c.label, &c.options, rounds))
+        .collect();
+    let ours = metrics::score(&bfcl.queries, &rows[0].ranked, |_| true);
+    eprintln!("search: toolgate {ours:?}");
+    assert!(ours.recall5 > 0.0, "toolgate finds nothing: {ours:?}");
+    let mut fastmcp = None;
+    if !test {
+        match peer::python() {
+            Some(python) => {
+                let shared = write_shared(&toolset, &bfcl.queries);
+                eprintln!("search: FastMCP on {}…", shared.display());
+                // One latency round: FastMCP takes tens of ms per search, one round is thousands of samples.
+                match peer::run(&python, &shared, 1, PEER_DEADLINE) {
+                    Ok(f) => {
+                        assert_eq!(f.tools, tools.len(), "FastMCP registered every tool");
+                        assert_eq!(f.ranked.ranked.len(), bfcl.queries.len());
+                        rows.push(f.ranked.clone());
+                        fastmcp = Some(f);
+                    }
+                    Err(e) => eprintln!("search: FastMCP failed: {e}"),
+                }
+                let _ = std::fs::remove_file(&shared);
+            }
+            None => eprintln!(
+                "search: no .peers/venv-fastmcp (scripts/install-peers.sh): FastMCP skipped"
+            ),
+        }
+    }
+
+    // Scale: the corpus, and the corpus plus synthetic tools up to LARGE (1,000 more under test).
+    let build_rounds = if test { 1 } else { by_mode(2, 3) };
+    let probe = &bfcl.queries[0].text;
+    let small = scale::measure_build(|| builder().build().expect("builds"), probe, build_rounds);
+    let large_n = if test { tools.len() + 1_000 } else { LARGE };
+    let synthetic = scale::synthetic(&tools, large_n.saturating_sub(tools.len()));
+    let large_builder = || scale::with_stubs(builder(), scale::SYNTHETIC, &synthetic);
+    let large = scale::measure_build(
+        || large_builder().build().expect("builds"),
+        probe,
+        build_rounds.min(2),
+    );
+    let large_toolset = large_builder().build().expect("builds");
+    let large_ranked = rank(
+        &large_toolset,
+        &bfcl.queries,
+        "toolgate BM25",
+        &SearchOptions::new().k(DEPTH),
+        1,
+    );
+    drop(large_toolset);
+
+    // Context: GitHub + Stripe through the gateway (200 BFCL tools under test).
+    let context_toolset = match &documents {
+        Some(d) => d.builder().build().expect("builds"),
+        None => scale::with_stubs(Toolset::builder(), corpus::SOURCE, &bfcl.tools[..200])
+            .build()
+            .expect("builds"),
+    };
+    let full = context::list(&context_toolset, ToolSearchMode::Off);
+    let meta = context::list(&context_toolset, ToolSearchMode::Meta);
+    assert_eq!(
+        full.tools,
+        context_toolset.tools().len(),
+        "every tool listed"
+    );
+    assert_eq!(meta.tools, 3, "search_tools, describe_tools, call_tool");
+    // Every exported name the quality rows compare is one of the toolset's.
+    debug_assert!(bfcl.queries.iter().all(|q| q.relevant.iter().all(|r| {
+        tools
+            .iter()
+            .any(|d| exported_name(&d.name) == exported_name(r))
+    })));
+    if test {
+        eprintln!("search: test mode done in {:?}", started.elapsed());
+        return;
+    }
+    let ctx = tables::Context {
+        bfcl: &bfcl,
+        tools: tools.len(),
+        rows: &rows,
+        fastmcp: fastmcp.as_ref(),
+        small: &small,
+        large: &large,
+        large_ranked: &large_ranked,
+        full,
+        meta,
+        rounds,
+    };
+    for t in [
+        tables::quality(&ctx),
+        tables::categories(&ctx),
+        tables::scale(&ctx),
+        tables::context(&ctx),
+    ] {
+        t.write().expect("write the table");
+    }
+    eprintln!(
+        "search: done in {}",
+        harness::fmt_duration(started.elapsed())
+    );
+}

@@ -52,9 +52,9 @@ pub use toolgate_runtime::{
     Coercion, CoercionKind, Content, Dialect, ErrorKind, ExtraArguments, Identity,
     JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError, JsonToolCall, JsonToolHandler,
     NameConflict, Progress, ProgressReporter, Provides, ResourceContents, SearchField, SearchHit,
-    SearchOptions, SourceLifecycle, SourceState, SourceStatus, SourceTool, State, StateMap,
-    ToolAnnotations, ToolContext, ToolContextBuilder, ToolDescriptor, ToolError, ToolFuture,
-    ToolKey, ToolOutput, ToolSource, ToolsWatch, Toolset, ToolsetBuilder, Validated,
+    SearchOptions, SemanticSearch, SourceLifecycle, SourceState, SourceStatus, SourceTool, State,
+    StateMap, ToolAnnotations, ToolContext, ToolContextBuilder, ToolDescriptor, ToolError,
+    ToolFuture, ToolKey, ToolOutput, ToolSource, ToolsWatch, Toolset, ToolsetBuilder, Validated,
     ValidationMode, ValidatorCache, testing,
 };
 
@@ -62,7 +62,8 @@ pub use toolgate_runtime::{
 pub use toolgate_runtime::catalog;
 
 /// Tool search: BM25 over every tool's name, description, arguments and tags
-/// ([`Toolset::search`]).
+/// ([`Toolset::search`]), fused with a local sentence-embedding model's ranking with the
+/// `semantic` feature ([`search::semantic`]).
 pub use toolgate_runtime::search;
 
 /// OpenAPI operations as tools, called over HTTP (see [`toolgate_runtime::openapi`]).

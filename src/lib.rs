@@ -52,17 +52,18 @@ pub use toolgate_runtime::{
     Coercion, CoercionKind, Content, DeferredExport, DeferredLoading, Dialect, ErrorKind,
     ExtraArguments, Identity, JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError,
     JsonToolCall, JsonToolHandler, NameConflict, Progress, ProgressReporter, Provides,
-    ResourceContents, SearchField, SearchHit, SearchOptions, SourceLifecycle, SourceState,
-    SourceStatus, SourceTool, State, StateMap, ToolAnnotations, ToolContext, ToolContextBuilder,
-    ToolDescriptor, ToolError, ToolFuture, ToolKey, ToolOutput, ToolSource, ToolsWatch, Toolset,
-    ToolsetBuilder, Validated, ValidationMode, ValidatorCache, testing,
+    ResourceContents, SearchField, SearchHit, SearchOptions, SemanticSearch, SourceLifecycle,
+    SourceState, SourceStatus, SourceTool, State, StateMap, ToolAnnotations, ToolContext,
+    ToolContextBuilder, ToolDescriptor, ToolError, ToolFuture, ToolKey, ToolOutput, ToolSource,
+    ToolsWatch, Toolset, ToolsetBuilder, Validated, ValidationMode, ValidatorCache, testing,
 };
 
 /// The tool catalog: one [`catalog::ToolEntry`] per tool of a toolset.
 pub use toolgate_runtime::catalog;
 
 /// Tool search: BM25 over every tool's name, description, arguments and tags
-/// ([`Toolset::search`]).
+/// ([`Toolset::search`]), fused with a local sentence-embedding model's ranking with the
+/// `semantic` feature ([`search::semantic`]).
 pub use toolgate_runtime::search;
 
 /// OpenAPI operations as tools, called over HTTP (see [`toolgate_runtime::openapi`]).

@@ -504,6 +504,11 @@ pub enum BuildError {
         /// Why.
         message: String,
     },
+    /// Semantic search was asked for ([`ToolsetBuilder::semantic_search`](crate::ToolsetBuilder::semantic_search),
+    /// `gateway.tool_search.semantic`) but cannot run: the build has no `semantic` feature, or
+    /// the model does not load (the message says which file and why).
+    #[error("semantic tool search cannot start: {0}")]
+    Semantic(String),
 }
 
 #[cfg(test)]

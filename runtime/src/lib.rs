@@ -53,6 +53,7 @@ pub use json_schema::{
 #[cfg(feature = "openapi")]
 pub use openapi::{OpenApiHook, OpenApiSource, OpenApiSourceBuilder, OpenApiSourceError};
 pub use output::{Content, ResourceContents, ToolOutput};
+pub use search::semantic::SemanticSearch;
 pub use search::{SearchField, SearchHit, SearchOptions};
 pub use source::{SourceLifecycle, SourceState, SourceStatus, SourceTool, ToolKey, ToolSource};
 pub use state::{Provides, State, StateMap};

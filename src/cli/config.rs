@@ -85,10 +85,34 @@ pub(super) fn toolset_and_config(
         )
         .mcp_servers(&loaded.config.tools, &base)
         .a2a_agents(&loaded.config.tools);
-    let config_error = |e: toolgate::BuildError| Failure::new(exit::CONFIG, format!("error: {e}"));
+    let builder = match semantic_settings(&loaded, &base) {
+        Some(settings) => builder.semantic_search(settings),
+        None => builder,
+    };
+    let config_error = |e: toolgate::BuildError| match e {
+        // Located at the setting: the model folder is what to fix.
+        toolgate::BuildError::Semantic(_) => Failure::new(
+            exit::CONFIG,
+            loaded.error_at(SEMANTIC_POINTER, e.to_string()).to_string(),
+        ),
+        e => Failure::new(exit::CONFIG, format!("error: {e}")),
+    };
     let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
     Ok((tools, loaded, settings))
+}
+
+/// Where `gateway.tool_search.semantic.model` is in tools.yaml (for messages).
+pub(super) const SEMANTIC_POINTER: &str = "/gateway/tool_search/semantic/model";
+
+/// The settings of semantic tool search from `gateway.tool_search.semantic`, if set: the model
+/// folder relative to `base` (the tools.yaml's folder).
+pub(super) fn semantic_settings(
+    loaded: &LoadedConfig,
+    base: &Path,
+) -> Option<toolgate::SemanticSearch> {
+    let semantic = loaded.config.gateway.tool_search.semantic.as_ref()?;
+    Some(toolgate::SemanticSearch::new(base.join(&semantic.model)))
 }
 
 /// The ids of the OpenAPI sources compiled into this binary: the `load: build` entries of the

@@ -441,10 +441,40 @@ fn check(file: Option<PathBuf>) -> CmdResult {
         Ok(report) => {
             output::check_report(&report);
             check_openapi(&report);
+            check_semantic(&report)?;
             Ok(exit::OK)
         }
         Err(e) => Err(Failure::new(exit::CONFIG, e.to_string())),
     }
+}
+
+/// `toolgate check`: the model of `gateway.tool_search.semantic`, loaded as `serve` would load
+/// it (an error without the `semantic` feature, or when the folder does not hold a model).
+fn check_semantic(report: &toolgate_codegen::Report) -> Result<(), Failure> {
+    let base = report
+        .config
+        .path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
+    let Some(settings) = config::semantic_settings(&report.config, &base) else {
+        return Ok(());
+    };
+    toolgate::search::semantic::check(&settings).map_err(|e| {
+        let message = toolgate::BuildError::Semantic(e).to_string();
+        Failure::new(
+            exit::CONFIG,
+            report
+                .config
+                .error_at(config::SEMANTIC_POINTER, message)
+                .to_string(),
+        )
+    })?;
+    output::write_err(&format!(
+        "gateway.tool_search.semantic: model {} loads",
+        settings.model().display()
+    ));
+    Ok(())
 }
 
 /// `toolgate check`: the conversion report of every OpenAPI source (compiled ones from the

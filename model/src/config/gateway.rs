@@ -27,6 +27,7 @@ pub use auth::{GatewayAuth, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS};
 ///   shutdown_grace_ms: 10000
 ///   page_size: 100
 ///   tool_search: {mode: meta, always: [calc]}   # MCP tools/list: search instead of every tool
+///   # tool_search: {semantic: {model: .peers/models/all-minilm-l6-v2}}  # `semantic` builds only
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -106,6 +107,31 @@ pub struct ToolSearchConfig {
     /// Tools listed in `meta` mode as well (either name form), for a caller that may call them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub always: Vec<String>,
+    /// Semantic ranking of every tool search (REST `?q=`, `toolgate search`, `search_tools`),
+    /// whatever the `mode`: a local sentence-embedding model ranks the tools too, and its ranking
+    /// is fused with BM25's. Needs a toolgate built with the `semantic` cargo feature; without
+    /// it, or with a model folder that does not load, start-up and `toolgate check` fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<SemanticSearchConfig>,
+}
+
+/// `gateway.tool_search.semantic`: the sentence-embedding model of semantic ranking
+/// (docs/search.md, "Semantic ranking").
+///
+/// ```yaml
+/// gateway:
+///   tool_search:
+///     semantic:
+///       model: .peers/models/all-minilm-l6-v2   # relative to this file's folder
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SemanticSearchConfig {
+    /// The model's folder, relative to the tools.yaml's folder: a sentence-transformers model of
+    /// the BERT architecture as saved by sentence-transformers (`config.json`, `tokenizer.json`,
+    /// `model.safetensors`, `1_Pooling/config.json`), e.g. all-MiniLM-L6-v2 as
+    /// `scripts/install-peers.sh` unpacks it into `.peers/models/all-minilm-l6-v2`.
+    pub model: String,
 }
 
 impl ToolSearchConfig {

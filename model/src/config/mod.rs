@@ -55,8 +55,8 @@ use serde_saphyr::MessageFormatter as _;
 pub use a2a::{A2aAgent, A2aSkill};
 pub use diagnostic::{ConfigError, Diagnostic, DisplayAll, Severity};
 pub use gateway::{
-    ApiKey, GatewayAuth, GatewayConfig, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS,
-    ToolSearchConfig, ToolSearchMode,
+    ApiKey, GatewayAuth, GatewayConfig, IssuerConfig, OAuthConfig, SemanticSearchConfig,
+    TOKEN_ALGORITHMS, ToolSearchConfig, ToolSearchMode,
 };
 pub use interpolate::{Interpolated, InterpolationError, Secret};
 pub use json_schema::JsonSchemaSource;

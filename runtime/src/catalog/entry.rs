@@ -31,6 +31,9 @@ pub struct ToolEntry {
     exports: [OnceLock<Export>; Dialect::ALL.len()],
     access: OnceLock<Requirements>,
     search: OnceLock<crate::search::ToolDoc>,
+    /// The tool's vector for semantic search (`None`: the model failed on its text).
+    #[cfg(feature = "semantic")]
+    embedding: OnceLock<Option<Box<[f32]>>>,
 }
 
 /// What a call needs of the tool's policy, settled on its first call.
@@ -62,6 +65,8 @@ impl ToolEntry {
             exports: Default::default(),
             access: OnceLock::new(),
             search: OnceLock::new(),
+            #[cfg(feature = "semantic")]
+            embedding: OnceLock::new(),
         }
     }
 
@@ -157,6 +162,13 @@ impl ToolEntry {
     pub(crate) fn search_doc(&self) -> &crate::search::ToolDoc {
         self.search
             .get_or_init(|| crate::search::ToolDoc::of(&self.tool.descriptor))
+    }
+
+    /// The tool's vector for semantic search, set once by the first search that needs it (a
+    /// catalog rebuilt while the tool is listed the same way keeps it).
+    #[cfg(feature = "semantic")]
+    pub(crate) fn embedding(&self) -> &OnceLock<Option<Box<[f32]>>> {
+        &self.embedding
     }
 
     /// The tool's settled policy, worked out from `pipeline` on first use.

@@ -16,10 +16,16 @@
 //! catalog rebuilt after a source's tools changed reuses those of the tools it keeps) and
 //! dropped with it. Calls never touch it.
 //!
+//! With the `semantic` cargo feature and a model given
+//! ([`ToolsetBuilder::semantic_search`](crate::ToolsetBuilder::semantic_search)), a local
+//! sentence-embedding model ranks the tools too and the two rankings are fused by reciprocal
+//! rank fusion ([`semantic`]).
+//!
 //! Files: this one holds the public types and the search itself; `tokenize.rs` the
-//! normalization; `index.rs` the BM25 index.
+//! normalization; `index.rs` the BM25 index; `semantic/` the model and the fusion.
 
 mod index;
+pub mod semantic;
 mod tokenize;
 
 use std::collections::HashSet;
@@ -198,10 +204,18 @@ pub struct SearchHit {
     /// The name a model sees and calls (`github__issues_create`).
     pub exported_name: String,
     /// The tool's score: the sum over the matched fields of the field's BM25 score times its
-    /// [weight](SearchField::weight). Above zero; comparable only within one search.
+    /// [weight](SearchField::weight). With semantic ranking, the tool's reciprocal rank fusion
+    /// score instead (the sum over BM25's ranking and the model's of `1 / (60 + rank)`, at most
+    /// 2/61 ≈ 0.033). Above zero; comparable only within one search.
     pub score: f32,
-    /// The fields that matched a query term, in [`SearchField::ALL`] order.
+    /// The fields that matched a query term, in [`SearchField::ALL`] order (empty for a tool
+    /// that only semantic ranking found).
     pub matched: Vec<SearchField>,
+    /// With semantic ranking: the cosine similarity of the tool's text and the query (from -1
+    /// to 1), when the model's ranking holds the tool. `None` without semantic ranking, and for
+    /// a tool only BM25 found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f32>,
     /// The tool's catalog entry (descriptor, source, exports).
     #[serde(skip)]
     pub entry: Arc<ToolEntry>,
@@ -249,12 +263,14 @@ pub fn query_terms(query: &str) -> Result<Vec<String>, ToolError> {
 }
 
 /// The search itself over `catalog` (see [`Toolset::search`](crate::Toolset::search)): the
-/// hits `shows` lets through and `options` admits, best first, at most `options.k`.
+/// hits `shows` lets through and `options` admits, best first, at most `options.k`; ranked by
+/// BM25, fused with the model's ranking when `semantic` is given.
 pub(crate) fn search(
     catalog: &Catalog,
     query: &str,
     options: &SearchOptions,
     shows: impl Fn(&ToolEntry) -> bool,
+    semantic: Option<&semantic::Ranker>,
 ) -> Result<Vec<SearchHit>, ToolError> {
     if options.k == 0 {
         return Err(ToolError::new(
@@ -264,27 +280,72 @@ pub(crate) fn search(
     }
     let terms = query_terms(query)?;
     let entries = catalog.entries();
+    let admits = |entry: &ToolEntry| options.admits(entry.descriptor()) && shows(entry);
     let ranked = catalog.search_index().rank(&terms);
-    let hits = ranked
-        .into_iter()
-        .filter_map(|scored| {
-            let entry = entries.get(scored.position as usize)?;
-            (options.admits(entry.descriptor()) && shows(entry)).then(|| SearchHit {
-                name: entry.name().to_string(),
-                exported_name: entry.exported_name().to_string(),
-                score: scored.score,
-                matched: SearchField::ALL
-                    .iter()
-                    .enumerate()
-                    .filter(|(bit, _)| scored.fields & (1 << bit) != 0)
-                    .map(|(_, f)| *f)
-                    .collect(),
-                entry: Arc::clone(entry),
-            })
+    let hit = |scored: &index::Scored, score: f32, similarity: Option<f32>| {
+        let entry = entries.get(scored.position as usize)?;
+        Some(SearchHit {
+            name: entry.name().to_string(),
+            exported_name: entry.exported_name().to_string(),
+            score,
+            matched: SearchField::ALL
+                .iter()
+                .enumerate()
+                .filter(|(bit, _)| scored.fields & (1 << bit) != 0)
+                .map(|(_, f)| *f)
+                .collect(),
+            similarity,
+            entry: Arc::clone(entry),
         })
-        .take(options.k)
-        .collect();
-    Ok(hits)
+    };
+    let Some(ranker) = semantic else {
+        return Ok(ranked
+            .iter()
+            .filter(|s| entries.get(s.position as usize).is_some_and(|e| admits(e)))
+            .filter_map(|s| hit(s, s.score, None))
+            .take(options.k)
+            .collect());
+    };
+    #[cfg(not(feature = "semantic"))]
+    match *ranker {};
+    #[cfg(feature = "semantic")]
+    {
+        let bm25: Vec<index::Scored> = ranked
+            .into_iter()
+            .filter(|s| entries.get(s.position as usize).is_some_and(|e| admits(e)))
+            .collect();
+        ranker.prepare(entries);
+        let similar = match ranker.embed_query(query) {
+            Ok(vector) => ranker.rank(entries, &vector, admits),
+            Err(e) => {
+                tracing::warn!(error = %e, "semantic search: the model failed on the query; BM25 alone ranks it");
+                Vec::new()
+            }
+        };
+        let bm25_order: Vec<u32> = bm25.iter().map(|s| s.position).collect();
+        let model_order: Vec<u32> = similar.iter().map(|s| s.position).collect();
+        let fused = semantic::fusion::rrf(&[&bm25_order, &model_order], ranker.settings().rrf_k);
+        Ok(fused
+            .into_iter()
+            .filter_map(|(position, score)| {
+                let scored = bm25
+                    .iter()
+                    .find(|s| s.position == position)
+                    .copied()
+                    .unwrap_or(index::Scored {
+                        position,
+                        score: 0.0,
+                        fields: 0,
+                    });
+                let similarity = similar
+                    .iter()
+                    .find(|s| s.position == position)
+                    .map(|s| s.similarity);
+                hit(&scored, score, similarity)
+            })
+            .take(options.k)
+            .collect())
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,8 @@ pub struct ToolsetBuilder {
     policy: PolicyConfig,
     /// The directory relative paths of the `policy:` section (the approvals file) start from.
     config_dir: Option<std::path::PathBuf>,
+    /// Semantic ranking of searches: the model is loaded at `build()`.
+    semantic: Option<crate::search::semantic::SemanticSearch>,
     /// MCP servers, built at `build()` (each a source and its handle for the passthrough).
     #[cfg(feature = "mcp")]
     mcp: Vec<crate::mcp::McpFactory>,
@@ -48,6 +50,7 @@ impl Default for ToolsetBuilder {
             validation: Some(Validation::default()),
             policy: PolicyConfig::default(),
             config_dir: None,
+            semantic: None,
             #[cfg(feature = "mcp")]
             mcp: Vec::new(),
         }
@@ -249,13 +252,31 @@ impl ToolsetBuilder {
         self
     }
 
+    /// Semantic ranking of every [search](Toolset::search) (the `semantic` cargo feature): the
+    /// sentence-embedding model `settings` names ranks the tools too, fused with BM25 by
+    /// reciprocal rank fusion (see [`crate::search::semantic`]). The model is loaded by
+    /// [`build`](Self::build); the tools are embedded on the first search of each catalog
+    /// snapshot that has tools without a vector.
+    pub fn semantic_search(mut self, settings: crate::search::semantic::SemanticSearch) -> Self {
+        self.semantic = Some(settings);
+        self
+    }
+
     /// Builds the toolset.
     ///
     /// # Errors
     /// [`BuildError::MissingState`] when a compiled tool takes a `State<T>` that was not given;
     /// [`BuildError::DuplicateSource`] / [`BuildError::DuplicateTool`] when sources clash;
-    /// [`BuildError::Source`] (source `policy.pinning`) when the approvals file cannot be read.
+    /// [`BuildError::Source`] (source `policy.pinning`) when the approvals file cannot be read;
+    /// [`BuildError::Semantic`] when [`semantic_search`](Self::semantic_search) was asked for in
+    /// a build without the `semantic` feature, or its model does not load.
     pub fn build(self) -> Result<Toolset, BuildError> {
+        let semantic = match &self.semantic {
+            Some(settings) => Some(Arc::new(
+                crate::search::semantic::load(settings).map_err(BuildError::Semantic)?,
+            )),
+            None => None,
+        };
         let pins = match &self.policy.pinning {
             Some(p) => {
                 let file = match &self.config_dir {
@@ -344,6 +365,7 @@ impl ToolsetBuilder {
                     policy,
                 ),
                 pins,
+                semantic,
                 #[cfg(feature = "mcp")]
                 mcp_servers,
             }),

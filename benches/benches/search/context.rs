@@ -36,6 +36,7 @@ pub fn list(toolset: &Toolset, mode: ToolSearchMode) -> Listing {
         .tool_search(ToolSearchConfig {
             mode,
             always: Vec::new(),
+            semantic: None,
         })
         .build();
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -13,10 +13,20 @@
 //!   mode and in full, for GitHub + Stripe, through the gateway.
 //!
 //! Tables `search-quality`, `search-categories`, `search-scale` and `search-context`
-//! (`search/tables.rs`). Run: `cargo bench -p toolgate-benches --bench search` (about
-//! 20 minutes on 2 cores; `TOOLGATE_BENCH_QUICK=1`: one latency round, 2 build rounds). Under `cargo test`
-//! (debug): 5 queries per category, the BFCL tools only, 1,000 synthetic tools more, the context
-//! of 200 tools; no FastMCP, no tables.
+//! (`search/tables.rs`). Run: `cargo bench -p toolgate-benches --bench search --features
+//! semantic` (about 25 minutes on 2 cores; without the feature, no semantic row;
+//! `TOOLGATE_BENCH_QUICK=1`: one latency round, 2 build rounds). Under `cargo test` (debug): 5
+//! queries per category, the BFCL tools only, 1,000 synthetic tools more, the context of 200
+//! tools; no FastMCP, no semantic row, no tables.
+//!
+//! For trying a ranking change without the whole run:
+//! - `TOOLGATE_SEARCH_CORPUS=PATH`: write the corpus (tools; queries with their category and
+//!   relevant tools) as JSON to PATH and stop;
+//! - `TOOLGATE_SEARCH_QUALITY_ONLY=1`: print each configuration's scores and stop before
+//!   FastMCP, the scale and the context runs;
+//! - `TOOLGATE_SEARCH_DUMP_BM25=PATH`, `TOOLGATE_SEARCH_DUMP=PATH` (semantic): write every
+//!   query's 300 best BM25 hits with their scores, or the model's 300 most similar tools with
+//!   their cosine, as JSON to PATH (fusions can then be tried on the two files).
 
 #[path = "search/context.rs"]
 mod context;
@@ -101,6 +111,64 @@ pub fn rank(
     ranked
 }
 
+/// The row of BM25 fused with all-MiniLM-L6-v2 (`.peers/models/all-minilm-l6-v2`), when the
+/// model is there. One round: a search embeds the query, tens of ms.
+#[cfg(feature = "semantic")]
+fn semantic_row(base: ToolsetBuilder, queries: &[corpus::Query]) -> Option<Ranked> {
+    let model = corpus::peers().join("models/all-minilm-l6-v2");
+    if !model.is_dir() {
+        eprintln!(
+            "search: no {} (scripts/install-peers.sh): semantic row skipped",
+            model.display()
+        );
+        return None;
+    }
+    let mut settings = toolgate::SemanticSearch::new(&model);
+    if std::env::var_os("TOOLGATE_SEARCH_DUMP").is_some() {
+        settings = settings.candidates(300).min_similarity(-1.0);
+    }
+    let toolset = base
+        .semantic_search(settings)
+        .build()
+        .expect("the semantic toolset builds");
+    // The first search embeds every tool: not a search's latency.
+    let started = std::time::Instant::now();
+    let _ = toolset.search(&Identity::default(), "warm up", &SearchOptions::new());
+    eprintln!(
+        "search: the model embedded the corpus in {:?}",
+        started.elapsed()
+    );
+    if let Some(path) = std::env::var_os("TOOLGATE_SEARCH_DUMP") {
+        // Every query's fused hits with the model's similarity, for trying fusions offline.
+        let identity = Identity::default();
+        let dump: Vec<serde_json::Value> = queries
+            .iter()
+            .map(|q| {
+                let hits = toolset
+                    .search(&identity, &q.text, &SearchOptions::new().k(400))
+                    .unwrap_or_default();
+                serde_json::Value::Array(
+                    hits.iter()
+                        .filter_map(|h| {
+                            h.similarity
+                                .map(|s| serde_json::json!([h.exported_name, s]))
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        std::fs::write(&path, serde_json::to_vec(&dump).expect("serializes")).expect("write");
+    }
+    let label = "toolgate BM25 + semantic (all-MiniLM-L6-v2, RRF)";
+    Some(rank(
+        &toolset,
+        queries,
+        label,
+        &SearchOptions::new().k(DEPTH),
+        1,
+    ))
+}
+
 /// Writes the shared corpus JSON to a file of its own in the temporary directory.
 fn write_shared(toolset: &Toolset, queries: &[corpus::Query]) -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!(
@@ -135,6 +203,18 @@ fn main() {
         bfcl.queries.len()
     );
 
+    // `TOOLGATE_SEARCH_CORPUS=PATH`: write the shared corpus (tools, queries and their relevant
+    // tools) to PATH and stop, for trying a ranking change outside this benchmark.
+    if let Some(path) = std::env::var_os("TOOLGATE_SEARCH_CORPUS") {
+        let json = corpus::shared_json(&tools, &bfcl.queries);
+        std::fs::write(&path, serde_json::to_vec(&json).expect("serializes")).expect("write");
+        eprintln!(
+            "search: corpus written to {}",
+            std::path::Path::new(&path).display()
+        );
+        return;
+    }
+
     // Quality and latency: toolgate's configurations, then FastMCP on the same file.
     let rounds = if test { 1 } else { by_mode(1, 3) };
     let mut rows: Vec<Ranked> = configurations()
@@ -144,6 +224,35 @@ fn main() {
     let ours = metrics::score(&bfcl.queries, &rows[0].ranked, |_| true);
     eprintln!("search: toolgate {ours:?}");
     assert!(ours.recall5 > 0.0, "toolgate finds nothing: {ours:?}");
+    #[cfg(feature = "semantic")]
+    if !test {
+        rows.extend(semantic_row(builder(), &bfcl.queries));
+    }
+    if let Some(path) = std::env::var_os("TOOLGATE_SEARCH_DUMP_BM25") {
+        let identity = Identity::default();
+        let dump: Vec<serde_json::Value> = bfcl
+            .queries
+            .iter()
+            .map(|q| {
+                let hits = toolset
+                    .search(&identity, &q.text, &SearchOptions::new().k(300))
+                    .unwrap_or_default();
+                serde_json::Value::Array(
+                    hits.iter()
+                        .map(|h| serde_json::json!([h.exported_name, h.score]))
+                        .collect(),
+                )
+            })
+            .collect();
+        std::fs::write(&path, serde_json::to_vec(&dump).expect("serializes")).expect("write");
+    }
+    if std::env::var_os("TOOLGATE_SEARCH_QUALITY_ONLY").is_some() {
+        for r in &rows {
+            let s = metrics::score(&bfcl.queries, &r.ranked, |_| true);
+            eprintln!("search: {}: {s:?}", r.label);
+        }
+        return;
+    }
     let mut fastmcp = None;
     if !test {
         match peer::python() {

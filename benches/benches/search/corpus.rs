@@ -74,11 +74,15 @@ pub struct Bfcl {
 
 /// Where the BFCL data is: `$TOOLGATE_PEERS/bfcl` or the repository's `.peers/bfcl`.
 pub fn data_dir() -> PathBuf {
-    let root = match std::env::var_os("TOOLGATE_PEERS") {
+    peers().join("bfcl/bfcl_eval/data")
+}
+
+/// The peers' directory: `TOOLGATE_PEERS`, or the workspace's `.peers`.
+pub fn peers() -> PathBuf {
+    match std::env::var_os("TOOLGATE_PEERS") {
         Some(p) => PathBuf::from(p),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.peers"),
-    };
-    root.join("bfcl/bfcl_eval/data")
+    }
 }
 
 fn json_lines(path: &Path) -> Vec<Value> {
@@ -258,7 +262,15 @@ pub fn shared_json(tools: &[std::sync::Arc<ToolDescriptor>], queries: &[Query]) 
             "name": toolgate::model::names::exported_name(&d.name),
             "description": d.description,
             "input_schema": d.input_schema,
+            "title": d.annotations.title,
+            "tags": d.tags,
+            "category": d.category,
         })).collect::<Vec<_>>(),
-        "queries": queries.iter().map(|q| json!({"id": q.id, "text": q.text})).collect::<Vec<_>>(),
+        "queries": queries.iter().map(|q| json!({
+            "id": q.id,
+            "text": q.text,
+            "category": q.category,
+            "relevant": q.relevant.iter().map(|r| toolgate::model::names::exported_name(r)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
     })
 }

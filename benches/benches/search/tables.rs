@@ -11,7 +11,7 @@ use crate::peer::FastMcp;
 use crate::scale::Build;
 
 /// The command that reproduces every table.
-pub const COMMAND: &str = "cargo bench -p toolgate-benches --bench search";
+pub const COMMAND: &str = "cargo bench -p toolgate-benches --bench search --features semantic";
 
 /// What the tables are made of.
 pub struct Context<'a> {
@@ -191,7 +191,7 @@ pub fn scale(c: &Context<'_>) -> Table {
         "toolgate's search at the corpus' size (BFCL + GitHub + Stripe) and at 100,000 tools (the \
          corpus plus synthetic tools recombined from its names, descriptions and schemas, \
          deterministically): CPU time per search over every BFCL query; index build = the first \
-         search of a fresh toolset (every tool's fields normalized, the BM25 indexes built); \
+         search of a fresh toolset (every tool's fields normalized, the BM25F index built); \
          index memory = heap bytes that first search leaves live (a counting global allocator \
          in the benchmark binary, requested sizes).",
         COMMAND,

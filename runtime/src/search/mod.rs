@@ -8,8 +8,9 @@
 //! way for tools and queries (`tokenize.rs`: words split, accents folded, English stop words
 //! dropped, English stemming, Chinese and Japanese cut into character bigrams).
 //!
-//! Ranking is the `bm25` crate's BM25 (k1 = 1.2, b = 0.75), one index per field, each tool's
-//! score the sum of its field scores times the field's [weight](SearchField::weight) (`index.rs`).
+//! Ranking is BM25F (k1 = 1.2, b = 0.75): each tool one document whose fields count by their
+//! [weight](SearchField::weight), its term weights worked out by the `bm25` crate, searched
+//! through postings lists for the best `k` (`index.rs`).
 //!
 //! The index belongs to one catalog snapshot: it is built on the first search of that snapshot
 //! (each tool's normalized fields are worked out once per catalog entry and kept with it, so a
@@ -80,16 +81,22 @@ impl SearchField {
         SearchField::Source,
     ];
 
-    /// The field's weight: its BM25 score is multiplied by it before the fields' scores are
-    /// added up. Name 3, title 2, tags and category 1.5, description 1, arguments 0.5,
-    /// source 0.5.
+    /// The field's weight in BM25F: a term found in it counts this many times, and its
+    /// length counts this many times in the tool's length. Name 3, title 2, tags and category
+    /// 1.5, description 1, arguments 0.5, source 0.5.
     pub fn weight(self) -> f32 {
+        self.repeat() as f32 / index::REPEAT_SCALE
+    }
+
+    /// How many times the field's terms are written in the weighted document the index scores:
+    /// twice its [weight](Self::weight) (`index.rs` says why that ranks as the weight does).
+    pub(crate) fn repeat(self) -> usize {
         match self {
-            SearchField::Name => 3.0,
-            SearchField::Title => 2.0,
-            SearchField::Tags | SearchField::Category => 1.5,
-            SearchField::Description => 1.0,
-            SearchField::Arguments | SearchField::Source => 0.5,
+            SearchField::Name => 6,
+            SearchField::Title => 4,
+            SearchField::Tags | SearchField::Category => 3,
+            SearchField::Description => 2,
+            SearchField::Arguments | SearchField::Source => 1,
         }
     }
 
@@ -281,9 +288,14 @@ pub(crate) fn search(
     let terms = query_terms(query)?;
     let entries = catalog.entries();
     let admits = |entry: &ToolEntry| options.admits(entry.descriptor()) && shows(entry);
-    let ranked = catalog.search_index().rank(&terms);
+    let admitted = |position: u32| entries.get(position as usize).is_some_and(|e| admits(e));
     let hit = |scored: &index::Scored, score: f32, similarity: Option<f32>| {
         let entry = entries.get(scored.position as usize)?;
+        let fields = if scored.score > 0.0 {
+            entry.search_doc().matched(&terms)
+        } else {
+            0
+        };
         Some(SearchHit {
             name: entry.name().to_string(),
             exported_name: entry.exported_name().to_string(),
@@ -291,29 +303,27 @@ pub(crate) fn search(
             matched: SearchField::ALL
                 .iter()
                 .enumerate()
-                .filter(|(bit, _)| scored.fields & (1 << bit) != 0)
+                .filter(|(bit, _)| fields & (1 << bit) != 0)
                 .map(|(_, f)| *f)
                 .collect(),
             similarity,
             entry: Arc::clone(entry),
         })
     };
+    let index = catalog.search_index();
     let Some(ranker) = semantic else {
-        return Ok(ranked
+        return Ok(index
+            .top(&terms, options.k, admitted)
             .iter()
-            .filter(|s| entries.get(s.position as usize).is_some_and(|e| admits(e)))
             .filter_map(|s| hit(s, s.score, None))
-            .take(options.k)
             .collect());
     };
     #[cfg(not(feature = "semantic"))]
     match *ranker {};
     #[cfg(feature = "semantic")]
     {
-        let bm25: Vec<index::Scored> = ranked
-            .into_iter()
-            .filter(|s| entries.get(s.position as usize).is_some_and(|e| admits(e)))
-            .collect();
+        // Every BM25 hit: reciprocal rank fusion gives each rank a share.
+        let bm25: Vec<index::Scored> = index.top(&terms, usize::MAX, admitted);
         ranker.prepare(entries);
         let similar = match ranker.embed_query(query) {
             Ok(vector) => ranker.rank(entries, &vector, admits),
@@ -335,7 +345,6 @@ pub(crate) fn search(
                     .unwrap_or(index::Scored {
                         position,
                         score: 0.0,
-                        fields: 0,
                     });
                 let similarity = similar
                     .iter()

@@ -101,6 +101,32 @@ fn a_github_issue_query_ranks_the_issue_creating_tool_first() {
 }
 
 #[test]
+fn several_query_words_in_a_description_outweigh_one_of_them_in_another_tools_name() {
+    // "channel" is one tool's whole name, and the name counts three times the description;
+    // but the tool whose description says what the query asks holds every word of it. Scored
+    // one field at a time and added up, the name's own IDF (only one name holds "channel")
+    // put `channel` first; BM25F weighs the words of one document against each other.
+    let tools = toolset_of(vec![
+        tool("channel", "Manage the workspace's settings."),
+        tool("chat_post", "Send a message to a channel."),
+        tool("inbox_read", "Read the messages in the inbox."),
+        tool("email_send", "Send an email."),
+        tool("users_list", "List users."),
+    ]);
+    let hits = tools
+        .search(
+            &anyone(),
+            "send a message to a channel",
+            &SearchOptions::default(),
+        )
+        .expect("search");
+    assert_eq!(hits[0].name, "chat_post", "{hits:?}");
+    assert_eq!(hits[0].matched, [SearchField::Description], "{hits:?}");
+    assert!(names(&hits).contains(&"channel"), "{hits:?}");
+    assert!(!names(&hits).contains(&"users_list"), "{hits:?}");
+}
+
+#[test]
 fn names_are_found_in_every_style() {
     let tools = toolset_of(vec![
         tool("getRepoContents", "Files of a repository."),

@@ -125,6 +125,10 @@ impl Index {
 
     /// The best `k` tools for `terms` (normalized, distinct) among those `admits` lets
     /// through, best first, ties in catalog order; only tools with a score above zero.
+    ///
+    /// `admits` (the caller's listing rules and the search's filters) is asked only of the
+    /// best-scored tools, in score order, until `k` pass: a long query touches most of a large
+    /// catalog, and asking it of every touched tool cost more than the scoring.
     pub(crate) fn top(
         &self,
         terms: &[String],
@@ -154,19 +158,34 @@ impl Index {
                 position,
                 score: scores[position as usize],
             })
-            .filter(|s| s.score > 0.0 && s.score.is_finite() && admits(s.position))
+            .filter(|s| s.score > 0.0 && s.score.is_finite())
             .collect();
         let better = |a: &Scored, b: &Scored| {
             b.score
                 .total_cmp(&a.score)
                 .then(a.position.cmp(&b.position))
         };
-        if k < ranked.len() {
-            ranked.select_nth_unstable_by(k, better);
-            ranked.truncate(k);
+        // The best few first: most searches find their `k` among the first `k × 4` tools.
+        let mut head = k.saturating_mul(4).max(16);
+        let mut sorted = 0;
+        let mut out: Vec<Scored> = Vec::with_capacity(k.min(ranked.len()));
+        while out.len() < k && sorted < ranked.len() {
+            let rest = &mut ranked[sorted..];
+            let take = head.min(rest.len());
+            if take < rest.len() {
+                rest.select_nth_unstable_by(take, better);
+            }
+            rest[..take].sort_unstable_by(better);
+            out.extend(
+                rest[..take]
+                    .iter()
+                    .filter(|s| admits(s.position))
+                    .take(k - out.len()),
+            );
+            sorted += take;
+            head = head.saturating_mul(4);
         }
-        ranked.sort_unstable_by(better);
-        ranked
+        out
     }
 }
 

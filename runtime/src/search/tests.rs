@@ -464,3 +464,34 @@ fn after_the_catalog_changes_new_tools_are_found_and_removed_ones_are_gone() {
         "a tool listed the same way keeps its entry, and its indexed fields with it"
     );
 }
+
+#[test]
+fn the_filters_find_their_k_hits_however_far_down_the_ranking_they_are() {
+    // Forty tools match; the longer a description, the lower its score. Only the two lowest
+    // carry the tag asked for, so the search must look past the best-scored tools.
+    let tools: Vec<ToolDescriptor> = (0..40)
+        .map(|i| {
+            let filler = "word ".repeat(i);
+            let mut t = tool(&format!("tool_{i}"), &format!("alpha {filler}"));
+            if i >= 38 {
+                t.tags = vec!["wanted".into()];
+            }
+            t
+        })
+        .collect();
+    let tools = toolset_of(tools);
+    let all = tools
+        .search(&anyone(), "alpha", &SearchOptions::new().k(40))
+        .expect("search");
+    assert_eq!(all.len(), 40);
+    assert_eq!(all[0].name, "tool_0", "the shortest description first");
+    assert_eq!(all[39].name, "tool_39");
+    let hits = tools
+        .search(&anyone(), "alpha", &SearchOptions::new().k(2).tag("wanted"))
+        .expect("search");
+    assert_eq!(names(&hits), ["tool_38", "tool_39"]);
+    let one = tools
+        .search(&anyone(), "alpha", &SearchOptions::new().k(1).tag("wanted"))
+        .expect("search");
+    assert_eq!(names(&one), ["tool_38"]);
+}

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: installs the real peers the tests talk to, then runs every test
 # (unit, integration, trybuild, insta snapshots, doc tests, and each benchmark once).
-# `scripts/test-semantic.sh` runs the `semantic` feature's tests (not yet part of CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,3 +8,5 @@ scripts/install-peers.sh
 
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+# The optional `semantic` feature's tests (tool search with a local embedding model).
+scripts/test-semantic.sh --no-install

@@ -125,7 +125,7 @@ fn semantic_row(base: ToolsetBuilder, queries: &[corpus::Query]) -> Option<Ranke
     }
     let mut settings = toolgate::SemanticSearch::new(&model);
     if std::env::var_os("TOOLGATE_SEARCH_DUMP").is_some() {
-        settings = settings.candidates(300).min_similarity(-1.0);
+        settings = settings.candidates(DUMP_DEPTH).min_similarity(-1.0);
     }
     let toolset = base
         .semantic_search(settings)
@@ -139,25 +139,11 @@ fn semantic_row(base: ToolsetBuilder, queries: &[corpus::Query]) -> Option<Ranke
         started.elapsed()
     );
     if let Some(path) = std::env::var_os("TOOLGATE_SEARCH_DUMP") {
-        // Every query's fused hits with the model's similarity, for trying fusions offline.
-        let identity = Identity::default();
-        let dump: Vec<serde_json::Value> = queries
-            .iter()
-            .map(|q| {
-                let hits = toolset
-                    .search(&identity, &q.text, &SearchOptions::new().k(400))
-                    .unwrap_or_default();
-                serde_json::Value::Array(
-                    hits.iter()
-                        .filter_map(|h| {
-                            h.similarity
-                                .map(|s| serde_json::json!([h.exported_name, s]))
-                        })
-                        .collect(),
-                )
-            })
-            .collect();
-        std::fs::write(&path, serde_json::to_vec(&dump).expect("serializes")).expect("write");
+        // The model's candidates (every fused hit with a similarity), with their cosine.
+        dump(&path, &toolset, queries, 2 * DUMP_DEPTH, |h| {
+            h.similarity
+                .map(|s| serde_json::json!([h.exported_name, s]))
+        });
     }
     let label = "toolgate BM25 + semantic (all-MiniLM-L6-v2, RRF)";
     Some(rank(
@@ -168,6 +154,35 @@ fn semantic_row(base: ToolsetBuilder, queries: &[corpus::Query]) -> Option<Ranke
         1,
     ))
 }
+
+/// Writes, for every query, `row` of each of its best `k` hits (those `row` keeps),
+/// as one JSON array of arrays to `path`: the rankings the `TOOLGATE_SEARCH_DUMP*` switches
+/// write for trying fusions offline.
+fn dump(
+    path: &std::ffi::OsStr,
+    toolset: &Toolset,
+    queries: &[corpus::Query],
+    k: usize,
+    row: impl Fn(&toolgate::SearchHit) -> Option<serde_json::Value>,
+) {
+    let identity = Identity::default();
+    let options = SearchOptions::new().k(k);
+    let rankings: Vec<Vec<serde_json::Value>> = queries
+        .iter()
+        .map(|q| {
+            let hits = toolset
+                .search(&identity, &q.text, &options)
+                .unwrap_or_default();
+            hits.iter().filter_map(&row).collect()
+        })
+        .collect();
+    std::fs::write(path, serde_json::to_vec(&rankings).expect("serializes")).expect("write");
+}
+
+/// How many hits per query the BM25 dump holds, and how many candidates the semantic run asks
+/// the model for (its dump reads them from the fused top `2 × DUMP_DEPTH`, so nearly all are
+/// there: a candidate the fusion ranks lower is one neither ranking put near the top).
+const DUMP_DEPTH: usize = 300;
 
 /// Writes the shared corpus JSON to a file of its own in the temporary directory.
 fn write_shared(toolset: &Toolset, queries: &[corpus::Query]) -> std::path::PathBuf {
@@ -229,22 +244,9 @@ fn main() {
         rows.extend(semantic_row(builder(), &bfcl.queries));
     }
     if let Some(path) = std::env::var_os("TOOLGATE_SEARCH_DUMP_BM25") {
-        let identity = Identity::default();
-        let dump: Vec<serde_json::Value> = bfcl
-            .queries
-            .iter()
-            .map(|q| {
-                let hits = toolset
-                    .search(&identity, &q.text, &SearchOptions::new().k(300))
-                    .unwrap_or_default();
-                serde_json::Value::Array(
-                    hits.iter()
-                        .map(|h| serde_json::json!([h.exported_name, h.score]))
-                        .collect(),
-                )
-            })
-            .collect();
-        std::fs::write(&path, serde_json::to_vec(&dump).expect("serializes")).expect("write");
+        dump(&path, &toolset, &bfcl.queries, DUMP_DEPTH, |h| {
+            Some(serde_json::json!([h.exported_name, h.score]))
+        });
     }
     if std::env::var_os("TOOLGATE_SEARCH_QUALITY_ONLY").is_some() {
         for r in &rows {

@@ -27,6 +27,7 @@ pub use auth::{GatewayAuth, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS};
 ///   shutdown_grace_ms: 10000
 ///   page_size: 100
 ///   tool_search: {mode: meta, always: [calc]}   # MCP tools/list: search instead of every tool
+///   session_key: "${TOOLGATE_SESSION_KEY}"     # replicas resume each other's MCP sessions
 ///   # tool_search: {semantic: {model: .peers/models/all-minilm-l6-v2}}  # `semantic` builds only
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -91,6 +92,16 @@ pub struct GatewayConfig {
     /// `describe_tools` and `call_tool` instead of (`meta`) or beside (`both`) every tool.
     #[serde(default, skip_serializing_if = "ToolSearchConfig::is_off")]
     pub tool_search: ToolSearchConfig,
+    /// The key of self-contained MCP session ids, shared by every replica behind one load
+    /// balancer: 32 bytes as 64 hex digits or standard base64, normally
+    /// `${TOOLGATE_SESSION_KEY}` (`openssl rand -hex 32`). With it, an `initialize`-era
+    /// session's `Mcp-Session-Id` carries its negotiated version, the client's capabilities and
+    /// its caller, sealed with AES-256-GCM, so any replica holding the key resumes it; an id
+    /// sealed with another key, altered or older than 24 hours is answered 404 (MCP
+    /// "Transports", session management: the client opens a new session). Without it, a
+    /// session lives on the replica that opened it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<Interpolated>,
 }
 
 /// `gateway.tool_search`: progressive disclosure of a big toolset over MCP (docs/search.md).

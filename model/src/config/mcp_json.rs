@@ -80,6 +80,7 @@ pub fn to_tools_config(servers: Vec<McpServer>) -> ToolsConfig {
         tools,
         policy: Default::default(),
         gateway: Default::default(),
+        store: Default::default(),
         settings: BTreeMap::new(),
     }
 }

@@ -43,6 +43,7 @@ mod mcp_json;
 mod openapi;
 mod policy;
 mod policy_rules;
+mod store;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -75,6 +76,10 @@ pub use policy::{
 };
 /// The error kind names a fallback's `on` may list.
 pub use policy_rules::ERROR_KINDS;
+pub use store::{
+    DEFAULT_REDIS_CONNECT_TIMEOUT_MS, DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, FailMode,
+    FailModes, RedisStore, StoreConfig, session_key_bytes,
+};
 
 /// The version of the tools.yaml format this crate reads.
 pub const CONFIG_VERSION: u32 = 1;
@@ -99,6 +104,10 @@ pub struct ToolsConfig {
     /// How `toolgate serve` listens and whom it lets in.
     #[serde(default, skip_serializing_if = "is_default_gateway")]
     pub gateway: GatewayConfig,
+    /// Where state shared by several gateway replicas lives (rate limits, budgets); absent:
+    /// in the process.
+    #[serde(default, skip_serializing_if = "StoreConfig::is_default")]
+    pub store: StoreConfig,
     /// Free-form settings read by features and applications, by feature name
     /// (e.g. `settings.fetch.allow_hosts`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -193,6 +193,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
     openapi::check_openapi(cfg, &mut errors, &mut warnings);
     check_policy(cfg, &mut errors, &mut warnings);
     gateway::check_gateway(cfg, &mut errors, &mut warnings);
+    gateway::check_store(cfg, &mut errors);
     (errors, warnings)
 }
 

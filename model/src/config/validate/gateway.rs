@@ -139,6 +139,85 @@ pub(super) fn check_gateway(
             );
         }
     }
+    if let Some(key) = &g.session_key {
+        check_session_key(cfg, key, errors, warnings);
+    }
+}
+
+/// `gateway.session_key`: written as a reference (a literal is checked for its form and
+/// warned about), 32 bytes once resolved (checked by `serve`, which resolves it).
+fn check_session_key(
+    cfg: &LoadedConfig,
+    key: &super::super::interpolate::Interpolated,
+    errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) {
+    const AT: &str = "/gateway/session_key";
+    if !key.is_literal() {
+        return;
+    }
+    if let Err(why) = crate::config::session_key_bytes(key.raw()) {
+        errors.push(cfg.error_at(AT, format!("`session_key` {why}")).with_hint(
+            "make one with `openssl rand -hex 32` and give it as \"${TOOLGATE_SESSION_KEY}\"",
+        ));
+        return;
+    }
+    warnings.push(
+        cfg.warning_at(AT, "the session key is written in the file")
+            .with_hint("take it from the environment: session_key: \"${TOOLGATE_SESSION_KEY}\""),
+    );
+}
+
+/// `store:`: a Redis URL of a scheme the client speaks, a prefix, bounds that let a command
+/// finish.
+pub(super) fn check_store(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
+    let Some(redis) = &cfg.store.redis else {
+        return;
+    };
+    let url = redis.url.raw();
+    if redis.url.is_literal()
+        && ![
+            "redis://",
+            "rediss://",
+            "unix://",
+            "redis+unix://",
+            "valkey://",
+            "valkeys://",
+        ]
+        .iter()
+        .any(|scheme| url.starts_with(scheme))
+    {
+        errors.push(
+            cfg.error_at("/store/redis/url", "`url` is not a Redis URL")
+                .with_hint("write redis://host:6379, rediss://host:6380 (TLS) or \"${REDIS_URL}\""),
+        );
+    }
+    if redis
+        .key_prefix
+        .as_deref()
+        .is_some_and(|p| p.is_empty() || p.contains(char::is_whitespace))
+    {
+        errors.push(cfg.error_at(
+            "/store/redis/key_prefix",
+            "`key_prefix` must be a non-empty word without spaces",
+        ));
+    }
+    for (key, value) in [
+        ("timeout_ms", redis.timeout_ms),
+        ("connect_timeout_ms", redis.connect_timeout_ms),
+    ] {
+        if value == Some(0) {
+            errors.push(
+                cfg.error_at(
+                    &format!("/store/redis/{key}"),
+                    format!("`{key}: 0`: no Redis command could finish"),
+                )
+                .with_hint(
+                    "give milliseconds, at least 1 (default 250 for commands, 1000 for connecting)",
+                ),
+            );
+        }
+    }
 }
 
 /// Whether an `http://` URL's host is a loopback address or `localhost`.

@@ -92,6 +92,9 @@ pub(crate) struct Settings {
     pub(crate) page_size: usize,
     /// `gateway.tool_search`: the MCP meta tools, and the tools listed beside them.
     pub(crate) tool_search: ToolSearchConfig,
+    /// `gateway.session_key`: seals MCP session ids (and keys `tools/list` cursors) so that
+    /// every replica holding it serves every session.
+    pub(crate) session_key: Option<Arc<mcp::http::sealed::Seal>>,
 }
 
 impl Settings {
@@ -118,6 +121,7 @@ impl Default for Settings {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             page_size: DEFAULT_PAGE_SIZE,
             tool_search: ToolSearchConfig::default(),
+            session_key: None,
         }
     }
 }
@@ -266,10 +270,21 @@ impl GatewayBuilder {
         self
     }
 
+    /// The key replicas behind one load balancer share (`gateway.session_key`, 32 bytes):
+    /// `initialize`-era MCP session ids are sealed with it (AES-256-GCM), so any replica with
+    /// the same key resumes a session another opened, and `tools/list` cursors are tagged with
+    /// it, so a page's cursor is accepted by every replica. Without it, both are known only to
+    /// the process that made them.
+    pub fn session_key(mut self, key: &[u8; 32]) -> Self {
+        self.settings.session_key = Some(Arc::new(mcp::http::sealed::Seal::new(key)));
+        self
+    }
+
     /// Applies a tools.yaml `gateway:` section.
     ///
     /// # Errors
-    /// [`GatewayError::Config`] when an API key's `${ENV}` is not set or is empty.
+    /// [`GatewayError::Config`] when an API key's `${ENV}` is not set or is empty, or the
+    /// session key's is not set or is not 32 bytes (64 hex digits or base64).
     pub fn config(mut self, config: &GatewayConfig) -> Result<Self, GatewayError> {
         self.settings.allowed_hosts = config.allowed_hosts.clone();
         self.settings.allowed_origins = config.allowed_origins.clone();
@@ -327,6 +342,16 @@ impl GatewayBuilder {
             self.settings.page_size = size.max(1);
         }
         self.settings.tool_search = config.tool_search.clone();
+        if let Some(key) = &config.session_key {
+            let secret = key
+                .resolve_as(toolgate_model::secrets::Field::Credential)
+                .map_err(|e| GatewayError::Config(format!("session_key: {e}")))?;
+            let bytes =
+                toolgate_model::config::session_key_bytes(secret.expose()).map_err(|why| {
+                    GatewayError::Config(format!("session_key `{}` {why}", key.raw()))
+                })?;
+            self = self.session_key(&bytes);
+        }
         Ok(self)
     }
 
@@ -334,6 +359,10 @@ impl GatewayBuilder {
     /// Installs the process's Prometheus recorder (`/metrics`) if none is yet.
     pub fn build(self) -> Gateway {
         metrics::install();
+        let listing = match &self.settings.session_key {
+            Some(seal) => mcp::listing::ToolListing::keyed(seal.cursor_key()),
+            None => mcp::listing::ToolListing::default(),
+        };
         Gateway {
             inner: Arc::new(Inner {
                 toolset: self.toolset,
@@ -343,7 +372,7 @@ impl GatewayBuilder {
                 calls: CancellationToken::new(),
                 streams: CancellationToken::new(),
                 in_flight: watch::channel(0).0,
-                listing: mcp::listing::ToolListing::default(),
+                listing,
             }),
         }
     }

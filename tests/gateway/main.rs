@@ -22,6 +22,7 @@ mod policy_access;
 mod policy_limits;
 mod policy_resilience;
 mod policy_telemetry;
+mod replicas;
 mod rest;
 mod secrets;
 mod self_openapi;

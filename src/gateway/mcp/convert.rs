@@ -30,7 +30,8 @@ pub(super) fn tool(entry: &ToolEntry) -> Option<Tool> {
 /// A result as `tools/call` answers it. Every part is kept in order. `structuredContent` is
 /// mirrored as a JSON text part when there is no content (so that clients that
 /// read only `content` see it); an error result keeps no `structuredContent` when the tool
-/// declares an output schema (it would not match it).
+/// declares an output schema (it would not match it). `resultType` is `complete` (required by
+/// MCP 2026-07-28, "Result"; rmcp drops it again for a peer of an older version).
 pub(super) fn result(mut out: ToolOutput, tool: Option<&ToolDescriptor>) -> CallToolResult {
     if out.is_error && tool.is_some_and(|t| t.output_schema.is_some()) {
         out.structured = None;
@@ -41,14 +42,18 @@ pub(super) fn result(mut out: ToolOutput, tool: Option<&ToolDescriptor>) -> Call
         out.content.push(Content::text(s.to_string()));
     }
     let value = serde_json::to_value(&out).unwrap_or_default();
-    serde_json::from_value::<CallToolResult>(value).unwrap_or_else(|e| {
+    let mut result = serde_json::from_value::<CallToolResult>(value).unwrap_or_else(|e| {
         tracing::warn!("result not expressible as an MCP CallToolResult: {e}");
         let mut r = CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
             "internal: the tool's result could not be encoded as MCP: {e}"
         ))]);
         r.is_error = Some(true);
         r
-    })
+    });
+    result
+        .result_type
+        .get_or_insert(rmcp::model::ResultType::COMPLETE);
+    result
 }
 
 /// A failed call as the result a client gets (`isError: true`, MCP "tool execution error"): a remote tool's own error result keeps every content part it had (they are in
@@ -65,4 +70,20 @@ pub(super) fn error_output(e: ToolError) -> ToolOutput {
         out.content = parts;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use toolgate_runtime::ToolOutput;
+
+    #[test]
+    fn a_call_result_says_it_is_complete() {
+        // MCP 2026-07-28 requires `resultType` on every result; the Python SDK refuses a
+        // tools/call result without it.
+        let out = ToolOutput::structured(json!({"value": 2}));
+        let value = serde_json::to_value(super::result(out, None)).unwrap();
+        assert_eq!(value["resultType"], "complete", "{value}");
+        assert_eq!(value["structuredContent"], json!({"value": 2}));
+    }
 }

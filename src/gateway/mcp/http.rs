@@ -19,11 +19,10 @@ use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 mod owners;
+pub(crate) mod sealed;
 
 use super::stdio::frame::{self, INVALID_REQUEST, Parsed};
 use super::{HttpReasons, McpHandler, Reasons};
@@ -35,14 +34,20 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The `/mcp` route.
 pub(crate) fn router(gateway: &Gateway) -> axum::Router {
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(gateway.streams_token().child_token())
         .with_max_request_body_bytes(gateway.settings().max_body_bytes);
+    let seal = gateway.settings().session_key.clone();
+    if let Some(seal) = &seal {
+        // A session this replica does not hold is re-created from its id (rmcp replays the
+        // handshake from the id's claims).
+        config.session_store = Some(Arc::new(sealed::SealedStore::new(Arc::clone(seal))));
+    }
     let factory_gateway = gateway.clone();
     let reasons = HttpReasons::default();
     let factory_reasons = Reasons::Http(reasons.clone());
-    let manager = Arc::new(LocalSessionManager::default());
+    let manager = Arc::new(sealed::Sessions::default());
     let service = StreamableHttpService::new(
         move || {
             let reasons = factory_reasons.clone();
@@ -55,16 +60,28 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
         Arc::clone(&manager),
         config,
     );
+    let front = Front {
+        reasons,
+        seal: seal.clone(),
+    };
     let router = axum::Router::new()
         .route_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(reasons, answer_as_mcp));
+        .layer(axum::middleware::from_fn_with_state(front, answer_as_mcp));
     if !gateway.settings().authenticates() {
         return router;
     }
     router.layer(axum::middleware::from_fn_with_state(
-        Arc::new(owners::Owners::new(manager)),
+        Arc::new(owners::Owners::new(manager, seal)),
         owners::bind_sessions,
     ))
+}
+
+/// What the HTTP front keeps for [`answer_as_mcp`].
+#[derive(Clone)]
+struct Front {
+    reasons: HttpReasons,
+    /// `gateway.session_key`: an `initialize` opens a session under a sealed id.
+    seal: Option<Arc<sealed::Seal>>,
 }
 
 /// Changes rmcp's answers where MCP clients expect others (see the [module docs](self)): a
@@ -75,9 +92,10 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
 /// body layer) and is only looked at again when rmcp refused it.
 ///
 /// A `notifications/cancelled` with a reason, in a session, has its reason noted before rmcp
-/// reads it ([`super::cancel`]).
+/// reads it ([`super::cancel`]). With a session key, an `initialize` outside a session opens
+/// its session under an id sealed with the client's params and caller ([`sealed`]).
 async fn answer_as_mcp(
-    State(reasons): State<HttpReasons>,
+    State(Front { reasons, seal }): State<Front>,
     request: Request<Body>,
     next: Next,
 ) -> Response {
@@ -103,9 +121,14 @@ async fn answer_as_mcp(
         }
     };
     note_reason(&reasons, &parts.headers, &bytes);
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes.clone())))
-        .await;
+    let sealed_id = seal
+        .as_deref()
+        .and_then(|seal| sealed_id(seal, &parts, &bytes));
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
+    let response = match sealed_id {
+        Some(id) => sealed::opening_as(id, next.run(request)).await,
+        None => next.run(request).await,
+    };
     // rmcp refuses a body it cannot deserialize with 415, and a known method with params that
     // do not fit (a custom request to it) outside a session with 400.
     if !matches!(
@@ -138,6 +161,34 @@ fn note_reason(reasons: &HttpReasons, headers: &axum::http::HeaderMap, body: &[u
     {
         reasons.note((session.to_string(), id.clone()), reason);
     }
+}
+
+/// The sealed id of the session an `initialize` request (outside any session) opens: its
+/// params and the request's caller. `None` for anything else, or params too big for an id.
+fn sealed_id(
+    seal: &sealed::Seal,
+    parts: &axum::http::request::Parts,
+    body: &[u8],
+) -> Option<String> {
+    /// The initialize method's name, looked for before a body is parsed twice.
+    const METHOD: &[u8] = b"initialize";
+    if parts.headers.contains_key(SESSION_HEADER)
+        || !body.windows(METHOD.len()).any(|w| w == METHOD)
+    {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Initialize {
+        method: String,
+        #[serde(default)]
+        params: serde_json::Value,
+    }
+    let request: Initialize = serde_json::from_slice(body).ok()?;
+    if request.method != "initialize" || !request.params.is_object() {
+        return None;
+    }
+    let owner = parts.extensions.get::<Caller>().and_then(Caller::principal);
+    seal.seal(&sealed::Claims::new(owner, request.params))
 }
 
 /// A `Content-Type` of `application/json` (any parameters): rmcp's 415 means "not JSON" for

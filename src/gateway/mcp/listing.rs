@@ -10,8 +10,9 @@
 //! The cursor is opaque to clients (MCP "Pagination": a client passes `nextCursor` back as it
 //! was given, and an invalid cursor is error -32602). It names the first tool of the next page
 //! (by its exported name, which that page shows the caller anyway) with a tag: a keyed hash (a
-//! key drawn when the gateway starts) of the name and the caller's name, so that only a cursor
-//! this gateway gave this caller is accepted. A cursor says nothing of the tools hidden from
+//! key drawn when the gateway starts, or HMAC-SHA-256 with a key derived from
+//! `gateway.session_key`, so that every replica sharing it accepts the others' cursors) of the
+//! name and the caller's name, so that only a cursor this gateway gave this caller is accepted. A cursor says nothing of the tools hidden from
 //! the caller (a position would: how many lie before it), and it survives a change of the
 //! tool list: the walk goes on from the tool it names, so tools that were there before and
 //! after the change are neither skipped nor repeated (the client, told by
@@ -82,8 +83,35 @@ impl Converted {
 #[derive(Default)]
 pub(crate) struct ToolListing {
     current: Mutex<Option<Arc<Converted>>>,
+    cursor_key: CursorKey,
+}
+
+/// The key of cursor tags.
+enum CursorKey {
     /// SipHash keyed from the OS's randomness (std's `RandomState`, drawn once per listing).
-    cursor_key: RandomState,
+    Random(RandomState),
+    /// HMAC-SHA-256 with a key the replicas share (derived from `gateway.session_key`).
+    Shared(aws_lc_rs::hmac::Key),
+}
+
+impl Default for CursorKey {
+    fn default() -> Self {
+        Self::Random(RandomState::new())
+    }
+}
+
+impl ToolListing {
+    /// A listing whose cursors are tagged with `key`: any listing with the same key accepts
+    /// them (replicas behind one load balancer).
+    pub(crate) fn keyed(key: [u8; 32]) -> Self {
+        Self {
+            current: Mutex::default(),
+            cursor_key: CursorKey::Shared(aws_lc_rs::hmac::Key::new(
+                aws_lc_rs::hmac::HMAC_SHA256,
+                &key,
+            )),
+        }
+    }
 }
 
 impl ToolListing {
@@ -143,7 +171,25 @@ impl ToolListing {
     }
 
     fn tag(&self, name: &str, identity: &Identity) -> u64 {
-        self.cursor_key.hash_one((name, identity.caller.as_deref()))
+        match &self.cursor_key {
+            CursorKey::Random(state) => state.hash_one((name, identity.caller.as_deref())),
+            CursorKey::Shared(key) => {
+                let mut context = aws_lc_rs::hmac::Context::with_key(key);
+                context.update(name.as_bytes());
+                // The separator cannot occur in a tool name; absent and empty callers differ.
+                match identity.caller.as_deref() {
+                    Some(caller) => {
+                        context.update(b"\0caller\0");
+                        context.update(caller.as_bytes());
+                    }
+                    None => context.update(b"\0anonymous"),
+                }
+                let tag = context.sign();
+                let mut first = [0u8; 8];
+                first.copy_from_slice(&tag.as_ref()[..8]);
+                u64::from_le_bytes(first)
+            }
+        }
     }
 
     /// The MCP definition of the tool called `name` (its internal or exported name), if the
@@ -244,6 +290,19 @@ mod tests {
         ] {
             assert_eq!(listing.resume_at(bad, &ada), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn replicas_with_one_key_accept_each_other_s_cursors() {
+        let a = ToolListing::keyed([3; 32]);
+        let b = ToolListing::keyed([3; 32]);
+        let ada = caller("ada");
+        let cursor = a.cursor("gh__get_repo", &ada);
+        assert_eq!(b.resume_at(&cursor, &ada), Some("gh__get_repo"));
+        assert_eq!(b.resume_at(&cursor, &caller("bob")), None);
+        assert_eq!(b.resume_at(&cursor, &Identity::default()), None);
+        assert_eq!(ToolListing::keyed([4; 32]).resume_at(&cursor, &ada), None);
+        assert_eq!(ToolListing::default().resume_at(&cursor, &ada), None);
     }
 
     #[test]

@@ -19,10 +19,10 @@ use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use toolgate_runtime::{ErrorKind, ToolError};
 
 use super::SESSION_HEADER;
+use super::sealed::{Seal, Sessions};
 use crate::gateway::Caller;
 use crate::gateway::security::refused;
 
@@ -35,7 +35,9 @@ pub(super) const MAX_SESSIONS_PER_CALLER: usize = 1_000;
 /// Who opened each session ([`Caller::principal`]), and rmcp's sessions to close.
 pub(super) struct Owners {
     inner: Mutex<Inner>,
-    manager: Arc<LocalSessionManager>,
+    manager: Arc<Sessions>,
+    /// `gateway.session_key`: a session another replica opened names its owner in its id.
+    seal: Option<Arc<Seal>>,
 }
 
 #[derive(Default)]
@@ -54,10 +56,11 @@ enum Seen {
 }
 
 impl Owners {
-    pub(super) fn new(manager: Arc<LocalSessionManager>) -> Self {
+    pub(super) fn new(manager: Arc<Sessions>, seal: Option<Arc<Seal>>) -> Self {
         Self {
             inner: Mutex::new(Inner::default()),
             manager,
+            seal,
         }
     }
 
@@ -66,10 +69,26 @@ impl Owners {
     }
 
     fn seen(&self, session: &str, caller: &Option<String>) -> Seen {
-        match self.lock().by_session.get(session) {
-            None => Seen::Unknown,
-            Some((_, owner)) if owner == caller => Seen::Theirs,
-            Some(_) => Seen::Another,
+        let known = self.lock().by_session.get(session).map(|(_, o)| o.clone());
+        let owner = match known {
+            Some(owner) => owner,
+            // Not opened here: a sealed id names its owner (another replica opened it).
+            None => match self.seal.as_deref().and_then(|seal| seal.open(session)) {
+                Some(claims) => {
+                    if &claims.owner != caller {
+                        return Seen::Another;
+                    }
+                    let forgotten = self.record(session.to_string(), claims.owner);
+                    self.close(forgotten);
+                    return Seen::Theirs;
+                }
+                None => return Seen::Unknown,
+            },
+        };
+        if &owner == caller {
+            Seen::Theirs
+        } else {
+            Seen::Another
         }
     }
 
@@ -238,7 +257,7 @@ mod tests {
 
     #[tokio::test]
     async fn sessions_are_counted_per_owner_and_forgotten_ones_are_nobody_s() {
-        let owners = Owners::new(Arc::new(LocalSessionManager::default()));
+        let owners = Owners::new(Arc::new(Sessions::default()), None);
         let alice = Some("token:i#alice".to_string());
         let bob = Some("token:i#bob".to_string());
         assert!(owners.record("s1".into(), alice.clone()).is_empty());
@@ -263,7 +282,7 @@ mod tests {
     async fn at_the_limit_sessions_rmcp_closed_are_not_counted() {
         // None of these is a session of the (empty) manager: all closed, as after their idle
         // time.
-        let owners = Owners::new(Arc::new(LocalSessionManager::default()));
+        let owners = Owners::new(Arc::new(Sessions::default()), None);
         let alice = Some("key:alice".to_string());
         for i in 0..MAX_SESSIONS_PER_CALLER {
             owners.record(format!("s{i}"), alice.clone());

@@ -10,3 +10,6 @@ cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
 # The optional `semantic` feature's tests (tool search with a local embedding model).
 scripts/test-semantic.sh --no-install
+# The deployment files (Dockerfile, deploy/kubernetes): hadolint, the Kubernetes schemas, and
+# the ConfigMap's tools.yaml loaded by the binary the tests built (offline, seconds).
+scripts/check-deploy.sh

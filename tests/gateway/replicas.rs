@@ -63,10 +63,16 @@ impl Balancer {
             "global\n  maxconn 512\n\
              defaults\n  mode http\n  timeout connect 2s\n  timeout client 60s\n  timeout server 60s\n  timeout tunnel 60s\n\
              frontend front\n  bind \"127.0.0.1:${TG_LB_PORT}\"\n  default_backend replicas\n\
-             backend replicas\n  balance roundrobin\n  option http-server-close\n",
+             backend replicas\n  balance roundrobin\n  option http-server-close\n\
+             \x20 option redispatch\n  retries 3\n",
         );
+        // TCP checks every 100 ms: a replica that stopped accepting is taken out of the round
+        // after one failed check; a request that cannot connect to it is sent to another.
         for (i, b) in backends.iter().enumerate() {
-            cfg.push_str(&format!("  server r{i} 127.0.0.1:{}\n", b.port()));
+            cfg.push_str(&format!(
+                "  server r{i} 127.0.0.1:{} check inter 100ms fall 1 rise 2\n",
+                b.port()
+            ));
         }
         let path = dir.path().join("haproxy.cfg");
         std::fs::write(&path, cfg).expect("write haproxy.cfg");
@@ -91,14 +97,29 @@ impl Balancer {
 /// Runs the Python SDK client: `calls` calls of `calc` in one `mode` (`initialize` or
 /// `discover`) connection as the caller holding `key`; its JSON report.
 fn python_client(url: &str, key: &str, mode: &str, calls: usize) -> Value {
+    report(
+        start_python_client(url, key, mode, calls)
+            .wait_with_output()
+            .expect("run the Python client"),
+    )
+}
+
+/// The Python SDK client of [`python_client`], started.
+fn start_python_client(url: &str, key: &str, mode: &str, calls: usize) -> std::process::Child {
     let script = peers::test_peers_dir().join("py_replica_client.py");
-    let out = Command::new("timeout")
+    Command::new("timeout")
         .arg("300")
         .arg(peers::venv_python())
         .arg(&script)
         .args([url, key, mode, &calls.to_string()])
-        .output()
-        .expect("run the Python client");
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the Python client")
+}
+
+/// The JSON report of a Python client that ended.
+fn report(out: std::process::Output) -> Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let line = stdout.lines().last().unwrap_or_else(|| {
@@ -244,4 +265,42 @@ fn a_session_id_is_refused_when_altered_foreign_or_used_by_another_caller() {
     // ...while the id as given still works there.
     let (status, body) = list_in(fresh[0].port(), KEY, &id);
     assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn a_replica_killed_under_load_fails_only_its_call_in_flight_and_the_session_goes_on() {
+    let yaml = tools_yaml("", &gateway(true));
+    let mut replicas = replicas(3, &yaml, Some(SESSION_KEY));
+    let lb = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+    const CALLS: usize = 300;
+    let client = start_python_client(&lb.url("/mcp"), KEY, "initialize", CALLS);
+    // Kill a replica once the session is well under way (a third of the calls done).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while replicas.iter().map(calc_calls).sum::<u64>() < (CALLS / 3) as u64 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the client made too few calls in 120 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut killed = replicas.remove(1);
+    let served_before = calc_calls(&killed);
+    killed.process.kill(); // SIGKILL of its process group: no grace, no goodbye
+    let session = report(client.wait_with_output().expect("the Python client ends"));
+    eprintln!("after a SIGKILL of one of three replicas at call ~{}: {session}", CALLS / 3);
+    let ok = session["ok"].as_u64().unwrap_or(0);
+    let failures = session["failures"].as_u64().unwrap_or(u64::MAX);
+    assert_eq!(
+        ok + failures,
+        CALLS as u64,
+        "every call got an answer: {session}"
+    );
+    // Sequential calls: at most the one in flight when the replica went away fails.
+    assert!(failures <= 1, "{session}");
+    let after: u64 = replicas.iter().map(calc_calls).sum();
+    assert!(
+        after + served_before >= ok,
+        "the rest of the session ran on the other replicas: {after} + {served_before} vs {session}"
+    );
+    assert!(after > (CALLS / 3) as u64, "{after}");
 }

@@ -19,7 +19,7 @@ fn inspector_build_dir() -> PathBuf {
 
 /// Runs inspector-cli with `args` (its working directory must be its build folder: it reads
 /// `../package.json` from there) under a deadline; the parsed JSON it prints.
-fn inspector(args: &[&str]) -> Value {
+pub(crate) fn inspector(args: &[&str]) -> Value {
     let dir = inspector_build_dir();
     let mut child = Command::new(peers::node())
         .arg("index.js")

@@ -287,7 +287,10 @@ fn a_replica_killed_under_load_fails_only_its_call_in_flight_and_the_session_goe
     let served_before = calc_calls(&killed);
     killed.process.kill(); // SIGKILL of its process group: no grace, no goodbye
     let session = report(client.wait_with_output().expect("the Python client ends"));
-    eprintln!("after a SIGKILL of one of three replicas at call ~{}: {session}", CALLS / 3);
+    eprintln!(
+        "after a SIGKILL of one of three replicas at call ~{}: {session}",
+        CALLS / 3
+    );
     let ok = session["ok"].as_u64().unwrap_or(0);
     let failures = session["failures"].as_u64().unwrap_or(u64::MAX);
     assert_eq!(
@@ -303,4 +306,36 @@ fn a_replica_killed_under_load_fails_only_its_call_in_flight_and_the_session_goe
         "the rest of the session ran on the other replicas: {after} + {served_before} vs {session}"
     );
     assert!(after > (CALLS / 3) as u64, "{after}");
+}
+
+#[test]
+fn inspector_cli_sessions_are_served_across_replicas() {
+    // Each inspector-cli run is a whole session (initialize, initialized, tools/call, DELETE),
+    // its requests handed to the replicas in turn: no two of them reach the same one in a
+    // row, so every call runs on a replica that did not see the session's initialize.
+    let yaml = tools_yaml("", &gateway(true));
+    let replicas = replicas(3, &yaml, Some(SESSION_KEY));
+    let lb = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+    let url = lb.url("/mcp");
+    let header = format!("X-API-Key: {KEY}");
+    for i in 0..6 {
+        let expression = format!("expression={i}*7");
+        let out = crate::inspector::inspector(&[
+            &url,
+            "--header",
+            &header,
+            "--transport",
+            "http",
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "calc",
+            "--tool-arg",
+            &expression,
+        ]);
+        assert_eq!(out["structuredContent"]["value"], i * 7, "run {i}: {out}");
+    }
+    let spread: Vec<u64> = replicas.iter().map(calc_calls).collect();
+    eprintln!("inspector-cli calls per replica: {spread:?}");
+    assert_eq!(spread.iter().sum::<u64>(), 6, "{spread:?}");
 }

@@ -31,6 +31,8 @@ pub mod remote;
 pub mod search;
 mod source;
 mod state;
+#[cfg(feature = "redis")]
+pub mod store;
 #[cfg(test)]
 pub(crate) mod test_server;
 pub mod testing;

@@ -16,6 +16,15 @@
 //! an upstream error — stays charged, since the backend may have done (and billed) the work.
 //! What was charged is in the call's report (`cost_micros`).
 //!
+//! # Shared through a store
+//! With a [`SharedStore`](crate::store::SharedStore) (tools.yaml `store.redis`, the `redis`
+//! feature) what was spent lives in Redis, shared by every replica: one Lua script checks every
+//! applicable budget and charges all or none, and a refund takes the cost back (never below 0)
+//! from where it was charged. While Redis cannot answer within `timeout_ms`,
+//! `store.redis.fail.budgets` applies: `closed` refuses the call (retryable `network`, nothing
+//! runs, nothing is charged), `open` charges this toolset's in-memory budgets instead (see
+//! [`crate::store`]).
+//!
 //! # Errors
 //! `budget_exceeded` naming the budget (`per_caller` for caller `x`, ...), its limit, what was
 //! spent and the call's cost; nothing runs.
@@ -27,7 +36,7 @@ use std::task::{Context, Poll};
 
 use tower::{Layer, Service};
 
-use super::call::{Call, CallFuture, LayerInputs};
+use super::call::{Call, CallFuture, CallReport, LayerInputs};
 use crate::{ErrorKind, Identity, ToolError, ToolFuture, ToolOutput};
 
 /// Millionths of a unit per unit.
@@ -101,14 +110,7 @@ impl State {
         for (scope, name, limit) in limits {
             let so_far = spent.get(&(*scope, name.clone())).copied().unwrap_or(0);
             if so_far.saturating_add(cost) > *limit {
-                return Err(format!(
-                    "budget {} of {} exceeded: limit {} {currency}, spent {} {currency}, this call costs {} {currency}",
-                    scope.as_str(),
-                    scope.named(name),
-                    units(*limit),
-                    units(so_far),
-                    units(cost),
-                ));
+                return Err(exceeded(*scope, name, *limit, so_far, cost, currency));
             }
         }
         for (scope, name, _) in limits {
@@ -126,6 +128,19 @@ impl State {
             }
         }
     }
+}
+
+/// Why a call does not fit budget `scope` of `name`: ``budget per_caller of caller `ci`
+/// exceeded: limit 0.03 USD, spent 0.03 USD, this call costs 0.01 USD``.
+fn exceeded(scope: Scope, name: &str, limit: u64, spent: u64, cost: u64, currency: &str) -> String {
+    format!(
+        "budget {} of {} exceeded: limit {} {currency}, spent {} {currency}, this call costs {} {currency}",
+        scope.as_str(),
+        scope.named(name),
+        units(limit),
+        units(spent),
+        units(cost),
+    )
 }
 
 /// An amount in units, as written in tools.yaml (`0.03`).
@@ -192,6 +207,8 @@ pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<BudgetLayer> {
     (cost > 0 && any).then(|| BudgetLayer {
         limits: Arc::new(limits),
         state: Arc::clone(&inputs.pipeline.shared.budgets),
+        #[cfg(feature = "redis")]
+        store: inputs.pipeline.shared.store.clone(),
     })
 }
 
@@ -200,6 +217,9 @@ pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<BudgetLayer> {
 pub(crate) struct BudgetLayer {
     limits: Arc<Limits>,
     state: Arc<State>,
+    /// Where the budgets are shared with other replicas (`None`: only in `state`).
+    #[cfg(feature = "redis")]
+    store: Option<crate::store::SharedStore>,
 }
 
 impl<S> Layer<S> for BudgetLayer {
@@ -232,9 +252,93 @@ fn not_run(kind: ErrorKind) -> bool {
     )
 }
 
+/// Whether a call's cost is given back after `result`: it never reached the backend, or was
+/// answered from the cache.
+fn refunded(result: &Result<ToolOutput, ToolError>, report: Option<&Arc<CallReport>>) -> bool {
+    match result {
+        Ok(_) => report.is_some_and(|r| r.cache_hit()),
+        Err(e) => not_run(e.kind()),
+    }
+}
+
+impl BudgetLayer {
+    /// `budget_exceeded` for a call of this tool: `why` (see [`exceeded`]).
+    fn refusal(&self, why: &str) -> ToolError {
+        let tool = &self.limits.tool;
+        tracing::info!(tool = %tool, "call refused: {why}");
+        ToolError::new(ErrorKind::BudgetExceeded, format!("tool `{tool}`: {why}"))
+    }
+
+    /// Charges the call in the shared store (in memory when it fails under `fail: open`), runs
+    /// it, and gives the cost back where it was charged when the call never ran.
+    #[cfg(feature = "redis")]
+    async fn call_shared<S>(
+        self,
+        store: crate::store::SharedStore,
+        inner: S,
+        call: Call,
+    ) -> Result<ToolOutput, ToolError>
+    where
+        S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
+    {
+        let limits = &self.limits;
+        let charged = limits.applicable(call.ctx.identity());
+        let keys: Vec<String> = charged
+            .iter()
+            .map(|(scope, name, _)| store.budget_key(scope.as_str(), name))
+            .collect();
+        let budgets: Vec<(&str, u64)> = keys
+            .iter()
+            .zip(&charged)
+            .map(|(key, (_, _, limit))| (key.as_str(), *limit))
+            .collect();
+        let shared = match store.reserve(&budgets, limits.cost).await {
+            Ok(None) => true,
+            Ok(Some((i, spent))) => {
+                let (scope, name, limit) = &charged[i];
+                let why = exceeded(*scope, name, *limit, spent, limits.cost, &limits.currency);
+                return Err(self.refusal(&why));
+            }
+            Err(failure) => {
+                use crate::store::Feature;
+                crate::store::on_failure(&store, Feature::Budgets, &limits.tool, &failure)?;
+                self.state
+                    .reserve(&charged, limits.cost, &limits.currency)
+                    .map_err(|why| self.refusal(&why))?;
+                false
+            }
+        };
+        let report = call.report.clone();
+        if let Some(r) = &report {
+            r.cost_micros.store(limits.cost, Ordering::Relaxed);
+        }
+        let result = tower::ServiceExt::oneshot(inner, call).await;
+        if refunded(&result, report.as_ref()) {
+            if shared {
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                if let Err(failure) = store.refund(&keys, limits.cost).await {
+                    tracing::warn!(
+                        tool = %limits.tool,
+                        "the cost of a call that did not run stays charged: shared store {failure}"
+                    );
+                }
+            } else {
+                self.state.refund(&charged, limits.cost);
+            }
+            if let Some(r) = &report {
+                r.cost_micros.store(0, Ordering::Relaxed);
+            }
+        }
+        result
+    }
+}
+
 impl<S> Service<Call> for Budget<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>
+        + Clone
+        + Send
+        + 'static,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -245,6 +349,15 @@ where
     }
 
     fn call(&mut self, call: Call) -> CallFuture {
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.layer.store {
+            // The charge waits for the store: the clone that was made ready goes into the
+            // future, this service keeps a fresh one (tower's usual pattern).
+            let clone = self.inner.clone();
+            let inner = std::mem::replace(&mut self.inner, clone);
+            let store = store.clone();
+            return ToolFuture::new(self.layer.clone().call_shared(store, inner, call));
+        }
         let limits = &self.layer.limits;
         let charged = limits.applicable(call.ctx.identity());
         if let Err(why) = self
@@ -252,9 +365,7 @@ where
             .state
             .reserve(&charged, limits.cost, &limits.currency)
         {
-            let message = format!("tool `{}`: {why}", limits.tool);
-            tracing::info!(tool = %limits.tool, "call refused: {why}");
-            return ToolFuture::err(ToolError::new(ErrorKind::BudgetExceeded, message));
+            return ToolFuture::err(self.layer.refusal(&why));
         }
         let report = call.report.clone();
         if let Some(r) = &report {
@@ -262,11 +373,7 @@ where
         }
         let layer = self.layer.clone();
         self.inner.call(call).map(move |result| {
-            let refund = match &result {
-                Ok(_) => report.as_ref().is_some_and(|r| r.cache_hit()),
-                Err(e) => not_run(e.kind()),
-            };
-            if refund {
+            if refunded(&result, report.as_ref()) {
                 layer.state.refund(&charged, layer.limits.cost);
                 if let Some(r) = &report {
                     r.cost_micros.store(0, Ordering::Relaxed);
@@ -411,6 +518,8 @@ mod tests {
         let layer = BudgetLayer {
             limits: Arc::new(limits(Some(0.02), None)),
             state: Arc::clone(&state),
+            #[cfg(feature = "redis")]
+            store: None,
         };
         let svc = layer.layer(backend(vec![
             Some(ErrorKind::RateLimited),

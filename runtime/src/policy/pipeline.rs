@@ -39,6 +39,10 @@ pub(crate) struct Shared {
     pub breakers: breaker::State,
     pub budgets: Arc<budget::State>,
     pub cache: cache::State,
+    /// Where the rate limits and budgets live when several replicas share them
+    /// ([`ToolsetBuilder::shared_store`](crate::ToolsetBuilder::shared_store)); `None`: here.
+    #[cfg(feature = "redis")]
+    pub store: Option<crate::store::SharedStore>,
 }
 
 impl Pipeline {

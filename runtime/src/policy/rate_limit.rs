@@ -16,15 +16,27 @@
 //! tool's stack built again (a remote tool listed with a new descriptor) keeps its budget.
 //!
 //! # Order of the checks
-//! governor cannot look at a bucket without taking from it, so the buckets are checked one by
-//! one, narrowest first: caller, then tool, then source. A call refused by one bucket takes
-//! nothing from the buckets after it: a caller over its own limit never drains the tool's or
-//! the source's shared budget, and a tool over its limit never drains its source's. A call
-//! refused by the tool or source bucket has used one token of the buckets checked before it.
+//! In memory, governor cannot look at a bucket without taking from it, so the buckets are
+//! checked one by one, narrowest first: caller, then tool, then source. A call refused by one
+//! bucket takes nothing from the buckets after it: a caller over its own limit never drains the
+//! tool's or the source's shared budget, and a tool over its limit never drains its source's. A
+//! call refused by the tool or source bucket has used one token of the buckets checked before
+//! it.
+//!
+//! # Shared through a store
+//! With a [`SharedStore`](crate::store::SharedStore) (tools.yaml `store.redis`, the `redis`
+//! feature) the buckets live in Redis, shared by every replica, and the check is all or none:
+//! one Lua script evaluates the same GCRA (burst `N`, a token every `period / N`) for all of the
+//! call's buckets at once on Redis' clock, and takes a token of each only when none refuses. A
+//! narrower bucket therefore keeps its token when a wider one refuses. The refusal names the
+//! narrowest refusing bucket, as in memory. While Redis cannot answer within `timeout_ms`,
+//! `store.redis.fail.rate_limits` applies: `closed` refuses the call (retryable `network`,
+//! nothing runs), `open` checks this toolset's in-memory buckets instead (see
+//! [`crate::store`]).
 //!
 //! # Errors
 //! `rate_limited`, with `retry_after` the earliest time the refusing bucket lets a call through
-//! (governor's [`NotUntil`]), and a message naming the tool and the limit: ``tool `calc`: rate
+//! (governor's [`NotUntil`], or the store script's answer), and a message naming the tool and the limit: ``tool `calc`: rate
 //! limit 5/s reached; retry in 180 ms``. `details`: `{"tool", "scope": "tool" | "caller" |
 //! "source", "limit", "caller"?, "source"?}`. Nothing further runs.
 
@@ -156,6 +168,27 @@ struct Limits {
     per_caller: Option<Bucket<Keyed>>,
     per_tool: Option<Bucket<Direct>>,
     per_source: Option<(String, Bucket<Direct>)>,
+    /// The same buckets in the shared store, when the toolset has one.
+    #[cfg(feature = "redis")]
+    shared: Option<SharedBuckets>,
+}
+
+/// Which bucket refused a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Caller,
+    Tool,
+    Source,
+}
+
+/// A tool's buckets in the shared store: their keys (the caller's: the part before the caller)
+/// and GCRA parameters.
+#[cfg(feature = "redis")]
+struct SharedBuckets {
+    store: crate::store::SharedStore,
+    per_caller: Option<(String, crate::store::Gcra)>,
+    per_tool: Option<(String, crate::store::Gcra)>,
+    per_source: Option<(String, crate::store::Gcra)>,
 }
 
 /// Refuses calls over the tool's, its caller's or its source's rate limit with `rate_limited`.
@@ -183,29 +216,42 @@ pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<RateLimitLayer> {
     let tool = &inputs.tool.name;
     let source = &inputs.tool.source;
     let state = &inputs.pipeline.shared.rate_limits;
-    let per_tool = parsed(tool, "rate_limit", inputs.policy.rate_limit.as_ref()).map(|l| Bucket {
+    let tool_limit = parsed(tool, "rate_limit", inputs.policy.rate_limit.as_ref());
+    let caller_limit = parsed(
+        tool,
+        "caller_rate_limit",
+        inputs.policy.caller_rate_limit.as_ref(),
+    );
+    let source_limit = parsed(
+        tool,
+        "source_rate_limit",
+        inputs.source_policy.source_rate_limit.as_ref(),
+    );
+    #[cfg(feature = "redis")]
+    let shared = inputs.pipeline.shared.store.as_ref().map(|store| {
+        let bucket = |scope: &str, name: &str, limit: Option<RateLimit>| {
+            limit.map(|l| (store.rate_key(scope, l, name), crate::store::Gcra::new(l)))
+        };
+        SharedBuckets {
+            store: store.clone(),
+            per_caller: bucket("caller", tool, caller_limit),
+            per_tool: bucket("tool", tool, tool_limit),
+            per_source: bucket("source", source, source_limit),
+        }
+    });
+    let per_tool = tool_limit.map(|l| Bucket {
         limiter: state.tools.get(tool, l, |q| {
             RateLimiter::new(q, InMemoryState::default(), TokioClock)
         }),
         limit: limit_text(l),
     });
-    let per_caller = parsed(
-        tool,
-        "caller_rate_limit",
-        inputs.policy.caller_rate_limit.as_ref(),
-    )
-    .map(|l| Bucket {
+    let per_caller = caller_limit.map(|l| Bucket {
         limiter: state.callers.get(tool, l, |q| {
             RateLimiter::new(q, DashMapStateStore::default(), TokioClock)
         }),
         limit: limit_text(l),
     });
-    let per_source = parsed(
-        tool,
-        "source_rate_limit",
-        inputs.source_policy.source_rate_limit.as_ref(),
-    )
-    .map(|l| {
+    let per_source = source_limit.map(|l| {
         let bucket = Bucket {
             limiter: state.sources.get(source, l, |q| {
                 RateLimiter::new(q, InMemoryState::default(), TokioClock)
@@ -223,6 +269,8 @@ pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<RateLimitLayer> {
             per_caller,
             per_tool,
             per_source,
+            #[cfg(feature = "redis")]
+            shared,
         }),
     })
 }
@@ -231,6 +279,7 @@ impl Limits {
     /// Takes one token of each bucket, narrowest first (see the module docs); the first
     /// refusal is the call's error.
     fn check(&self, caller: Option<&str>) -> Result<(), ToolError> {
+        let wait = |not_until: NotUntil<TokioInstant>| not_until.wait_time_from(TokioClock.now());
         if let Some(b) = &self.per_caller {
             let key = caller.unwrap_or(ANONYMOUS).to_string();
             let result = b.limiter.check_key(&key);
@@ -238,57 +287,101 @@ impl Limits {
                 b.limiter.retain_recent();
             }
             if let Err(not_until) = result {
-                let who = match caller {
-                    Some(c) => format!("caller `{c}`"),
-                    None => "anonymous callers".to_string(),
-                };
-                let mut details = self.details("caller", &b.limit);
-                details["caller"] = json!(caller);
-                return Err(self.refused(
-                    &format!("rate limit {} per caller ({who}) reached", b.limit),
-                    &not_until,
-                    details,
-                ));
+                return Err(self.refused(Scope::Caller, caller, wait(not_until)));
             }
         }
         if let Some(b) = &self.per_tool
             && let Err(not_until) = b.limiter.check()
         {
-            return Err(self.refused(
-                &format!("rate limit {} reached", b.limit),
-                &not_until,
-                self.details("tool", &b.limit),
-            ));
+            return Err(self.refused(Scope::Tool, caller, wait(not_until)));
         }
-        if let Some((source, b)) = &self.per_source
+        if let Some((_, b)) = &self.per_source
             && let Err(not_until) = b.limiter.check()
         {
-            let mut details = self.details("source", &b.limit);
-            details["source"] = json!(source);
-            return Err(self.refused(
-                &format!(
-                    "rate limit {} of source `{source}` (shared by its tools) reached",
-                    b.limit
-                ),
-                &not_until,
-                details,
-            ));
+            return Err(self.refused(Scope::Source, caller, wait(not_until)));
         }
         Ok(())
+    }
+
+    /// Takes one token of every bucket in the shared store, or of none (see the module docs);
+    /// the in-memory buckets when the store fails under `fail: open`.
+    #[cfg(feature = "redis")]
+    async fn check_shared(&self, caller: Option<&str>) -> Result<(), ToolError> {
+        use crate::store::{Feature, SharedStore};
+        let Some(shared) = &self.shared else {
+            return self.check(caller);
+        };
+        let caller_key = shared.per_caller.as_ref().map(|(base, g)| {
+            (
+                SharedStore::caller_key(base, caller.unwrap_or(ANONYMOUS)),
+                *g,
+            )
+        });
+        let mut buckets = Vec::with_capacity(3);
+        let mut scopes = Vec::with_capacity(3);
+        if let Some((key, g)) = &caller_key {
+            buckets.push((key.as_str(), *g));
+            scopes.push(Scope::Caller);
+        }
+        if let Some((key, g)) = &shared.per_tool {
+            buckets.push((key.as_str(), *g));
+            scopes.push(Scope::Tool);
+        }
+        if let Some((key, g)) = &shared.per_source {
+            buckets.push((key.as_str(), *g));
+            scopes.push(Scope::Source);
+        }
+        match shared.store.take(&buckets).await {
+            Ok(None) => Ok(()),
+            Ok(Some((i, wait))) => Err(self.refused(scopes[i], caller, wait)),
+            Err(failure) => {
+                crate::store::on_failure(&shared.store, Feature::RateLimits, &self.tool, &failure)?;
+                self.check(caller)
+            }
+        }
     }
 
     fn details(&self, scope: &str, limit: &str) -> serde_json::Value {
         json!({"tool": self.tool, "scope": scope, "limit": limit})
     }
 
-    /// `rate_limited` for this tool: `what` was reached, retry after governor's earliest time.
-    fn refused(
-        &self,
-        what: &str,
-        not_until: &NotUntil<TokioInstant>,
-        details: serde_json::Value,
-    ) -> ToolError {
-        let wait = not_until.wait_time_from(TokioClock.now());
+    /// `rate_limited` for this tool: the `scope` bucket was reached, retry after `wait`.
+    fn refused(&self, scope: Scope, caller: Option<&str>, wait: Duration) -> ToolError {
+        let limit = |b: Option<&String>| b.map(String::as_str).unwrap_or_default().to_string();
+        let (what, details) = match scope {
+            Scope::Caller => {
+                let limit = limit(self.per_caller.as_ref().map(|b| &b.limit));
+                let who = match caller {
+                    Some(c) => format!("caller `{c}`"),
+                    None => "anonymous callers".to_string(),
+                };
+                let mut details = self.details("caller", &limit);
+                details["caller"] = json!(caller);
+                (
+                    format!("rate limit {limit} per caller ({who}) reached"),
+                    details,
+                )
+            }
+            Scope::Tool => {
+                let limit = limit(self.per_tool.as_ref().map(|b| &b.limit));
+                let details = self.details("tool", &limit);
+                (format!("rate limit {limit} reached"), details)
+            }
+            Scope::Source => {
+                let (source, limit) = match &self.per_source {
+                    Some((source, b)) => (source.as_str(), b.limit.clone()),
+                    None => ("", String::new()),
+                };
+                let mut details = self.details("source", &limit);
+                details["source"] = json!(source);
+                (
+                    format!(
+                        "rate limit {limit} of source `{source}` (shared by its tools) reached"
+                    ),
+                    details,
+                )
+            }
+        };
         ToolError::new(
             ErrorKind::RateLimited,
             format!(
@@ -322,7 +415,10 @@ pub(crate) struct RateLimited<S> {
 
 impl<S> Service<Call> for RateLimited<S>
 where
-    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>
+        + Clone
+        + Send
+        + 'static,
 {
     type Response = ToolOutput;
     type Error = ToolError;
@@ -333,6 +429,21 @@ where
     }
 
     fn call(&mut self, call: Call) -> CallFuture {
+        #[cfg(feature = "redis")]
+        if self.limits.shared.is_some() {
+            // The check waits for the store: the clone that was made ready goes into the
+            // future, this service keeps a fresh one (tower's usual pattern).
+            let clone = self.inner.clone();
+            let inner = std::mem::replace(&mut self.inner, clone);
+            let limits = Arc::clone(&self.limits);
+            return ToolFuture::new(async move {
+                if let Err(e) = limits.check_shared(call.ctx.caller()).await {
+                    tracing::debug!(tool = %limits.tool, error = %e, "call refused by a rate limit");
+                    return Err(e);
+                }
+                tower::ServiceExt::oneshot(inner, call).await
+            });
+        }
         match self.limits.check(call.ctx.caller()) {
             Ok(()) => self.inner.call(call),
             Err(e) => {

@@ -36,6 +36,9 @@ pub struct ToolsetBuilder {
     /// MCP servers, built at `build()` (each a source and its handle for the passthrough).
     #[cfg(feature = "mcp")]
     mcp: Vec<crate::mcp::McpFactory>,
+    /// Where rate limits and budgets are shared with other replicas (`None`: in memory).
+    #[cfg(feature = "redis")]
+    store: Option<crate::store::SharedStore>,
 }
 
 impl Default for ToolsetBuilder {
@@ -53,6 +56,8 @@ impl Default for ToolsetBuilder {
             semantic: None,
             #[cfg(feature = "mcp")]
             mcp: Vec::new(),
+            #[cfg(feature = "redis")]
+            store: None,
         }
     }
 }
@@ -262,6 +267,17 @@ impl ToolsetBuilder {
         self
     }
 
+    /// Keeps the rate-limit buckets and budgets of the [`policy`](Self::policy) in `store`
+    /// (tools.yaml `store.redis`) instead of this process' memory, so that every toolset built
+    /// with the same store and key prefix (the replicas of one gateway) shares them: all of a
+    /// call's buckets are checked and taken at once, all or none, and so are its budgets. While
+    /// the store cannot answer, each feature's fail mode applies (see [`crate::store`]).
+    #[cfg(feature = "redis")]
+    pub fn shared_store(mut self, store: crate::store::SharedStore) -> Self {
+        self.store = Some(store);
+        self
+    }
+
     /// Builds the toolset.
     ///
     /// # Errors
@@ -350,6 +366,13 @@ impl ToolsetBuilder {
             .collect();
         let catalog =
             crate::catalog::Catalog::build(&sources, None, super::fresh_changes(&watches));
+        #[allow(unused_mut)]
+        let mut pipeline =
+            crate::policy::Pipeline::new(self.validation.is_some(), self.default_timeout, policy);
+        #[cfg(feature = "redis")]
+        {
+            pipeline.shared.store = self.store;
+        }
         Ok(Toolset {
             inner: Arc::new(Inner {
                 sources,
@@ -359,11 +382,7 @@ impl ToolsetBuilder {
                 states: self.states,
                 default_timeout: self.default_timeout,
                 blocking_runtime: OnceLock::new(),
-                pipeline: crate::policy::Pipeline::new(
-                    self.validation.is_some(),
-                    self.default_timeout,
-                    policy,
-                ),
+                pipeline,
                 pins,
                 semantic,
                 #[cfg(feature = "mcp")]

@@ -347,6 +347,14 @@ impl Toolset {
         self.inner.default_timeout
     }
 
+    /// The store the rate limits and budgets are shared through, if the toolset was built with
+    /// one ([`ToolsetBuilder::shared_store`]): its [`health`](crate::store::SharedStore::health)
+    /// is what a readiness check shows.
+    #[cfg(feature = "redis")]
+    pub fn shared_store(&self) -> Option<&crate::store::SharedStore> {
+        self.inner.pipeline.shared.store.as_ref()
+    }
+
     /// Names offered by more than one source (as a model sees them: `a.b` and `a__b` are one
     /// name), in source order. The source listed first keeps such a name; the others' tools of
     /// that name cannot be called. Only sources mounted without prefix (or local tools named

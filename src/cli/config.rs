@@ -89,6 +89,10 @@ pub(super) fn toolset_and_config(
         Some(settings) => builder.semantic_search(settings),
         None => builder,
     };
+    let builder = match shared_store(&loaded)? {
+        Some(store) => builder.shared_store(store),
+        None => builder,
+    };
     let config_error = |e: toolgate::BuildError| match e {
         // Located at the setting: the model folder is what to fix.
         toolgate::BuildError::Semantic(_) => Failure::new(
@@ -100,6 +104,30 @@ pub(super) fn toolset_and_config(
     let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
     Ok((tools, loaded, settings))
+}
+
+/// Where `store.redis.url` is in tools.yaml (for messages).
+const STORE_URL_POINTER: &str = "/store/redis/url";
+
+/// The store rate limits and budgets are shared through (`store.redis`), if set. Nothing is
+/// sent to Redis yet: a server that is down at start-up is no error (the fail modes cover the
+/// calls until it answers); a URL that is no Redis URL, or names an unset variable, is.
+fn shared_store(
+    loaded: &LoadedConfig,
+) -> Result<Option<toolgate_runtime::store::SharedStore>, Failure> {
+    let Some(redis) = &loaded.config.store.redis else {
+        return Ok(None);
+    };
+    toolgate_runtime::store::SharedStore::connect(redis)
+        .map(Some)
+        .map_err(|e| {
+            Failure::new(
+                exit::CONFIG,
+                loaded
+                    .error_at(STORE_URL_POINTER, e.to_string())
+                    .to_string(),
+            )
+        })
 }
 
 /// Where `gateway.tool_search.semantic.model` is in tools.yaml (for messages).

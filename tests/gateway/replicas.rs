@@ -85,10 +85,6 @@ impl Balancer {
         Self { process, _dir: dir }
     }
 
-    pub(crate) fn port(&self) -> u16 {
-        self.process.port()
-    }
-
     pub(crate) fn url(&self, path: &str) -> String {
         self.process.url(path)
     }

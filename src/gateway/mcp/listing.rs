@@ -91,7 +91,7 @@ enum CursorKey {
     /// SipHash keyed from the OS's randomness (std's `RandomState`, drawn once per listing).
     Random(RandomState),
     /// HMAC-SHA-256 with a key the replicas share (derived from `gateway.session_key`).
-    Shared(aws_lc_rs::hmac::Key),
+    Shared(Box<aws_lc_rs::hmac::Key>),
 }
 
 impl Default for CursorKey {
@@ -106,10 +106,10 @@ impl ToolListing {
     pub(crate) fn keyed(key: [u8; 32]) -> Self {
         Self {
             current: Mutex::default(),
-            cursor_key: CursorKey::Shared(aws_lc_rs::hmac::Key::new(
+            cursor_key: CursorKey::Shared(Box::new(aws_lc_rs::hmac::Key::new(
                 aws_lc_rs::hmac::HMAC_SHA256,
                 &key,
-            )),
+            ))),
         }
     }
 }

@@ -127,6 +127,15 @@ pub trait SourceLifecycle: Send + Sync {
     fn tool_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         None
     }
+
+    /// A counter the source bumps whenever the remote end itself says its tools changed (MCP
+    /// `notifications/tools/list_changed` on this process's session), before any listing;
+    /// `None` (the default) for a source without such notices. Replicas sharing a
+    /// [store](crate::store) pass it on to each other, since the remote end tells only the
+    /// session it holds with one of them.
+    fn remote_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// One tool as its source lists it: the descriptor, and the source's own handle for it.

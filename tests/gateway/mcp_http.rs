@@ -30,7 +30,7 @@ pub(crate) fn fault_entry(id: &str, mode: &str, env: &[(&str, &str)]) -> String 
 }
 
 /// A toolset whose one source is the gateway at `served`, as MCP source `gw`.
-async fn client(served: &Served, headers: &[(&str, &str)]) -> Toolset {
+pub(crate) async fn client(served: &Served, headers: &[(&str, &str)]) -> Toolset {
     let connection = McpConnection::Http {
         url: served.url("/mcp"),
         headers: headers
@@ -61,7 +61,8 @@ async fn client(served: &Served, headers: &[(&str, &str)]) -> Toolset {
     tools
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+/// A multi-threaded Tokio runtime for one test.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -574,6 +574,10 @@ impl SourceLifecycle for RemoteSource {
     fn tool_changes(&self) -> Option<watch::Receiver<u64>> {
         Some(self.inner.changed.subscribe())
     }
+
+    fn remote_changes(&self) -> Option<watch::Receiver<u64>> {
+        Some(self.inner.backend.changes())
+    }
 }
 
 impl std::fmt::Debug for RemoteSource {

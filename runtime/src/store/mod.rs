@@ -27,6 +27,7 @@
 
 mod budgets;
 mod limits;
+mod notices;
 mod redis;
 
 pub(crate) use self::limits::Gcra;
@@ -35,10 +36,11 @@ use std::fmt;
 
 use toolgate_model::config::FailMode;
 
+pub use self::notices::Notice;
 pub use self::redis::SharedStore;
 
 /// `toolgate_store_errors_total{feature}`: shared-store commands that failed or timed out, by
-/// feature (`rate_limits`, `budgets`).
+/// feature (`rate_limits`, `budgets`, `notices`, `readiness`).
 pub const STORE_ERRORS_TOTAL: &str = "toolgate_store_errors_total";
 
 /// Why a [`SharedStore`] cannot be made from its configuration. Never shows the URL's
@@ -76,6 +78,10 @@ pub(crate) enum Feature {
     RateLimits,
     /// `store.redis.fail.budgets`.
     Budgets,
+    /// Notices between replicas ([`Notice`]): always open, a lost notice only delays.
+    Notices,
+    /// The `/readyz` check: always open, it reports and decides nothing.
+    Readiness,
 }
 
 impl Feature {
@@ -84,15 +90,23 @@ impl Feature {
         match self {
             Self::RateLimits => "rate_limits",
             Self::Budgets => "budgets",
+            Self::Notices => "notices",
+            Self::Readiness => "readiness",
         }
     }
 
+    /// The feature's slot in per-feature arrays ([`Self::COUNT`] of them).
     fn index(self) -> usize {
         match self {
             Self::RateLimits => 0,
             Self::Budgets => 1,
+            Self::Notices => 2,
+            Self::Readiness => 3,
         }
     }
+
+    /// How many features there are.
+    const COUNT: usize = 4;
 }
 
 /// A command that did not get its answer.
@@ -114,6 +128,16 @@ impl fmt::Display for Failure {
 }
 
 impl Failure {
+    /// `error`, met by a command bounded by `bound`, as a failure: a timeout as
+    /// [`Self::Timeout`], anything else with remembered secrets masked.
+    pub(crate) fn from_redis(error: &::redis::RedisError, bound: std::time::Duration) -> Self {
+        if error.is_timeout() {
+            Self::Timeout(bound)
+        } else {
+            Self::Redis(crate::redact::text(&error.to_string()).into_owned())
+        }
+    }
+
     /// The refusal of a call under `fail: closed`: retryable `network`, retry after 1 s.
     pub(crate) fn refusal(&self, feature: Feature) -> crate::ToolError {
         crate::ToolError::new(

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use ::redis::{FromRedisValue, Script};
+use ::redis::{Cmd, FromRedisValue, Script};
 use toolgate_model::config::{FailMode, FailModes, RedisStore};
 use toolgate_model::secrets::Field;
 
@@ -42,11 +42,13 @@ struct Inner {
     connect_timeout: Duration,
     fail: FailModes,
     address: String,
+    /// This replica's id in [notices](super::Notice): 16 random hex digits, made at connect.
+    replica: String,
     /// The last command's outcome: `None` before the first one.
     last: Mutex<Option<Result<(), String>>>,
     /// When each feature last logged that it decides in memory, in ms since `started` (+1; 0:
     /// never).
-    warned: [AtomicU64; 2],
+    warned: [AtomicU64; Feature::COUNT],
     started: Instant,
 }
 
@@ -101,8 +103,9 @@ impl SharedStore {
             connect_timeout: config.connect_timeout(),
             fail: config.fail.clone(),
             address,
+            replica: uuid::Uuid::new_v4().simple().to_string()[..16].to_string(),
             last: Mutex::new(None),
-            warned: [AtomicU64::new(0), AtomicU64::new(0)],
+            warned: std::array::from_fn(|_| AtomicU64::new(0)),
             started: Instant::now(),
         })))
     }
@@ -128,12 +131,42 @@ impl SharedStore {
         self.0.timeout
     }
 
-    /// What `feature` does while the store cannot answer.
+    /// The bound of one connection attempt (`store.redis.connect_timeout_ms`).
+    pub fn connect_timeout(&self) -> Duration {
+        self.0.connect_timeout
+    }
+
+    /// This replica's id in [notices](super::Notice): 16 hex digits, random per
+    /// [`connect`](Self::connect).
+    pub fn replica(&self) -> &str {
+        &self.0.replica
+    }
+
+    /// The client, for connections of their own (the pub/sub subscription).
+    pub(crate) fn client(&self) -> &::redis::Client {
+        &self.0.client
+    }
+
+    /// What `feature` does while the store cannot answer (notices and the readiness check
+    /// decide nothing: open).
     pub(crate) fn fail_mode(&self, feature: Feature) -> FailMode {
         match feature {
             Feature::RateLimits => self.0.fail.rate_limits,
             Feature::Budgets => self.0.fail.budgets,
+            Feature::Notices | Feature::Readiness => FailMode::Open,
         }
+    }
+
+    /// Sends `PING` and says how long the answer took, for `/readyz`.
+    ///
+    /// # Errors
+    /// The failure (timeout or the client's error, secrets masked), also recorded in
+    /// [`health`](Self::health).
+    pub async fn ping(&self) -> Result<Duration, String> {
+        let started = Instant::now();
+        let pong: Result<String, Failure> =
+            self.query(&::redis::cmd("PING"), Feature::Readiness).await;
+        pong.map(|_| started.elapsed()).map_err(|f| f.to_string())
     }
 
     /// The connection manager, made on first use (lazily connected).
@@ -162,26 +195,52 @@ impl SharedStore {
         args: &[u64],
         feature: Feature,
     ) -> Result<T, Failure> {
-        let outcome = match self.manager() {
-            Ok(mut conn) => {
-                let mut invocation = script.prepare_invoke();
-                for key in keys {
-                    invocation.key(key);
-                }
-                for arg in args {
-                    invocation.arg(*arg);
-                }
-                match tokio::time::timeout(self.0.timeout, invocation.invoke_async(&mut conn)).await
-                {
-                    Ok(Ok(value)) => Ok(value),
-                    Ok(Err(e)) if e.is_timeout() => Err(Failure::Timeout(self.0.timeout)),
-                    Ok(Err(e)) => Err(Failure::Redis(
-                        crate::redact::text(&e.to_string()).into_owned(),
-                    )),
-                    Err(_) => Err(Failure::Timeout(self.0.timeout)),
-                }
+        let conn = self.manager();
+        self.bounded(feature, async move {
+            let mut conn = conn?;
+            let mut invocation = script.prepare_invoke();
+            for key in keys {
+                invocation.key(key);
             }
-            Err(failure) => Err(failure),
+            for arg in args {
+                invocation.arg(*arg);
+            }
+            invocation
+                .invoke_async(&mut conn)
+                .await
+                .map_err(|e| Failure::from_redis(&e, self.0.timeout))
+        })
+        .await
+    }
+
+    /// Sends `command`, within the store's timeout (reconnecting included); records the outcome
+    /// like [`run`](Self::run).
+    pub(crate) async fn query<T: FromRedisValue>(
+        &self,
+        command: &Cmd,
+        feature: Feature,
+    ) -> Result<T, Failure> {
+        let conn = self.manager();
+        self.bounded(feature, async move {
+            let mut conn = conn?;
+            command
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| Failure::from_redis(&e, self.0.timeout))
+        })
+        .await
+    }
+
+    /// `command` within the store's timeout, its outcome recorded (health, and
+    /// [`STORE_ERRORS_TOTAL`] under `feature` for a failure).
+    async fn bounded<T>(
+        &self,
+        feature: Feature,
+        command: impl Future<Output = Result<T, Failure>>,
+    ) -> Result<T, Failure> {
+        let outcome = match tokio::time::timeout(self.0.timeout, command).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(Failure::Timeout(self.0.timeout)),
         };
         let mut last = self.0.last.lock().unwrap_or_else(|p| p.into_inner());
         match &outcome {

@@ -272,6 +272,10 @@ impl ToolsetBuilder {
     /// with the same store and key prefix (the replicas of one gateway) shares them: all of a
     /// call's buckets are checked and taken at once, all or none, and so are its budgets. While
     /// the store cannot answer, each feature's fail mode applies (see [`crate::store`]).
+    ///
+    /// From the first [`Toolset::discover`] on, the replicas also tell each other through it
+    /// when an MCP server behind them said its tools changed, so that each lists that source
+    /// again and its clients hear `tools/list_changed` (see [`crate::store::Notice`]).
     #[cfg(feature = "redis")]
     pub fn shared_store(mut self, store: crate::store::SharedStore) -> Self {
         self.store = Some(store);
@@ -387,6 +391,8 @@ impl ToolsetBuilder {
                 semantic,
                 #[cfg(feature = "mcp")]
                 mcp_servers,
+                #[cfg(feature = "redis")]
+                notices: OnceLock::new(),
             }),
         })
     }

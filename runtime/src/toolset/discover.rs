@@ -100,6 +100,8 @@ impl Toolset {
         mut done: impl FnMut(&SourceStatus),
     ) -> Vec<SourceStatus> {
         use futures::StreamExt;
+        #[cfg(feature = "redis")]
+        self.start_notices();
         // Owned sources and boxed futures: the future stays `Send` for any lifetime, so it can
         // be spawned (a borrowing closure here trips rustc's higher-ranked `Send` inference).
         let listings: Vec<crate::BoxFuture<'static, SourceStatus>> = self
@@ -262,6 +264,10 @@ impl Toolset {
     /// closed, then SIGTERM, then killed), background tasks stop. Later calls to remote tools
     /// fail with `network`.
     pub async fn close(&self) {
+        #[cfg(feature = "redis")]
+        if let Some(relay) = self.inner.notices.get() {
+            relay.0.cancel();
+        }
         let lives: Vec<&dyn SourceLifecycle> = self
             .inner
             .sources

@@ -9,6 +9,8 @@ mod builder;
 mod call;
 mod deferred;
 mod discover;
+#[cfg(feature = "redis")]
+mod notices;
 
 pub use builder::ToolsetBuilder;
 pub use deferred::{DeferredExport, DeferredLoading};
@@ -69,6 +71,9 @@ struct Inner {
     /// The MCP servers among the sources, registered by the builder.
     #[cfg(feature = "mcp")]
     mcp_servers: Vec<crate::mcp::McpServerHandle>,
+    /// The relay of tool-list changes between replicas, once started (see `notices`).
+    #[cfg(feature = "redis")]
+    notices: OnceLock<notices::Relay>,
 }
 
 /// A tool name offered by two sources: see [`Toolset::name_conflicts`].

@@ -18,6 +18,12 @@ Usage: http_session_server.py PORT        (binds 127.0.0.1:PORT)
 
 Every request is logged as a JSON line {"method", "path", "session", "protocol_version",
 "rpc_method"} to the file named by env SESSION_LOG, when set.
+
+With env TOOLS_CHANGE=1 the tool list can change, for all sessions at once: `initialize`
+announces `tools.listChanged: true`, tools/list also offers `add_tool`, and tools/call add_tool
+adds tool `b` (it echoes like echo) for every session, then answers as text/event-stream:
+first `notifications/tools/list_changed`, then the result. Only the calling session hears the
+notice, as with a server that tells each session on its own stream.
 """
 
 import json
@@ -31,6 +37,8 @@ LOCK = threading.Lock()
 SESSIONS = set()  # live session ids
 ISSUED = set()  # every session id ever issued (to tell "expired" from "never valid")
 LOG_PATH = os.environ.get("SESSION_LOG")
+TOOLS_CHANGE = os.environ.get("TOOLS_CHANGE") == "1"
+ADDED = threading.Event()  # TOOLS_CHANGE: add_tool was called (tool `b` is offered)
 
 ECHO = {
     "name": "echo",
@@ -46,6 +54,21 @@ WHOAMI = {
     "description": "Returns the caller's MCP session id",
     "inputSchema": {"type": "object", "properties": {}},
 }
+ADD_TOOL = {
+    "name": "add_tool",
+    "description": "Adds tool b for every session and says the tool list changed",
+    "inputSchema": {"type": "object", "properties": {}},
+}
+B = dict(ECHO, name="b", description="Echoes the message back (added by add_tool)")
+
+
+def tools():
+    offered = [ECHO, WHOAMI]
+    if TOOLS_CHANGE:
+        offered.append(ADD_TOOL)
+        if ADDED.is_set():
+            offered.append(B)
+    return offered
 
 
 def log(entry):
@@ -158,7 +181,7 @@ class Handler(BaseHTTPRequestHandler):
             asked = (msg.get("params") or {}).get("protocolVersion") or "2025-06-18"
             result = {
                 "protocolVersion": asked,
-                "capabilities": {"tools": {"listChanged": False}},
+                "capabilities": {"tools": {"listChanged": TOOLS_CHANGE}},
                 "serverInfo": {"name": "http-session-server", "version": "1.0.0"},
             }
             return self.reply(
@@ -191,15 +214,23 @@ class Handler(BaseHTTPRequestHandler):
         if rpc_method == "ping":
             return ok({})
         if rpc_method == "tools/list":
-            return ok({"tools": [ECHO, WHOAMI]})
+            return ok({"tools": tools()})
         if rpc_method == "tools/call":
             params = msg.get("params") or {}
             name = params.get("name")
             args = params.get("arguments") or {}
-            if name == "echo":
+            if name == "echo" or (name == "b" and ADDED.is_set()):
                 return ok({"content": [{"type": "text", "text": str(args.get("message", ""))}]})
             if name == "whoami":
                 return ok({"content": [{"type": "text", "text": sid}]})
+            if name == "add_tool" and TOOLS_CHANGE:
+                ADDED.set()
+                notice = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+                result = {"jsonrpc": "2.0", "id": msg_id, "result": {"content": [{"type": "text", "text": "added b"}]}}
+                events = "".join(
+                    f"event: message\ndata: {json.dumps(m, separators=(',', ':'))}\n\n" for m in (notice, result)
+                )
+                return self.reply(200, events, content_type="text/event-stream")
             return err(-32602, f"Unknown tool: {name}")
         return err(-32601, f"Method not found: {rpc_method}")
 

@@ -29,6 +29,35 @@ pub struct Readiness {
     /// The ids of the sources contacted at start-up whose tools are not listed yet (empty when
     /// ready). Sources configured `lazy` are never pending: they are contacted on first use.
     pub pending: Vec<String>,
+    /// The shared store's answer to a `PING` sent by this request, when the gateway has one
+    /// (tools.yaml `store.redis`); absent otherwise.
+    ///
+    /// A store that fails does not make the replica unready: every replica shares the one
+    /// store, so all of them would leave the Service at once, while the fail modes
+    /// (`store.redis.fail`) already decide what calls do meanwhile. Alert on `ok: false` (or
+    /// on `toolgate_store_errors_total`) instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<StoreReadiness>,
+}
+
+/// The shared store's part of `/readyz`: `{"store": "redis", "address": "127.0.0.1:6379/0",
+/// "ok": true, "ms": 0}`, or `ok: false` with `error` (no secret in either).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct StoreReadiness {
+    /// The store's kind: `redis`.
+    #[schema(example = "redis")]
+    pub store: String,
+    /// Where it is, `host:port/db`, without user or password.
+    #[schema(example = "127.0.0.1:6379/0")]
+    pub address: String,
+    /// Whether it answered the `PING` within `store.redis.timeout_ms`.
+    pub ok: bool,
+    /// The round trip in milliseconds, when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+    /// Why it did not answer (`did not answer within 250 ms`, the client's error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Liveness: always 200 `{"status": "ok"}`.
@@ -49,7 +78,9 @@ pub(super) async fn healthz() -> Json<Health> {
 /// Readiness: 200 once start-up discovery has finished, else 503.
 ///
 /// Ready whatever each source's outcome (a failed source is reported in `/sources` and retried
-/// on use); while not ready, `pending` names the sources not listed yet.
+/// on use); while not ready, `pending` names the sources not listed yet. With a shared store,
+/// `store` says whether it answers (bounded by `store.redis.timeout_ms`); it never changes the
+/// status.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -62,12 +93,14 @@ pub(super) async fn healthz() -> Json<Health> {
     )
 )]
 pub(super) async fn readyz(State(gateway): State<Gateway>) -> (StatusCode, Json<Readiness>) {
+    let store = store_readiness(&gateway).await;
     if gateway.is_ready() {
         return (
             StatusCode::OK,
             Json(Readiness {
                 status: "ready".into(),
                 pending: Vec::new(),
+                store,
             }),
         );
     }
@@ -86,6 +119,27 @@ pub(super) async fn readyz(State(gateway): State<Gateway>) -> (StatusCode, Json<
         Json(Readiness {
             status: "discovering".into(),
             pending,
+            store,
         }),
     )
+}
+
+/// The shared store's answer to a `PING`, if the gateway has a store.
+#[cfg(feature = "redis")]
+async fn store_readiness(gateway: &Gateway) -> Option<StoreReadiness> {
+    let store = gateway.toolset().shared_store()?;
+    let pinged = store.ping().await;
+    Some(StoreReadiness {
+        store: store.health().store.into(),
+        address: store.health().address,
+        ok: pinged.is_ok(),
+        ms: pinged.as_ref().ok().map(|d| d.as_millis() as u64),
+        error: pinged.err(),
+    })
+}
+
+/// Without the `redis` feature there is no shared store.
+#[cfg(not(feature = "redis"))]
+async fn store_readiness(_gateway: &Gateway) -> Option<StoreReadiness> {
+    None
 }

@@ -89,6 +89,11 @@ pub use toolgate_runtime::mcp;
 #[cfg(feature = "a2a")]
 pub use toolgate_runtime::a2a;
 
+/// State shared by several gateway replicas through Redis (tools.yaml `store.redis`): rate
+/// limits, budgets and notices between replicas (see `docs/deploy.md`).
+#[cfg(feature = "redis")]
+pub use toolgate_runtime::store;
+
 /// The policy pipeline every call goes through (authorization, limits, breakers, retries,
 /// caching, telemetry), one tower layer per stage.
 pub use toolgate_runtime::policy;

@@ -19,6 +19,7 @@ use crate::harness::{self, PeerProcess, Served, peers, serve_with_env};
 
 mod failover;
 mod notices;
+mod redis_outage;
 mod sessions;
 mod shared_limits;
 

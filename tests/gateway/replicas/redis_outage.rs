@@ -16,7 +16,7 @@ use crate::harness::{self, PeerProcess, Served, peers, tools_yaml};
 /// attempt 1 s): a call slower than this did not keep its deadline.
 const BOUND: Duration = Duration::from_secs(5);
 
-/// Three replicas sharing `redis`, calc limited to 60 per minute per caller, with `fail` as the
+/// Three replicas sharing `redis`, calc limited to 60 per hour (no token comes back during a test) per caller, with `fail` as the
 /// fail modes (YAML flow mapping, or empty for the defaults).
 fn setup(redis: &PeerProcess, fail: &str) -> (Vec<Served>, Balancer) {
     let store = format!(
@@ -25,10 +25,10 @@ fn setup(redis: &PeerProcess, fail: &str) -> (Vec<Served>, Balancer) {
     );
     let yaml = tools_yaml("", &format!("{}{store}", gateway(true))).replacen(
         "\npolicy:\n",
-        "\npolicy:\n  tools:\n    calc: {caller_rate_limit: 60/m}\n",
+        "\npolicy:\n  tools:\n    calc: {caller_rate_limit: 60/h}\n",
         1,
     );
-    assert!(yaml.contains("caller_rate_limit: 60/m"), "{yaml}");
+    assert!(yaml.contains("caller_rate_limit: 60/h"), "{yaml}");
     let replicas = replicas(3, &yaml, Some(SESSION_KEY));
     let lb = Balancer::start(&replicas.iter().collect::<Vec<_>>());
     (replicas, lb)

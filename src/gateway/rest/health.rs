@@ -129,9 +129,10 @@ pub(super) async fn readyz(State(gateway): State<Gateway>) -> (StatusCode, Json<
 async fn store_readiness(gateway: &Gateway) -> Option<StoreReadiness> {
     let store = gateway.toolset().shared_store()?;
     let pinged = store.ping().await;
+    let health = store.health();
     Some(StoreReadiness {
-        store: store.health().store.into(),
-        address: store.health().address,
+        store: health.store.into(),
+        address: health.address,
         ok: pinged.is_ok(),
         ms: pinged.as_ref().ok().map(|d| d.as_millis() as u64),
         error: pinged.err(),

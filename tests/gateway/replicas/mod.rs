@@ -207,24 +207,33 @@ pub(crate) fn list_in(port: u16, key: &str, id: &str) -> (u16, String) {
     .expect("tools/list")
 }
 
-/// redis-server on a free loopback port, in memory only (no RDB, no AOF).
-pub(crate) fn redis_server() -> PeerProcess {
-    let redis = peers::which("redis-server").unwrap_or_else(|| {
+/// What every redis-server of these tests runs with: loopback only, in memory only (no RDB,
+/// no AOF).
+const REDIS_ARGS: [&str; 6] = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+
+fn redis_binary() -> std::path::PathBuf {
+    peers::which("redis-server").unwrap_or_else(|| {
         panic!("redis-server is not installed: run scripts/install-peers.sh (Debian package redis-server)")
-    });
+    })
+}
+
+/// redis-server on a free loopback port, in memory only.
+pub(crate) fn redis_server() -> PeerProcess {
     peers::spawn_http_peer_retry(
-        redis,
-        &[
-            "--port",
-            "{port}",
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
+        redis_binary(),
+        &[&["--port", "{port}"], &REDIS_ARGS[..]].concat(),
         &[],
+    )
+}
+
+/// redis-server on `port` (say, the address replicas already know, after a restart), empty.
+pub(crate) fn redis_server_on(port: u16) -> PeerProcess {
+    let port_arg = port.to_string();
+    peers::spawn_http_peer(
+        redis_binary(),
+        &[&["--port", port_arg.as_str()], &REDIS_ARGS[..]].concat(),
+        &[],
+        port,
     )
 }
 

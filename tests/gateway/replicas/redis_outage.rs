@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{
-    Balancer, KEY, OTHER_KEY, SESSION_KEY, count, gateway, redis_server, replicas, rest_calls,
+    Balancer, KEY, OTHER_KEY, SESSION_KEY, count, gateway, redis_server, redis_server_on, replicas,
+    rest_calls,
 };
-use crate::harness::{self, PeerProcess, Served, peers, tools_yaml};
+use crate::harness::{self, PeerProcess, Served, tools_yaml};
 
 /// Far above what one call may take while Redis is away (`timeout_ms` is 250 ms, a connection
 /// attempt 1 s): a call slower than this did not keep its deadline.
@@ -47,27 +48,6 @@ fn timed_call(port: u16, key: &str) -> (u16, Value, Duration) {
     .expect("POST /tools/calc/call");
     let body = serde_json::from_str(&body).unwrap_or(Value::String(body));
     (status, body, started.elapsed())
-}
-
-/// redis-server again on `port` (the address the replicas know), empty.
-fn restart_redis(port: u16) -> PeerProcess {
-    let redis = peers::which("redis-server").expect("redis-server");
-    let port_arg = port.to_string();
-    peers::spawn_http_peer(
-        redis,
-        &[
-            "--port",
-            &port_arg,
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        &[],
-        port,
-    )
 }
 
 /// Waits (bounded) until every replica answers a call as `key` with 200 again.
@@ -145,7 +125,7 @@ fn with_redis_down_limits_fail_closed_and_are_shared_again_once_it_is_back() {
     // Nothing runs unchecked, nothing hangs: every call is refused at once.
     assert_refused_in_time(lb.port(), 12);
 
-    let _redis = restart_redis(port);
+    let _redis = redis_server_on(port);
     until_every_replica_answers(&replicas, KEY);
     // Shared again: a caller the new (empty) Redis has never seen gets 60 calls in all, not 60
     // on each replica.

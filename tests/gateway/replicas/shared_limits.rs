@@ -13,13 +13,13 @@ fn a_caller_limit_and_a_budget_hold_across_replicas_sharing_redis() {
         "store:\n  redis: {{url: \"redis://127.0.0.1:{}\"}}\n",
         redis.port()
     );
-    // calc: 60 per minute per caller. current_time: 0.01 a call against 0.25 per caller.
+    // calc: 60 per hour per caller (no token comes back while the test runs). current_time: 0.01 a call against 0.25 per caller.
     let yaml = tools_yaml("", &format!("{}{store}", gateway(true))).replacen(
         "\npolicy:\n",
-        "\npolicy:\n  tools:\n    calc: {caller_rate_limit: 60/m}\n    current_time: {cost_per_call: 0.01}\n  budgets: {per_caller: 0.25}\n",
+        "\npolicy:\n  tools:\n    calc: {caller_rate_limit: 60/h}\n    current_time: {cost_per_call: 0.01}\n  budgets: {per_caller: 0.25}\n",
         1,
     );
-    assert!(yaml.contains("caller_rate_limit: 60/m"), "{yaml}");
+    assert!(yaml.contains("caller_rate_limit: 60/h"), "{yaml}");
     let replicas = replicas(3, &yaml, Some(SESSION_KEY));
     let lb = Balancer::start(&replicas.iter().collect::<Vec<_>>());
 

@@ -102,6 +102,7 @@ pub struct Builder {
     src_dir: PathBuf,
     out_dir: Option<PathBuf>,
     out_file: PathBuf,
+    runtime_config: bool,
 }
 
 impl Builder {
@@ -113,7 +114,20 @@ impl Builder {
             src_dir: PathBuf::from("src"),
             out_dir: None,
             out_file: PathBuf::from(DEFAULT_OUT_FILE),
+            runtime_config: false,
         }
+    }
+
+    /// Checks tools.yaml as the run-time config of a built binary (`toolgate serve --config
+    /// FILE`), anywhere, not as the config of a crate: its `tools.local` functions and `state:`
+    /// types are those the binary was compiled with, so no source folder is read and they are
+    /// not resolved ([`Report::tools`] and [`Report::states`] stay empty). Everything else is
+    /// checked as for a crate. [`render`](Self::render) and [`generate`](Self::generate)
+    /// ignore it: generated code needs the sources.
+    #[must_use]
+    pub fn runtime_config(mut self) -> Self {
+        self.runtime_config = true;
+        self
     }
 
     /// The crate root that relative paths start from. Default: `CARGO_MANIFEST_DIR`, else the
@@ -163,7 +177,9 @@ impl Builder {
         let config_path = root.join(&self.config);
         let config = ToolsConfig::load(&config_path)?;
         let src_dir = root.join(&self.src_dir);
-        let scan = if src_dir.is_dir() {
+        let scan = if self.runtime_config {
+            discover::Scan::default()
+        } else if src_dir.is_dir() {
             discover::scan(&src_dir).map_err(|e| CodegenError::io(&src_dir, e))?
         } else if config.tools.local.is_empty() {
             discover::Scan::default()
@@ -177,7 +193,11 @@ impl Builder {
             manifest_dir: &root,
             src_dir: &src_dir,
         };
-        let resolved = check::resolve(&krate);
+        let resolved = if self.runtime_config {
+            check::Resolved::default()
+        } else {
+            check::resolve(&krate)
+        };
         let taken: Vec<String> = resolved.tools.iter().map(|t| t.name.clone()).collect();
         let json = json_schema::resolve(&config, &root, &taken);
         let mut names: HashMap<String, String> = HashMap::new();
@@ -209,7 +229,10 @@ impl Builder {
         warnings.extend(json.warnings);
         warnings.extend(api.warnings);
         warnings.sort_by_key(|d| d.location);
-        let mut files = vec![config_path.clone(), src_dir.clone()];
+        let mut files = vec![config_path.clone()];
+        if !self.runtime_config {
+            files.push(src_dir.clone());
+        }
         files.extend(scan.files.iter().cloned());
         files.extend(json.files);
         files.extend(api.files);
@@ -229,7 +252,16 @@ impl Builder {
     /// # Errors
     /// As [`check`](Self::check).
     pub fn render(&self) -> Result<Generated, CodegenError> {
-        let report = self.check()?;
+        // Code is generated from the sources: a run-time config check does not apply here.
+        let report = if self.runtime_config {
+            Self {
+                runtime_config: false,
+                ..self.clone()
+            }
+            .check()?
+        } else {
+            self.check()?
+        };
         let config_name = self.config.file_name().map_or_else(
             || self.config.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

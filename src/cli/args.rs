@@ -19,7 +19,10 @@ pub mod exit {
     /// The tool (an A2A agent) asks for more input (`input_required`): its question and the
     /// `taskId` / `contextId` to continue with are printed as the result.
     pub const INPUT_REQUIRED: u8 = 5;
-    /// Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+    /// `toolgate serve` cannot start: its address is taken or cannot be listened on.
+    pub const CANNOT_SERVE: u8 = 6;
+    /// Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it). `toolgate serve`
+    /// takes Ctrl-C and SIGTERM as its way to stop and exits 0 after its graceful shutdown.
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -32,7 +35,9 @@ Exit codes:
   4  no tool of that name
   5  the tool (an A2A agent) asks for more input: the question and the taskId to continue
      with are printed; call again with {\"text\": <answer>, \"taskId\": <taskId>}
-  130 interrupted (Ctrl-C or SIGTERM); remote sessions are closed first";
+  6  toolgate serve cannot start: its address is taken or cannot be listened on
+  130 interrupted (Ctrl-C or SIGTERM); remote sessions are closed first
+     (toolgate serve stops on Ctrl-C or SIGTERM after its graceful shutdown: exit 0)";
 
 /// toolgate: an LLM agent's whole action space behind one typed toolset.
 #[derive(Debug, Parser)]
@@ -43,6 +48,16 @@ pub struct Cli {
     /// exists, otherwise the tools.yaml the binary was built from.
     #[arg(long, global = true, value_name = "FILE", env = "TOOLGATE_CONFIG")]
     pub config: Option<PathBuf>,
+
+    /// More log lines on stderr: `-v` info, `-vv` debug, `-vvv` trace (default: warnings).
+    /// `RUST_LOG` wins when set.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "log_level")]
+    pub verbose: u8,
+
+    /// The log level on stderr: error, warn, info, debug or trace (default warn). `RUST_LOG`
+    /// wins when set.
+    #[arg(long, global = true, value_enum, value_name = "LEVEL")]
+    pub log_level: Option<LogLevel>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -59,6 +74,12 @@ pub enum Command {
         /// Only tools of this category.
         #[arg(long, value_name = "C")]
         category: Option<String>,
+        /// Only tools of this source (its id: `local`, an MCP server's id, ...); repeatable.
+        #[arg(long, value_name = "ID")]
+        source: Vec<String>,
+        /// Only tools with this tag; repeatable (a tool with any of them is listed).
+        #[arg(long, value_name = "T")]
+        tag: Vec<String>,
     },
     /// Search the tools: the ones that fit QUERY best, with their scores and the fields that
     /// matched (BM25 over each tool's name, title, description, arguments, tags, category and
@@ -165,6 +186,10 @@ pub enum Command {
         /// Give up after this many milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 30000, value_parser = clap::value_parser!(u64).range(1..))]
         timeout_ms: u64,
+        /// Print JSON: the server's name and version, the protocol version and every tool's
+        /// descriptor; with `--call`, the whole result.
+        #[arg(long)]
+        json: bool,
         /// The server: a URL, or a command and its arguments.
         #[arg(required = true, num_args = 1.., value_name = "TARGET")]
         target: Vec<String>,
@@ -188,8 +213,12 @@ pub enum Command {
         #[arg(long)]
         stdio: bool,
         /// Listen for HTTP on ADDR (host:port; default 127.0.0.1:8787).
-        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "", conflicts_with = "port")]
         http: Option<String>,
+        /// Listen for HTTP on this port, on gateway.listen's host (default 127.0.0.1); 0 takes
+        /// a free port, which the start-up line names.
+        #[arg(long, value_name = "PORT")]
+        port: Option<u16>,
     },
     /// Check a tools.yaml (default ./tools.yaml): shape, names, functions, state, sources.
     Check {
@@ -223,6 +252,44 @@ pub enum OpenapiCommand {
         #[arg(long, value_enum)]
         dialect: Option<DialectArg>,
     },
+}
+
+/// A log level on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    /// Errors only.
+    Error,
+    /// Errors and warnings (the default).
+    Warn,
+    /// Also what the gateway does: sources discovered, coercions of arguments.
+    Info,
+    /// Also details for debugging.
+    Debug,
+    /// Everything.
+    Trace,
+}
+
+impl LogLevel {
+    /// The `tracing` filter directive.
+    pub fn directive(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warn => "warn",
+            Self::Info => "info",
+            Self::Debug => "debug",
+            Self::Trace => "trace",
+        }
+    }
+
+    /// The level of `-v` given `count` times.
+    pub fn from_verbosity(count: u8) -> Option<Self> {
+        match count {
+            0 => None,
+            1 => Some(Self::Info),
+            2 => Some(Self::Debug),
+            _ => Some(Self::Trace),
+        }
+    }
 }
 
 /// Anthropic's tool-search tool, for `toolgate schema --defer-loading`.

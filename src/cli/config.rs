@@ -112,7 +112,7 @@ const STORE_URL_POINTER: &str = "/store/redis/url";
 /// The store rate limits and budgets are shared through (`store.redis`), if set. Nothing is
 /// sent to Redis yet: a server that is down at start-up is no error (the fail modes cover the
 /// calls until it answers); a URL that is no Redis URL, or names an unset variable, is.
-fn shared_store(
+pub(super) fn shared_store(
     loaded: &LoadedConfig,
 ) -> Result<Option<toolgate_runtime::store::SharedStore>, Failure> {
     let Some(redis) = &loaded.config.store.redis else {

@@ -37,6 +37,12 @@ impl Failure {
             message: message.into(),
         }
     }
+
+    /// The same failure, its `toolgate approve` hint naming `--config` when one was given.
+    fn with_config_hint(mut self, config: Option<&Path>) -> Self {
+        self.message = approve_hint(&self.message, config);
+        self
+    }
 }
 
 type CmdResult = Result<u8, Failure>;
@@ -54,7 +60,10 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    init_log();
+    init_log(
+        cli.log_level
+            .or_else(|| args::LogLevel::from_verbosity(cli.verbose)),
+    );
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
@@ -64,13 +73,20 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The log goes to stderr, at the level `RUST_LOG` gives (default `warn`: a stripped argument is
-/// a warning; `RUST_LOG=info` adds every coercion made to a call's arguments). Every line is
-/// scrubbed of secrets first (`redacted_log`).
-fn init_log() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        // rmcp's own log lines repeat, in its terms, what toolgate reports as errors.
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
+/// The log goes to stderr, at the level `RUST_LOG` gives, else `--log-level` / `-v`, else
+/// `warn` (a stripped argument is a warning; `info` adds every coercion made to a call's
+/// arguments). Every line is scrubbed of secrets first (`redacted_log`).
+fn init_log(level: Option<args::LogLevel>) {
+    let level = level.unwrap_or(args::LogLevel::Warn);
+    // rmcp's own log lines repeat, in its terms, what toolgate reports as errors: shown from
+    // `debug` on only.
+    let rmcp = match level {
+        args::LogLevel::Debug | args::LogLevel::Trace => level.directive(),
+        _ => "off",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("{},rmcp={rmcp}", level.directive()))
+    });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(redacted_log::RedactedStderr)
@@ -100,23 +116,38 @@ fn run(cli: Cli) -> CmdResult {
             header: headers,
             args,
             timeout_ms,
+            json,
             target,
         } => {
             let runtime = runtime()?;
             let args = read_args(&args)?;
+            let probe = probe::Probe {
+                call,
+                headers,
+                args,
+                timeout_ms,
+                json,
+            };
             let result = runtime.block_on(async {
                 tokio::select! {
-                    r = probe::run(target, call, headers, args, timeout_ms) => r,
+                    r = probe.run(target) => r,
                     () = interrupted() => Err(Failure::new(exit::INTERRUPTED, "error: interrupted")),
                 }
             });
             runtime.shutdown_background();
             result
         }
-        Command::Serve { stdio, http } => {
+        Command::Serve { stdio, http, port } => {
             let runtime = runtime()?;
             let (tools, loaded, settings) = toolset_and_config(cli.config.as_deref())?;
             serve::say_files_root(settings.files.root.as_deref());
+            let http = match port {
+                Some(port) => Some(serve::with_port(
+                    loaded.config.gateway.listen.as_deref(),
+                    port,
+                )),
+                None => http,
+            };
             let result = runtime.block_on(serve::run(tools, &loaded.config.gateway, stdio, http));
             runtime.shutdown_background();
             result
@@ -124,9 +155,10 @@ fn run(cli: Cli) -> CmdResult {
         command => {
             let runtime = runtime()?;
             let tools = toolset(cli.config.as_deref())?;
+            let config = cli.config.clone();
             let result = runtime.block_on(async {
                 let result = tokio::select! {
-                    r = run_with(&tools, command) => r,
+                    r = run_with(&tools, command, config.as_deref()) => r,
                     () = interrupted() => Err(Failure::new(
                         exit::INTERRUPTED,
                         "error: interrupted; closing the remote sessions",
@@ -176,13 +208,23 @@ pub(crate) async fn interrupted() {
 }
 
 /// The commands that use the toolset, inside the async runtime.
-async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
+async fn run_with(tools: &Toolset, command: Command, config: Option<&Path>) -> CmdResult {
     match command {
-        Command::List { json, category } => {
+        Command::List {
+            json,
+            category,
+            source,
+            tag,
+        } => {
             let statuses = discover(tools, false).await;
-            output::list(tools, json, category.as_deref());
+            let filter = output::ListFilter {
+                category: category.as_deref(),
+                sources: &source,
+                tags: &tag,
+            };
+            output::list(tools, json, &filter);
             output::unavailable(&statuses, json);
-            report_withheld(tools);
+            report_withheld(tools, config);
             Ok(exit::OK)
         }
         Command::Search { query, k, json } => {
@@ -201,20 +243,20 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
                 })?;
             output::search_hits(&hits, json);
             output::unavailable(&statuses, json);
-            report_withheld(tools);
+            report_withheld(tools, config);
             Ok(exit::OK)
         }
         Command::Discover { json } => {
             let statuses = discover(tools, true).await;
             output::statuses(&statuses, json);
-            report_withheld(tools);
+            report_withheld(tools, config);
             let failed = statuses
                 .iter()
                 .any(|s| s.state == toolgate::SourceState::Failed);
             Ok(if failed { exit::TOOL_ERROR } else { exit::OK })
         }
         Command::Describe { name } => {
-            let d = lookup(tools, &name).await?;
+            let d = lookup(tools, &name, config).await?;
             output::describe(&d);
             Ok(exit::OK)
         }
@@ -257,7 +299,7 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
                 output::unavailable(&statuses, true);
                 tools.tools()
             } else {
-                vec![lookup(tools, &name.unwrap_or_default()).await?]
+                vec![lookup(tools, &name.unwrap_or_default(), config).await?]
             };
             schema(&chosen, all, dialect.into())
         }
@@ -268,7 +310,9 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
             timeout_ms,
         } => {
             let args = read_args(&args)?;
-            call(tools, &name, args, json, timeout_ms).await
+            call(tools, &name, args, json, timeout_ms)
+                .await
+                .map_err(|f| f.with_config_hint(config))
         }
         Command::Approve { tools: names, all } => {
             discover(tools, true).await;
@@ -296,10 +340,22 @@ async fn run_with(tools: &Toolset, command: Command) -> CmdResult {
 }
 
 /// Remote tools withheld by tool pinning, one `withheld:` line each on stderr (`toolgate list`
-/// and `discover`).
-fn report_withheld(tools: &Toolset) {
+/// and `discover`); the `toolgate approve` hint names the `--config` in use.
+fn report_withheld(tools: &Toolset, config: Option<&Path>) {
     for w in tools.withheld() {
-        output::write_err(&format!("withheld: {w}"));
+        output::write_err(&approve_hint(&format!("withheld: {w}"), config));
+    }
+}
+
+/// `text` with its `toolgate approve` hint naming `--config FILE`, when one was given: the
+/// approvals file is the one that configuration names.
+fn approve_hint(text: &str, config: Option<&Path>) -> String {
+    match config {
+        Some(config) => text.replace(
+            "`toolgate approve ",
+            &format!("`toolgate --config {} approve ", config.display()),
+        ),
+        None => text.to_string(),
     }
 }
 
@@ -337,12 +393,16 @@ async fn discover(tools: &Toolset, lazy_too: bool) -> Vec<toolgate::SourceStatus
 }
 
 /// The tool `name`, discovering its source first when needed.
-async fn lookup(tools: &Toolset, name: &str) -> Result<Arc<toolgate::ToolDescriptor>, Failure> {
+async fn lookup(
+    tools: &Toolset,
+    name: &str,
+    config: Option<&Path>,
+) -> Result<Arc<toolgate::ToolDescriptor>, Failure> {
     tools.lookup(name).await.map_err(|e| {
         if e.kind() == ErrorKind::NotFound {
-            not_found(name)
+            not_found(tools, name)
         } else {
-            Failure::new(exit::TOOL_ERROR, output::error_text(&e))
+            Failure::new(exit::TOOL_ERROR, output::error_text(&e)).with_config_hint(config)
         }
     })
 }
@@ -428,24 +488,77 @@ fn import_mcp(file: &Path) -> CmdResult {
     Ok(exit::OK)
 }
 
-fn not_found(name: &str) -> Failure {
+/// No tool `name`: the error names the closest tool the command line may use, if one is close
+/// (a typo, or `a.b` written `a_b`).
+fn not_found(tools: &Toolset, name: &str) -> Failure {
+    let names: Vec<String> = tools
+        .tools_for(&output::cli_identity())
+        .iter()
+        .map(|d| d.name.clone())
+        .collect();
+    let internal = toolgate::model::names::internal_name(name);
+    let close = if internal != name && names.iter().any(|n| *n == internal) {
+        Some(internal.into_owned())
+    } else {
+        toolgate_codegen::closest(name, names.iter().map(String::as_str)).map(str::to_string)
+    };
+    let hint = match close {
+        Some(close) => format!("did you mean `{close}`? (see `toolgate list`)"),
+        None => "see `toolgate list`".to_string(),
+    };
     Failure::new(
         exit::NOT_FOUND,
-        format!("error: not_found: no tool named `{name}` (see `toolgate list`)"),
+        format!("error: not_found: no tool named `{name}`; {hint}"),
     )
 }
 
+/// `toolgate check [FILE]`. A tools.yaml next to a `Cargo.toml` is a crate's: its local tools
+/// are resolved in the crate's sources, as `cargo build` would. Anywhere else it is a run-time
+/// config of this binary (`serve --config`): its local tools must be compiled in (a warning
+/// otherwise, as `serve` gives), and its settings and store are checked as `serve` loads them.
 fn check(file: Option<PathBuf>) -> CmdResult {
     let path = file.unwrap_or_else(|| PathBuf::from("tools.yaml"));
-    match toolgate_codegen::check(&path) {
-        Ok(report) => {
-            output::check_report(&report);
-            check_openapi(&report);
-            check_semantic(&report)?;
-            Ok(exit::OK)
-        }
-        Err(e) => Err(Failure::new(exit::CONFIG, e.to_string())),
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let runtime = !dir.join("Cargo.toml").is_file();
+    let file_name = path.file_name().map_or_else(|| path.clone(), PathBuf::from);
+    let builder = toolgate_codegen::Builder::new(file_name).manifest_dir(&dir);
+    let builder = if runtime {
+        builder.runtime_config()
+    } else {
+        builder
+    };
+    let report = builder
+        .check()
+        .map_err(|e| Failure::new(exit::CONFIG, e.to_string()))?;
+    output::check_report(&report);
+    if runtime {
+        check_runtime(&report.config, &dir)?;
     }
+    check_openapi(&report);
+    check_semantic(&report)?;
+    Ok(exit::OK)
+}
+
+/// `toolgate check` of a run-time config: what `serve --config` checks when it loads it.
+fn check_runtime(
+    loaded: &toolgate::model::config::LoadedConfig,
+    dir: &Path,
+) -> Result<(), Failure> {
+    output::print_text(
+        "  checked as a run-time config of this binary (no Cargo.toml beside it): its local tools are the binary's own (`toolgate list`)\n",
+    );
+    config::warn_uncompiled_tools(loaded);
+    toolgate::builtin::BuiltinSettings::from_config(&loaded.config.settings, dir).map_err(|e| {
+        Failure::new(
+            exit::CONFIG,
+            loaded.error_at(&e.pointer, e.message).to_string(),
+        )
+    })?;
+    config::shared_store(loaded)?;
+    Ok(())
 }
 
 /// `toolgate check`: the model of `gateway.tool_search.semantic`, loaded as `serve` would load

@@ -47,12 +47,32 @@ pub fn print_json<T: Serialize>(value: &T) {
 /// `toolgate list`: the tools `toolgate call` may call (its caller, `cli`, has no roles, so
 /// a tool that `policy.rules` keeps for some roles is left out, as MCP and REST listings leave
 /// it out for such a caller).
-pub fn list(tools: &Toolset, json: bool, category: Option<&str>) {
+/// Which tools `toolgate list` shows: every filter given must hold (within one, any value).
+#[derive(Debug, Default)]
+pub struct ListFilter<'a> {
+    /// The tool's category.
+    pub category: Option<&'a str>,
+    /// The tool's source ids.
+    pub sources: &'a [String],
+    /// The tool's tags.
+    pub tags: &'a [String],
+}
+
+impl ListFilter<'_> {
+    fn admits(&self, d: &ToolDescriptor) -> bool {
+        self.category
+            .is_none_or(|c| d.category.as_deref() == Some(c))
+            && (self.sources.is_empty() || self.sources.contains(&d.source))
+            && (self.tags.is_empty() || d.tags.iter().any(|t| self.tags.contains(t)))
+    }
+}
+
+pub fn list(tools: &Toolset, json: bool, filter: &ListFilter<'_>) {
     let caller = cli_identity();
     let selected: Vec<Arc<ToolDescriptor>> = tools
         .tools_for(&caller)
         .into_iter()
-        .filter(|d| category.is_none_or(|c| d.category.as_deref() == Some(c)))
+        .filter(|d| filter.admits(d))
         .collect();
     if json {
         let plain: Vec<&ToolDescriptor> = selected.iter().map(|d| &**d).collect();

@@ -15,15 +15,58 @@ use super::{CmdResult, Failure, output};
 /// The source id the probed server gets.
 const ID: &str = "server";
 
-pub(super) async fn run(
+/// What `toolgate probe` was asked to do, besides its target.
+pub(super) struct Probe {
+    /// The tool to call (its name on the server), or `None` to list.
+    pub call: Option<String>,
+    /// `--header` values, `Name: value`.
+    pub headers: Vec<String>,
+    /// The call's arguments.
+    pub args: Value,
+    /// The deadline of the connection, the listing and the call, in milliseconds.
+    pub timeout_ms: u64,
+    /// JSON on stdout.
+    pub json: bool,
+}
+
+/// `toolgate probe --json` without `--call`.
+#[derive(serde::Serialize)]
+struct ProbeOut<'a> {
+    /// The server's name and version, as it introduced itself.
+    server: Option<&'a str>,
+    /// The protocol and version spoken (`mcp 2025-06-18`).
+    protocol: Option<&'a str>,
+    /// How long the listing took, in milliseconds.
+    discovery_ms: Option<u64>,
+    /// Tools the server listed that cannot be offered, with the reason.
+    rejected: &'a [String],
+    /// Every tool's descriptor (names as on the server, after `server.`).
+    tools: Vec<std::sync::Arc<toolgate::ToolDescriptor>>,
+}
+
+impl Probe {
+    pub(super) async fn run(self, target: Vec<String>) -> CmdResult {
+        let Self {
+            call,
+            headers,
+            args,
+            timeout_ms,
+            json,
+        } = self;
+        run(target, call, &headers, args, timeout_ms, json).await
+    }
+}
+
+async fn run(
     target: Vec<String>,
     call: Option<String>,
-    headers: Vec<String>,
+    headers: &[String],
     args: Value,
     timeout_ms: u64,
+    json: bool,
 ) -> CmdResult {
     let mut parsed = BTreeMap::new();
-    for h in &headers {
+    for h in headers {
         let Some((name, value)) = h.split_once(':') else {
             return Err(Failure::new(
                 exit::USAGE,
@@ -52,7 +95,20 @@ pub(super) async fn run(
             return Err(Failure::new(exit::TOOL_ERROR, format!("error: {error}")));
         }
         let Some(name) = call else {
-            output::list(&tools, false, None);
+            if json {
+                output::print_json(&ProbeOut {
+                    server: status.server.as_deref(),
+                    protocol: status.protocol.as_deref(),
+                    discovery_ms: status.discovery_ms,
+                    rejected: &status.rejected,
+                    tools: tools.tools(),
+                });
+            } else {
+                if let (Some(server), Some(protocol)) = (&status.server, &status.protocol) {
+                    output::write_err(&format!("server: {server} ({protocol})"));
+                }
+                output::list(&tools, false, &output::ListFilter::default());
+            }
             return Ok(exit::OK);
         };
         let ctx = ToolContext::builder()
@@ -61,7 +117,7 @@ pub(super) async fn run(
             .build();
         match tools.call_with(&format!("{ID}.{name}"), args, ctx).await {
             Ok(out) => {
-                output::call_output(&out, false);
+                output::call_output(&out, json);
                 Ok(if out.is_error {
                     exit::TOOL_ERROR
                 } else {

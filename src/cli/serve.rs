@@ -50,6 +50,7 @@ pub(super) async fn run(
                             s.error.as_deref().unwrap_or_default()
                         ));
                     }
+                    output::write_err(&summary(&statuses));
                     true
                 }
                 Ok(Err(GatewayError::NameConflicts(conflicts))) => {
@@ -148,6 +149,45 @@ pub(super) async fn run(
     Ok(exit::OK)
 }
 
+/// The start-up summary, once discovery is done: "ready: N tools from M sources (K failed, L
+/// lazy, not contacted yet)".
+fn summary(statuses: &[toolgate::SourceStatus]) -> String {
+    use toolgate::SourceState;
+    let tools: usize = statuses.iter().map(|s| s.tools).sum();
+    let failed = statuses
+        .iter()
+        .filter(|s| s.state == SourceState::Failed)
+        .count();
+    let lazy = statuses
+        .iter()
+        .filter(|s| s.state == SourceState::Pending)
+        .count();
+    let mut notes = Vec::new();
+    if failed > 0 {
+        notes.push(format!("{failed} failed"));
+    }
+    if lazy > 0 {
+        notes.push(format!("{lazy} not contacted yet"));
+    }
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join(", "))
+    };
+    format!(
+        "toolgate serve: ready: {tools} tool(s) from {} source(s){notes}",
+        statuses.len()
+    )
+}
+
+/// The address `--port PORT` listens on: gateway.listen's host (default 127.0.0.1) with `port`.
+pub(super) fn with_port(listen: Option<&str>, port: u16) -> String {
+    let host = listen
+        .and_then(|l| l.parse::<SocketAddr>().ok())
+        .map_or_else(|| std::net::IpAddr::from([127, 0, 0, 1]), |a| a.ip());
+    SocketAddr::new(host, port).to_string()
+}
+
 /// Says on stderr which directory `read_file` and `list_dir` serve, or that they serve none:
 /// whoever starts the gateway (a desktop client too) sees what it shares.
 pub(super) fn say_files_root(root: Option<&Path>) {
@@ -223,9 +263,14 @@ async fn bind(addr: &str, config: &GatewayConfig) -> Result<tokio::net::TcpListe
         )
     })?;
     let listener = tokio::net::TcpListener::bind(parsed).await.map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
+            " (another process listens there: stop it, or pick another port with --port or --http)"
+        } else {
+            ""
+        };
         Failure::new(
-            exit::TOOL_ERROR,
-            format!("error: cannot listen on {addr}: {e}"),
+            exit::CANNOT_SERVE,
+            format!("error: cannot listen on {addr}: {e}{hint}"),
         )
     })?;
     let local = listener.local_addr().unwrap_or(parsed);

@@ -10,6 +10,7 @@
 mod a2a;
 mod calls;
 mod fetch;
+mod first_steps;
 mod harness;
 mod inspect;
 mod mcp;

@@ -220,7 +220,8 @@ fn an_mcp_servers_json_file_works_as_the_config() {
 
     // import-mcp turns it into a tools.yaml that gives the same toolset.
     let run = toolgate_in(dir.path(), &["import-mcp", config], None);
-    run.code(0);
+    run.code(0)
+        .stderr_has(&["server `off`: skipped: `disabled` is true"]);
     assert!(run.stdout.contains("id: my_files"), "{}", run.context());
     std::fs::write(dir.path().join("tools.yaml"), &run.stdout).unwrap();
     let run = toolgate_in(dir.path(), &["list"], None);
@@ -257,6 +258,59 @@ fn probe_lists_and_calls_a_server_without_a_config() {
         "{}",
         run.context()
     );
+
+    // --json: who the server is, the protocol version spoken, and every tool's descriptor.
+    let run = toolgate(&["probe", "--json", "--", &node(), &everything, "stdio"]);
+    let out = run.json();
+    assert!(
+        out["server"].as_str().is_some_and(|s| !s.is_empty()),
+        "{out}"
+    );
+    assert!(
+        out["protocol"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("mcp 20")),
+        "{out}"
+    );
+    assert!(
+        out["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "server.echo" && t["input_schema"].is_object()),
+        "{out}"
+    );
+}
+
+/// With `policy.pinning.approve_new: false` a new remote tool is withheld; the hint to approve
+/// it keeps the `--config` in use (the approvals file is that config's).
+#[test]
+fn the_approve_hint_keeps_the_config_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pinned.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\ntools:\n  mcp:\n    - id: everything\n      stdio: {{command: {node}, args: [{everything}, stdio]}}\npolicy:\n  pinning: {{file: approvals.json, approve_new: false}}\n",
+            node = node(),
+            everything = js(peers::everything_js()),
+        ),
+    )
+    .unwrap();
+    let config = path.display().to_string();
+    let hint = format!("`toolgate --config {config} approve everything.echo`");
+    toolgate(&["--config", &config, "list"])
+        .code(0)
+        .stderr_has(&["withheld:", &hint]);
+    toolgate(&[
+        "--config",
+        &config,
+        "call",
+        "everything.echo",
+        r#"{"message": "x"}"#,
+    ])
+    .code(1)
+    .stderr_has(&[&hint]);
 }
 
 /// The MCP conformance suite's client scenarios, with `toolgate probe` as the client. The

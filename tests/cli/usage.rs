@@ -211,9 +211,15 @@ fn check_the_repository_toolset_and_a_broken_copy() {
         }
     }
 
-    // A copy of the crate (tools.yaml + src/) whose tools.yaml names a missing function.
+    // A copy of the crate (Cargo.toml + tools.yaml + src/) whose tools.yaml names a missing
+    // function.
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&repo_root().join("src"), &dir.path().join("src"));
+    std::fs::copy(
+        repo_root().join("Cargo.toml"),
+        dir.path().join("Cargo.toml"),
+    )
+    .unwrap();
     let original = std::fs::read_to_string(repo_root().join("tools.yaml")).unwrap();
     let good = "fn: crate::builtin::tools::calc\n";
     let bad = "fn: crate::builtin::tools::calk\n";

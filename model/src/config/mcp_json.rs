@@ -196,7 +196,11 @@ impl Cx<'_> {
                 continue;
             };
             match obj.get("disabled") {
-                Some(Value::Bool(true)) => continue,
+                Some(Value::Bool(true)) => {
+                    let hint = "drop `disabled` (or set it false) to import it";
+                    self.warning(&ptr, "skipped: `disabled` is true", Some(hint));
+                    continue;
+                }
                 None | Some(Value::Bool(false)) => {}
                 Some(_) => self.error(&format!("{ptr}/disabled"), "`disabled`: not a bool", None),
             }

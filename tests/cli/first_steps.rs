@@ -1,0 +1,248 @@
+//! An operator's first steps with the binary: `check` of a run-time config kept anywhere,
+//! `serve --port` and its start-up summary, a busy address, the log level flags, `list`
+//! filters, "did you mean" for a mistyped tool, and the exit codes `--help` and the README
+//! state.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::harness::*;
+
+/// A tools.yaml outside any crate (no Cargo.toml beside it) naming the binary's own local tools
+/// is checked as a run-time config: ok, where it used to fail on the missing `src/` folder. A
+/// local tool the binary lacks is a warning (as `serve` gives), a bad setting an error with its
+/// line.
+#[test]
+fn check_takes_a_run_time_config_kept_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.yaml");
+    let config = "version: 1\ntools:\n  local:\n    - fn: crate::builtin::tools::calc\n    - fn: crate::builtin::tools::weather\nsettings:\n  files:\n    root: .\n";
+    std::fs::write(&path, config).unwrap();
+    let file = path.display().to_string();
+    for args in [&["check", &file][..], &["--config", &file, "check"][..]] {
+        let run = toolgate(args);
+        run.code(0).stderr_has(&[
+            "crate::builtin::tools::weather",
+            "not compiled into this binary",
+        ]);
+        assert!(
+            run.stdout.contains("run-time config of this binary"),
+            "{}",
+            run.context()
+        );
+    }
+
+    // A setting of the wrong type: exit 3, at its line.
+    let broken = config.replace("root: .", "root: [1]");
+    std::fs::write(&path, broken).unwrap();
+    toolgate(&["check", &file])
+        .code(3)
+        .stderr_has(&[&format!("{file}:8:")]);
+}
+
+/// A running `toolgate serve`, its stderr read line by line; killed when dropped.
+struct Served {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Served {
+    fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .current_dir(repo_root())
+            .env_remove("TOOLGATE_CONFIG")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolgate serve starts");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The first stderr line containing `needle`, within the command deadline.
+    fn line_with(&mut self, needle: &str) -> String {
+        let deadline = Instant::now() + COMMAND_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left.max(Duration::from_millis(1))) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no stderr line with `{needle}` from toolgate serve; it printed:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `serve --port 0` takes a free port on 127.0.0.1, names it, and says how many tools from how
+/// many sources it serves once discovery is done. A second gateway on that port is refused
+/// with exit code 6 (not 1, which means a tool failed) and a hint.
+#[test]
+fn serve_on_a_port_summarises_its_start_and_a_busy_port_is_its_own_exit_code() {
+    let mut served = Served::start(&["serve", "--port", "0"]);
+    let listening = served.line_with("toolgate serve: http://");
+    let addr = listening
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in `{listening}`"))
+        .to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "{listening}");
+    assert_ne!(addr, "127.0.0.1:0", "{listening}");
+    let ready = served.line_with("ready:");
+    assert!(
+        ready.contains(&format!("{} tool(s) from 1 source(s)", BUILTINS.len())),
+        "{ready}"
+    );
+
+    let port = addr.rsplit(':').next().unwrap();
+    let run = toolgate(&["serve", "--port", port]);
+    run.code(6)
+        .stderr_has(&[&format!("cannot listen on {addr}"), "--port"]);
+
+    // --port and --http name the same thing twice.
+    toolgate(&["serve", "--port", "1", "--http", "127.0.0.1:2"]).code(2);
+}
+
+/// `--log-level` and `-v` set what stderr shows when `RUST_LOG` is not set: `error` hides the
+/// warning a stripped argument gives by default, `-v` keeps it.
+#[test]
+fn log_level_and_verbose_set_the_log_without_rust_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.yaml");
+    std::fs::write(
+        &config,
+        "version: 1\npolicy:\n  tools:\n    calc: {validation: lenient, extra_arguments: strip}\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let args = r#"{"expression": "6 * 7", "precise": true}"#;
+    let warning = "unknown argument stripped before the call";
+    let run = |flags: &[&str]| {
+        let mut all = vec!["--config", config.as_str()];
+        all.extend_from_slice(flags);
+        all.extend_from_slice(&["call", "calc", args]);
+        toolgate(&all)
+    };
+    run(&[]).code(0).stderr_has(&[warning]);
+    let quiet = run(&["--log-level", "error"]);
+    assert!(
+        !quiet.code(0).stderr.contains(warning),
+        "{}",
+        quiet.context()
+    );
+    run(&["-v"]).code(0).stderr_has(&[warning]);
+    run(&["--log-level", "loud"]).code(2);
+    run(&["-v", "--log-level", "info"]).code(2);
+}
+
+/// `list --source` and `--tag` narrow the listing; within one flag any value matches.
+#[test]
+fn list_filters_by_source_and_tag() {
+    let all = toolgate(&["list"]);
+    let count = all.ok().lines().count();
+    assert_eq!(count, BUILTINS.len(), "{}", all.context());
+    let local = toolgate(&["list", "--source", "local"]);
+    assert_eq!(local.ok().lines().count(), count, "{}", local.context());
+    let none = toolgate(&["list", "--source", "nowhere"]);
+    assert_eq!(none.ok().trim(), "", "{}", none.context());
+
+    // A tag from the descriptors themselves: the tools that carry it, and only those.
+    let descriptors = toolgate(&["list", "--json"]).json();
+    let tagged = |tag: &str| -> Vec<String> {
+        descriptors
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| {
+                d["tags"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|t| t == tag))
+            })
+            .map(|d| d["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let tag = descriptors
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|d| d["tags"].as_array()?.first()?.as_str().map(str::to_string))
+        .expect("a built-in tool carries a tag");
+    let run = toolgate(&["list", "--tag", &tag]);
+    let listed: Vec<String> = run
+        .ok()
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, tagged(&tag), "{}", run.context());
+    assert!(listed.len() < count, "{}", run.context());
+    let run = toolgate(&["list", "--tag", "no-such-tag"]);
+    assert_eq!(run.ok().trim(), "", "{}", run.context());
+}
+
+/// A mistyped tool name is exit code 4 with the closest name the command line may call.
+#[test]
+fn an_unknown_tool_name_suggests_the_closest_one() {
+    for args in [
+        &["call", "calk", r#"{"expression": "1"}"#][..],
+        &["describe", "calk"][..],
+        &["schema", "calk"][..],
+    ] {
+        toolgate(args)
+            .code(4)
+            .stderr_has(&["no tool named `calk`", "did you mean `calc`?"]);
+    }
+    let run = toolgate(&["call", "zzzzzzzz"]);
+    run.code(4).stderr_has(&["no tool named `zzzzzzzz`"]);
+    assert!(!run.stderr.contains("did you mean"), "{}", run.context());
+}
+
+/// The exit codes `--help` lists are the README's, line for line, and include the busy-address
+/// code.
+#[test]
+fn the_readme_lists_the_exit_codes_help_gives() {
+    let help = toolgate(&["--help"]);
+    let help = help.ok();
+    let codes = help
+        .split("Exit codes:\n")
+        .nth(1)
+        .expect("--help lists the exit codes");
+    assert!(codes.contains("6  toolgate serve cannot start"), "{help}");
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let block = format!("Exit codes:\n{}", codes.trim_end());
+    assert!(
+        readme.contains(&block),
+        "README.md does not hold the exit codes as `toolgate --help` prints them:\n{block}"
+    );
+}

@@ -227,6 +227,38 @@ pub enum Command {
     },
     /// Print the JSON Schema of tools.yaml (for editors and CI checks).
     SchemaConfig,
+    /// Write a commented tools.yaml to start from: the binary's own tools, every other
+    /// section (MCP servers, A2A agents, OpenAPI documents, policies, API keys) an example in
+    /// a comment. `toolgate check` passes on it. An existing file is kept (exit code 2)
+    /// unless `--force`.
+    Init {
+        /// The file to write.
+        #[arg(default_value = "tools.yaml")]
+        file: PathBuf,
+        /// Replace the file if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Add this gateway to a desktop MCP client: an `mcpServers` entry that starts this binary
+    /// with `serve --stdio` (and `--config`, as an absolute path, when one is given or
+    /// ./tools.yaml exists), merged into the client's configuration file (other servers kept,
+    /// one of the same name replaced). Restart the client afterwards.
+    Install {
+        /// The client.
+        #[arg(value_enum)]
+        client: McpClient,
+        /// Print the entry (as `{"mcpServers": {...}}`) instead of writing it.
+        #[arg(long)]
+        print: bool,
+        /// The client's configuration file (default: where the client keeps it: Claude
+        /// Desktop's claude_desktop_config.json in its settings folder, Cursor's
+        /// ~/.cursor/mcp.json).
+        #[arg(long, value_name = "FILE", conflicts_with = "print")]
+        file: Option<PathBuf>,
+        /// The server's name in the client.
+        #[arg(long, default_value = "toolgate")]
+        name: String,
+    },
     /// OpenAPI documents: see what toolgate makes of one, without a config.
     Openapi {
         #[command(subcommand)]
@@ -252,6 +284,25 @@ pub enum OpenapiCommand {
         #[arg(long, value_enum)]
         dialect: Option<DialectArg>,
     },
+}
+
+/// A desktop MCP client `toolgate install` writes the configuration of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpClient {
+    /// Claude Desktop (`claude_desktop_config.json`).
+    ClaudeDesktop,
+    /// Cursor (`~/.cursor/mcp.json`).
+    Cursor,
+}
+
+impl McpClient {
+    /// The client's name, for messages.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::ClaudeDesktop => "Claude Desktop",
+            Self::Cursor => "Cursor",
+        }
+    }
 }
 
 /// A log level on the command line.

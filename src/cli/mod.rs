@@ -9,6 +9,7 @@ mod output;
 mod probe;
 mod redacted_log;
 mod serve;
+mod setup;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -98,6 +99,20 @@ fn init_log(level: Option<args::LogLevel>) {
 fn run(cli: Cli) -> CmdResult {
     match cli.command {
         Command::Check { file } => check(file.or(cli.config)),
+        Command::Init { file, force } => setup::init(&file, force),
+        Command::Install {
+            client,
+            print,
+            file,
+            name,
+        } => setup::Install {
+            client,
+            name: &name,
+            print,
+            file,
+            config: cli.config.as_deref(),
+        }
+        .run(),
         Command::SchemaConfig => {
             output::print_json(&ToolsConfig::json_schema());
             Ok(exit::OK)
@@ -329,6 +344,8 @@ async fn run_with(tools: &Toolset, command: Command, config: Option<&Path>) -> C
             Ok(exit::OK)
         }
         Command::Check { .. }
+        | Command::Init { .. }
+        | Command::Install { .. }
         | Command::SchemaConfig
         | Command::ImportMcp { .. }
         | Command::Openapi { .. }

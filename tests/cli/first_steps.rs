@@ -246,3 +246,134 @@ fn the_readme_lists_the_exit_codes_help_gives() {
         "README.md does not hold the exit codes as `toolgate --help` prints them:\n{block}"
     );
 }
+
+/// `init` writes a commented tools.yaml that `check` passes and `list` runs on; an existing file
+/// is kept unless `--force`.
+#[test]
+fn init_writes_a_config_that_checks_and_keeps_an_existing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    toolgate_in(dir.path(), &["init"], None).code(0);
+    let path = dir.path().join("tools.yaml");
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        written.contains("# mcp:") || written.contains("  # mcp:"),
+        "{written}"
+    );
+    toolgate_in(dir.path(), &["check"], None).code(0);
+    let listed = toolgate_in(dir.path(), &["list"], None);
+    assert_eq!(
+        listed.ok().lines().count(),
+        BUILTINS.len(),
+        "{}",
+        listed.context()
+    );
+
+    std::fs::write(&path, "version: 1\n# mine\n").unwrap();
+    toolgate_in(dir.path(), &["init"], None)
+        .code(2)
+        .stderr_has(&["exists", "--force"]);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "version: 1\n# mine\n"
+    );
+    toolgate_in(dir.path(), &["init", "--force"], None).code(0);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), written);
+}
+
+/// `install claude-desktop` merges its entry into the client's file: the other servers and keys
+/// stay, a second install replaces its own entry rather than adding one, and a file that is
+/// not JSON is left as it was. The entry names this binary and the config by absolute paths.
+#[test]
+fn install_merges_the_entry_into_the_client_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claude_desktop_config.json");
+    std::fs::write(
+        &file,
+        r#"{"theme": "dark", "mcpServers": {"other": {"command": "other-server"}}}"#,
+    )
+    .unwrap();
+    let config = dir.path().join("gw.yaml");
+    std::fs::write(&config, "version: 1\n").unwrap();
+    let (file_arg, config_arg) = (file.display().to_string(), config.display().to_string());
+    let install = || {
+        toolgate_in(
+            dir.path(),
+            &[
+                "--config",
+                "gw.yaml",
+                "install",
+                "claude-desktop",
+                "--file",
+                &file_arg,
+            ],
+            None,
+        )
+    };
+    install().code(0);
+    install().code(0).ok();
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(written["theme"], "dark", "{written}");
+    assert_eq!(written["mcpServers"]["other"]["command"], "other-server");
+    assert_eq!(
+        written["mcpServers"].as_object().unwrap().len(),
+        2,
+        "{written}"
+    );
+    let entry = &written["mcpServers"]["toolgate"];
+    let bin = std::fs::canonicalize(BIN).unwrap().display().to_string();
+    assert_eq!(entry["command"], bin.as_str(), "{written}");
+    let canonical = std::fs::canonicalize(&config_arg)
+        .unwrap()
+        .display()
+        .to_string();
+    assert_eq!(
+        entry["args"],
+        serde_json::json!(["--config", canonical, "serve", "--stdio"]),
+        "{written}"
+    );
+
+    std::fs::write(&file, "{not json").unwrap();
+    install()
+        .code(3)
+        .stderr_has(&["not JSON", "nothing written"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{not json");
+}
+
+/// The entry `install claude-desktop --print` gives works as a desktop client uses it: the
+/// Python MCP SDK's stdio client starts the command with its arguments in an empty folder,
+/// lists the tools and calls `calc` through the gateway.
+#[test]
+fn the_printed_claude_desktop_entry_serves_the_python_sdk_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    toolgate_in(dir.path(), &["init"], None).code(0);
+    let run = toolgate_in(dir.path(), &["install", "claude-desktop", "--print"], None);
+    let printed = run.json();
+    assert!(
+        printed["mcpServers"]["toolgate"]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str().is_some_and(|a| a.ends_with("tools.yaml"))),
+        "the local tools.yaml is passed on: {printed}"
+    );
+    let file = dir.path().join("claude_desktop_config.json");
+    std::fs::write(&file, printed.to_string()).unwrap();
+    let run = run_with_deadline(
+        Command::new(crate::mcp::peers::venv_python())
+            .arg(crate::mcp::peers::test_peers_dir().join("py_desktop_client.py"))
+            .arg(&file)
+            .arg("toolgate"),
+    );
+    // The gateway's start-up lines go to stderr, which a desktop client logs.
+    let out = run.code(0).stdout.clone();
+    let line: serde_json::Value = serde_json::from_str(out.trim())
+        .unwrap_or_else(|e| panic!("not one JSON line ({e}): {}", run.context()));
+    for b in BUILTINS {
+        assert!(
+            line["tools"].as_array().unwrap().iter().any(|t| t == b),
+            "{line}"
+        );
+    }
+    assert_eq!(line["calc"]["value"], 42, "{line}");
+}

@@ -252,6 +252,10 @@ pub struct SourceStatus {
     /// The round trip of the last successful health check (`ping`), in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ping_ms: Option<u64>,
+    /// Configured `lazy`: contacted on first use of one of its tools, not at start-up. With
+    /// state `pending`, it has not been contacted yet. Left out when `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lazy: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -273,6 +277,7 @@ impl SourceStatus {
             protocol: None,
             server: None,
             ping_ms: None,
+            lazy: false,
         }
     }
 }

@@ -135,6 +135,64 @@ fn serve_on_a_port_summarises_its_start_and_a_busy_port_is_its_own_exit_code() {
     toolgate(&["serve", "--port", "1", "--http", "127.0.0.1:2"]).code(2);
 }
 
+/// A `lazy` source is not contacted at start-up: the ready line counts it as not contacted yet,
+/// and `/sources` shows it `pending` with `lazy: true` (its command, which does not exist, was
+/// never started: it would be `failed` otherwise).
+#[test]
+fn a_lazy_source_shows_as_not_contacted_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.yaml");
+    std::fs::write(
+        &config,
+        "version: 1\ntools:\n  mcp:\n    - id: later\n      stdio: {command: /nonexistent/server}\n      lazy: true\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let mut served = Served::start(&["--config", &config, "serve", "--port", "0"]);
+    let listening = served.line_with("toolgate serve: http://");
+    let addr = listening
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let ready = served.line_with("ready:");
+    assert!(
+        ready.contains("from 2 source(s) (1 not contacted yet)"),
+        "{ready}"
+    );
+
+    let answer = http_get(&addr, "/sources");
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let sources: serde_json::Value = serde_json::from_str(body)
+        .unwrap_or_else(|e| panic!("/sources is not JSON ({e}): {answer}"));
+    let later = sources["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "later")
+        .unwrap_or_else(|| panic!("{sources}"));
+    assert_eq!(later["state"], "pending", "{sources}");
+    assert_eq!(later["lazy"], true, "{sources}");
+    let local = &sources["sources"][0];
+    assert!(local.get("lazy").is_none(), "{sources}");
+}
+
+/// One HTTP/1.1 GET on loopback, the whole answer as text.
+fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(COMMAND_TIMEOUT)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
 /// `--log-level` and `-v` set what stderr shows when `RUST_LOG` is not set: `error` hides the
 /// warning a stripped argument gives by default, `-v` keeps it.
 #[test]

@@ -495,6 +495,7 @@ impl SourceLifecycle for RemoteSource {
                 .map(|v| format!("{} {v}", self.inner.backend.protocol())),
             server: peer.server,
             ping_ms: catalog.ping.map(|d| d.as_millis() as u64),
+            lazy: false,
         }
     }
 

@@ -46,10 +46,14 @@ impl ToolsWatch {
     }
 }
 
-/// `source`'s status: its lifecycle's, or ready with its tools counted.
+/// `source`'s status: its lifecycle's (marked `lazy` when it is not discovered at start-up),
+/// or ready with its tools counted.
 fn status_of(source: &Arc<dyn ToolSource>) -> SourceStatus {
     match source.lifecycle() {
-        Some(life) => life.status(),
+        Some(life) => SourceStatus {
+            lazy: !life.discover_at_startup(),
+            ..life.status()
+        },
         None => SourceStatus::ready(source.id(), source.kind(), source.tools().len()),
     }
 }

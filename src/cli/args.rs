@@ -221,6 +221,11 @@ pub enum Command {
         port: Option<u16>,
     },
     /// Check a tools.yaml (default ./tools.yaml): shape, names, functions, state, sources.
+    ///
+    /// A tools.yaml beside a Cargo.toml is a crate's: its local tools are looked up in the
+    /// crate's sources, as `cargo build` does. Anywhere else it is checked as a run-time config
+    /// of this binary (`serve --config FILE`): its local tools are the binary's own (a warning
+    /// for one it lacks), its settings and store are checked as `serve` loads them.
     Check {
         /// The tools.yaml to check.
         file: Option<PathBuf>,

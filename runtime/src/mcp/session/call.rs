@@ -61,7 +61,7 @@ impl Client {
             self.shared
                 .track_progress(handle.progress_token.clone(), listener)
         });
-        let mut abandoned = Abandoned::new(session.peer.clone(), handle.id.clone());
+        let mut abandoned = Abandoned::new(&session, handle.id.clone());
         abandoned.reason = ctx.cancel_reason_slot();
         abandoned.deadline = ctx.deadline();
         let response = handle.await_response();
@@ -176,6 +176,8 @@ impl Client {
 /// what ended the call.
 pub(super) struct Abandoned {
     peer: Peer<RoleClient>,
+    /// The session's pending cancellations, which it waits for before it ends.
+    cancels: tokio_util::task::TaskTracker,
     id: Option<RequestId>,
     reason: Option<crate::CancelReason>,
     deadline: Option<std::time::Instant>,
@@ -189,9 +191,10 @@ impl Abandoned {
         self.id = None;
     }
 
-    pub(super) fn new(peer: Peer<RoleClient>, id: RequestId) -> Self {
+    pub(super) fn new(session: &super::Session, id: RequestId) -> Self {
         Self {
-            peer,
+            peer: session.peer.clone(),
+            cancels: session.cancels.clone(),
             id: Some(id),
             reason: None,
             deadline: None,
@@ -221,12 +224,17 @@ impl Drop for Abandoned {
         };
         let peer = self.peer.clone();
         let reason = self.reason();
-        runtime.spawn(async move {
-            let notification =
-                CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some(reason)));
-            let _ = peer
-                .send_notification(ClientNotification::CancelledNotification(notification))
-                .await;
-        });
+        self.cancels.spawn_on(
+            async move {
+                let notification = CancelledNotification::new(CancelledNotificationParam::new(
+                    Some(id),
+                    Some(reason),
+                ));
+                let _ = peer
+                    .send_notification(ClientNotification::CancelledNotification(notification))
+                    .await;
+            },
+            &runtime,
+        );
     }
 }

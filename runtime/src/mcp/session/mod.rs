@@ -46,7 +46,14 @@ struct Session {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     process: Option<Arc<ProcessLog>>,
     info: PeerInfo,
+    /// The `notifications/cancelled` of abandoned requests, still being sent: the session
+    /// waits for them (at most [`CANCEL_FLUSH`]) before it ends, so that a server hears of a
+    /// call cancelled just before shutdown.
+    cancels: tokio_util::task::TaskTracker,
 }
+
+/// How long ending a session waits for its pending `notifications/cancelled` to go out.
+const CANCEL_FLUSH: Duration = Duration::from_secs(1);
 
 impl Session {
     fn is_alive(&self) -> bool {
@@ -54,6 +61,8 @@ impl Session {
     }
 
     async fn shutdown(&self) {
+        self.cancels.close();
+        let _ = tokio::time::timeout(CANCEL_FLUSH, self.cancels.wait()).await;
         if let Some(mut service) = self.service.lock().await.take() {
             let _ = service.close_with_timeout(CLOSE_TIMEOUT).await;
         }
@@ -335,6 +344,7 @@ impl Client {
                 protocol_version: Some(version.to_string()),
                 server,
             },
+            cancels: tokio_util::task::TaskTracker::new(),
         }))
     }
 

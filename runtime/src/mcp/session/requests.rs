@@ -348,7 +348,7 @@ impl Client {
             .send_request_with_option(request, options)
             .await
             .map_err(|e| self.failure(session, what, &e))?;
-        let mut abandoned = Abandoned::new(session.peer.clone(), handle.id.clone());
+        let mut abandoned = Abandoned::new(session, handle.id.clone());
         let response = handle.await_response().await;
         abandoned.answered();
         response.map_err(|e| self.failure(session, what, &e))

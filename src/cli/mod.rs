@@ -550,10 +550,11 @@ fn check(file: Option<PathBuf>) -> CmdResult {
     let report = builder
         .check()
         .map_err(|e| Failure::new(exit::CONFIG, e.to_string()))?;
-    output::check_report(&report);
+    // Before the report: an error here must not follow an "ok" line.
     if runtime {
         check_runtime(&report.config, &dir)?;
     }
+    output::check_report(&report);
     check_openapi(&report);
     check_semantic(&report)?;
     Ok(exit::OK)
@@ -564,9 +565,6 @@ fn check_runtime(
     loaded: &toolgate::model::config::LoadedConfig,
     dir: &Path,
 ) -> Result<(), Failure> {
-    output::print_text(
-        "  checked as a run-time config of this binary (no Cargo.toml beside it): its local tools are the binary's own (`toolgate list`)\n",
-    );
     config::warn_uncompiled_tools(loaded);
     toolgate::builtin::BuiltinSettings::from_config(&loaded.config.settings, dir).map_err(|e| {
         Failure::new(
@@ -575,6 +573,9 @@ fn check_runtime(
         )
     })?;
     config::shared_store(loaded)?;
+    output::write_err(
+        "checked as a run-time config of this binary (no Cargo.toml beside it): its local tools are the binary's own (`toolgate list`)",
+    );
     Ok(())
 }
 

@@ -67,6 +67,8 @@ impl Install<'_> {
             Some(file) => file.clone(),
             None => default_file(self.client)?,
         };
+        // A symbolic link is followed: its target is the file the client reads.
+        let file = std::fs::canonicalize(&file).unwrap_or(file);
         let mut document = read_document(&file)?;
         let servers = document
             .as_object_mut()
@@ -226,6 +228,10 @@ fn write_document(file: &Path, document: &Value) -> Result<(), Failure> {
         std::process::id()
     ));
     std::fs::write(&temp, text).map_err(fail)?;
+    // The file keeps its permissions (a client's file may hold tokens: 0600 stays 0600).
+    if let Ok(meta) = std::fs::metadata(file) {
+        let _ = std::fs::set_permissions(&temp, meta.permissions());
+    }
     std::fs::rename(&temp, file).map_err(|e| {
         let _ = std::fs::remove_file(&temp);
         fail(e)

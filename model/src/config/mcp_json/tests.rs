@@ -151,15 +151,27 @@ fn cursor() {
     assert_eq!(pg.env["PGPASSWORD"].variables(), ["PGPASSWORD"]);
     assert!(matches!(&c.servers[2].transport,
         McpTransport::Sse(t) if t.url == "https://mcp.example.com/sse"));
-    // `autoApprove` is Cursor's/Cline's own: a warning at its key (line 17).
-    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
-    let w = &c.warnings[0];
-    assert_eq!(w.severity, Severity::Warning);
-    assert_eq!(w.location, Some(Location::new(17, 7)));
-    assert!(
-        w.message.contains("`autoApprove` is not used by toolgate"),
-        "{w}"
-    );
+    // The skipped server is said, at its entry (line 7); `autoApprove` is Cursor's/Cline's
+    // own: a warning at its key (line 17).
+    assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    for (w, line, column, text) in [
+        (
+            &c.warnings[0],
+            7,
+            5,
+            "server `linear`: skipped: `disabled` is true",
+        ),
+        (
+            &c.warnings[1],
+            17,
+            7,
+            "`autoApprove` is not used by toolgate",
+        ),
+    ] {
+        assert_eq!(w.severity, Severity::Warning);
+        assert_eq!(w.location, Some(Location::new(line, column)), "{w}");
+        assert!(w.message.contains(text), "{w}");
+    }
 }
 
 #[test]
@@ -493,7 +505,8 @@ fn load_reads_mcp_json() {
     assert_eq!(loaded.version, CONFIG_VERSION);
     assert_eq!(loaded.tools.mcp.len(), 3);
     assert!(loaded.tools.local.is_empty() && loaded.tools.openapi.is_empty());
-    assert_eq!(loaded.warnings.len(), 1);
+    // The skipped `linear` server and `autoApprove` (see `cursor`).
+    assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
     assert_eq!(loaded.source, CURSOR);
     assert_eq!(
         loaded.locate("/mcpServers/postgres/command"),

@@ -74,15 +74,7 @@ pub fn compile(config: impl AsRef<Path>) {
 /// # Errors
 /// [`CodegenError`] with every problem found.
 pub fn check(config: impl AsRef<Path>) -> Result<Report, CodegenError> {
-    let config = config.as_ref();
-    let dir = config
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file = config
-        .file_name()
-        .map_or_else(|| config.to_path_buf(), PathBuf::from);
-    Builder::new(file).manifest_dir(dir).check()
+    Builder::at(config).check()
 }
 
 /// Configures and runs the generator.
@@ -116,6 +108,20 @@ impl Builder {
             out_file: PathBuf::from(DEFAULT_OUT_FILE),
             runtime_config: false,
         }
+    }
+
+    /// A generator for the tools.yaml at `config` (relative to the current directory, or
+    /// absolute), the folder that holds it being the crate root.
+    pub fn at(config: impl AsRef<Path>) -> Self {
+        let config = config.as_ref();
+        let dir = config
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let file = config
+            .file_name()
+            .map_or_else(|| config.to_path_buf(), PathBuf::from);
+        Self::new(file).manifest_dir(dir)
     }
 
     /// Checks tools.yaml as the run-time config of a built binary (`toolgate serve --config
@@ -173,11 +179,16 @@ impl Builder {
     /// [`CodegenError::Config`] for a tools.yaml that does not load; [`CodegenError::Invalid`]
     /// with every problem of the toolset; [`CodegenError::Io`].
     pub fn check(&self) -> Result<Report, CodegenError> {
+        self.check_as(self.runtime_config)
+    }
+
+    /// [`check`](Self::check), as a run-time config (`runtime_config`) or as a crate's.
+    fn check_as(&self, runtime_config: bool) -> Result<Report, CodegenError> {
         let root = self.root();
         let config_path = root.join(&self.config);
         let config = ToolsConfig::load(&config_path)?;
         let src_dir = root.join(&self.src_dir);
-        let scan = if self.runtime_config {
+        let scan = if runtime_config {
             discover::Scan::default()
         } else if src_dir.is_dir() {
             discover::scan(&src_dir).map_err(|e| CodegenError::io(&src_dir, e))?
@@ -193,7 +204,7 @@ impl Builder {
             manifest_dir: &root,
             src_dir: &src_dir,
         };
-        let resolved = if self.runtime_config {
+        let resolved = if runtime_config {
             check::Resolved::default()
         } else {
             check::resolve(&krate)
@@ -230,7 +241,7 @@ impl Builder {
         warnings.extend(api.warnings);
         warnings.sort_by_key(|d| d.location);
         let mut files = vec![config_path.clone()];
-        if !self.runtime_config {
+        if !runtime_config {
             files.push(src_dir.clone());
         }
         files.extend(scan.files.iter().cloned());
@@ -253,15 +264,7 @@ impl Builder {
     /// As [`check`](Self::check).
     pub fn render(&self) -> Result<Generated, CodegenError> {
         // Code is generated from the sources: a run-time config check does not apply here.
-        let report = if self.runtime_config {
-            Self {
-                runtime_config: false,
-                ..self.clone()
-            }
-            .check()?
-        } else {
-            self.check()?
-        };
+        let report = self.check_as(false)?;
         let config_name = self.config.file_name().map_or_else(
             || self.config.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

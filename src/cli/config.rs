@@ -17,20 +17,10 @@ use super::{Failure, output};
 pub(super) fn load_config(path: Option<&Path>) -> Result<(LoadedConfig, PathBuf), Failure> {
     let config_error =
         |e: toolgate::model::config::ConfigError| Failure::new(exit::CONFIG, e.to_string());
-    let local = Path::new("tools.yaml");
-    let path = match path {
-        Some(p) => Some(p.to_path_buf()),
-        None if local.is_file() => Some(local.to_path_buf()),
-        None => None,
-    };
-    match path {
+    match config_path(path) {
         Some(p) => {
             let loaded = ToolsConfig::load(&p).map_err(config_error)?;
-            let base = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-            Ok((loaded, base))
+            Ok((loaded, folder_of(&p)))
         }
         None => {
             let mut loaded = ToolsConfig::from_yaml_str(
@@ -53,6 +43,38 @@ pub(super) fn load_config(path: Option<&Path>) -> Result<(LoadedConfig, PathBuf)
     }
 }
 
+/// The tools.yaml a command reads: `--config`, else ./tools.yaml if there is one, else none
+/// (the built-in one).
+pub(super) fn config_path(given: Option<&Path>) -> Option<PathBuf> {
+    let local = Path::new("tools.yaml");
+    match given {
+        Some(p) => Some(p.to_path_buf()),
+        None if local.is_file() => Some(local.to_path_buf()),
+        None => None,
+    }
+}
+
+/// The folder of a tools.yaml, which its relative paths start from (`.` for a bare file name).
+pub(super) fn folder_of(path: &Path) -> PathBuf {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// The built-in tools' settings (`settings:`), paths relative to `base`; an error at the
+/// setting's line.
+pub(super) fn builtin_settings(
+    loaded: &LoadedConfig,
+    base: &Path,
+) -> Result<BuiltinSettings, Failure> {
+    BuiltinSettings::from_config(&loaded.config.settings, base).map_err(|e| {
+        Failure::new(
+            exit::CONFIG,
+            loaded.error_at(&e.pointer, e.message).to_string(),
+        )
+    })
+}
+
 pub(super) fn toolset(config: Option<&Path>) -> Result<Toolset, Failure> {
     toolset_and_config(config).map(|(tools, _, _)| tools)
 }
@@ -62,12 +84,7 @@ pub(super) fn toolset_and_config(
     config: Option<&Path>,
 ) -> Result<(Toolset, LoadedConfig, BuiltinSettings), Failure> {
     let (loaded, base) = load_config(config)?;
-    let settings = BuiltinSettings::from_config(&loaded.config.settings, &base).map_err(|e| {
-        Failure::new(
-            exit::CONFIG,
-            loaded.error_at(&e.pointer, e.message).to_string(),
-        )
-    })?;
+    let settings = builtin_settings(&loaded, &base)?;
     for warning in &loaded.warnings {
         output::write_err(&warning.to_string());
     }

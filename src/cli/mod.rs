@@ -535,13 +535,9 @@ fn not_found(tools: &Toolset, name: &str) -> Failure {
 /// otherwise, as `serve` gives), and its settings and store are checked as `serve` loads them.
 fn check(file: Option<PathBuf>) -> CmdResult {
     let path = file.unwrap_or_else(|| PathBuf::from("tools.yaml"));
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let dir = config::folder_of(&path);
     let runtime = !dir.join("Cargo.toml").is_file();
-    let file_name = path.file_name().map_or_else(|| path.clone(), PathBuf::from);
-    let builder = toolgate_codegen::Builder::new(file_name).manifest_dir(&dir);
+    let builder = toolgate_codegen::Builder::at(&path);
     let builder = if runtime {
         builder.runtime_config()
     } else {
@@ -566,12 +562,7 @@ fn check_runtime(
     dir: &Path,
 ) -> Result<(), Failure> {
     config::warn_uncompiled_tools(loaded);
-    toolgate::builtin::BuiltinSettings::from_config(&loaded.config.settings, dir).map_err(|e| {
-        Failure::new(
-            exit::CONFIG,
-            loaded.error_at(&e.pointer, e.message).to_string(),
-        )
-    })?;
+    config::builtin_settings(loaded, dir)?;
     config::shared_store(loaded)?;
     output::write_err(
         "checked as a run-time config of this binary (no Cargo.toml beside it): its local tools are the binary's own (`toolgate list`)",
@@ -582,12 +573,7 @@ fn check_runtime(
 /// `toolgate check`: the model of `gateway.tool_search.semantic`, loaded as `serve` would load
 /// it (an error without the `semantic` feature, or when the folder does not hold a model).
 fn check_semantic(report: &toolgate_codegen::Report) -> Result<(), Failure> {
-    let base = report
-        .config
-        .path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
+    let base = config::folder_of(&report.config.path);
     let Some(settings) = config::semantic_settings(&report.config, &base) else {
         return Ok(());
     };
@@ -611,12 +597,7 @@ fn check_semantic(report: &toolgate_codegen::Report) -> Result<(), Failure> {
 /// `toolgate check`: the conversion report of every OpenAPI source (compiled ones from the
 /// check itself; `load: runtime` ones whose `spec` is a file converted here, URLs not fetched).
 fn check_openapi(report: &toolgate_codegen::Report) {
-    let base = report
-        .config
-        .path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let base = config::folder_of(&report.config.path);
     for entry in &report.config.tools.openapi {
         if let Some(s) = report.openapi_sources.iter().find(|s| s.id == entry.id) {
             openapi::print_source_report(&s.id, &entry.spec, "build", &s.conversion);

@@ -45,6 +45,8 @@ struct ProbeOut<'a> {
 }
 
 impl Probe {
+    /// Connects to `target` (a URL, or a command and its arguments), lists or calls, and
+    /// closes the session.
     pub(super) async fn run(self, target: Vec<String>) -> CmdResult {
         let Self {
             call,
@@ -53,90 +55,79 @@ impl Probe {
             timeout_ms,
             json,
         } = self;
-        run(target, call, &headers, args, timeout_ms, json).await
-    }
-}
-
-async fn run(
-    target: Vec<String>,
-    call: Option<String>,
-    headers: &[String],
-    args: Value,
-    timeout_ms: u64,
-    json: bool,
-) -> CmdResult {
-    let mut parsed = BTreeMap::new();
-    for h in headers {
-        let Some((name, value)) = h.split_once(':') else {
-            return Err(Failure::new(
-                exit::USAGE,
-                format!("error: --header `{h}` is not `Name: value`"),
-            ));
-        };
-        parsed.insert(name.trim().to_string(), value.trim().to_string());
-    }
-    let connection = connection(target, parsed);
-    let timeout = Duration::from_millis(timeout_ms);
-    let options = McpOptions {
-        connect_timeout: timeout,
-        ..McpOptions::default()
-    };
-    let source = RemoteSource::builder(ID, McpBackend::new(ID, connection, options))
-        .discovery_timeout(timeout)
-        .health_interval(None)
-        .build();
-    let tools = Toolset::builder()
-        .source(source)
-        .build()
-        .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?;
-    let result = async {
-        let status = tools.discover(1).await.remove(0);
-        if let Some(error) = status.error {
-            return Err(Failure::new(exit::TOOL_ERROR, format!("error: {error}")));
+        let mut parsed = BTreeMap::new();
+        for h in &headers {
+            let Some((name, value)) = h.split_once(':') else {
+                return Err(Failure::new(
+                    exit::USAGE,
+                    format!("error: --header `{h}` is not `Name: value`"),
+                ));
+            };
+            parsed.insert(name.trim().to_string(), value.trim().to_string());
         }
-        let Some(name) = call else {
-            if json {
-                output::print_json(&ProbeOut {
-                    server: status.server.as_deref(),
-                    protocol: status.protocol.as_deref(),
-                    discovery_ms: status.discovery_ms,
-                    rejected: &status.rejected,
-                    tools: tools.tools(),
-                });
-            } else {
-                if let (Some(server), Some(protocol)) = (&status.server, &status.protocol) {
-                    output::write_err(&format!("server: {server} ({protocol})"));
-                }
-                output::list(&tools, false, &output::ListFilter::default());
-            }
-            return Ok(exit::OK);
+        let connection = connection(target, parsed);
+        let timeout = Duration::from_millis(timeout_ms);
+        let options = McpOptions {
+            connect_timeout: timeout,
+            ..McpOptions::default()
         };
-        let ctx = ToolContext::builder()
-            .caller("cli")
-            .timeout(timeout)
+        let source = RemoteSource::builder(ID, McpBackend::new(ID, connection, options))
+            .discovery_timeout(timeout)
+            .health_interval(None)
             .build();
-        match tools.call_with(&format!("{ID}.{name}"), args, ctx).await {
-            Ok(out) => {
-                output::call_output(&out, json);
-                Ok(if out.is_error {
-                    exit::TOOL_ERROR
-                } else {
-                    exit::OK
-                })
+        let tools = Toolset::builder()
+            .source(source)
+            .build()
+            .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?;
+        let result = async {
+            let status = tools.discover(1).await.remove(0);
+            if let Some(error) = status.error {
+                return Err(Failure::new(exit::TOOL_ERROR, format!("error: {error}")));
             }
-            Err(e) => {
-                let code = if e.kind() == toolgate::ErrorKind::NotFound {
-                    exit::NOT_FOUND
+            let Some(name) = call else {
+                if json {
+                    output::print_json(&ProbeOut {
+                        server: status.server.as_deref(),
+                        protocol: status.protocol.as_deref(),
+                        discovery_ms: status.discovery_ms,
+                        rejected: &status.rejected,
+                        tools: tools.tools(),
+                    });
                 } else {
-                    exit::TOOL_ERROR
-                };
-                Err(Failure::new(code, output::error_text(&e)))
+                    if let (Some(server), Some(protocol)) = (&status.server, &status.protocol) {
+                        output::write_err(&format!("server: {server} ({protocol})"));
+                    }
+                    output::list(&tools, false, &output::ListFilter::default());
+                }
+                return Ok(exit::OK);
+            };
+            let ctx = ToolContext::builder()
+                .caller("cli")
+                .timeout(timeout)
+                .build();
+            match tools.call_with(&format!("{ID}.{name}"), args, ctx).await {
+                Ok(out) => {
+                    output::call_output(&out, json);
+                    Ok(if out.is_error {
+                        exit::TOOL_ERROR
+                    } else {
+                        exit::OK
+                    })
+                }
+                Err(e) => {
+                    let code = if e.kind() == toolgate::ErrorKind::NotFound {
+                        exit::NOT_FOUND
+                    } else {
+                        exit::TOOL_ERROR
+                    };
+                    Err(Failure::new(code, output::error_text(&e)))
+                }
             }
         }
+        .await;
+        tools.close().await;
+        result
     }
-    .await;
-    tools.close().await;
-    result
 }
 
 /// A URL (an `/sse` path: legacy HTTP+SSE), else a command line.

@@ -160,7 +160,7 @@ fn summary(statuses: &[toolgate::SourceStatus]) -> String {
         .count();
     let lazy = statuses
         .iter()
-        .filter(|s| s.state == SourceState::Pending)
+        .filter(|s| s.lazy && s.state == SourceState::Pending)
         .count();
     let mut notes = Vec::new();
     if failed > 0 {

@@ -98,6 +98,19 @@ impl Served {
     }
 }
 
+impl Served {
+    /// The address the start-up line says it listens on (`127.0.0.1:PORT`).
+    fn address(&mut self) -> String {
+        let listening = self.line_with("toolgate serve: http://");
+        listening
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no address in `{listening}`"))
+            .to_string()
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -111,15 +124,9 @@ impl Drop for Served {
 #[test]
 fn serve_on_a_port_summarises_its_start_and_a_busy_port_is_its_own_exit_code() {
     let mut served = Served::start(&["serve", "--port", "0"]);
-    let listening = served.line_with("toolgate serve: http://");
-    let addr = listening
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in `{listening}`"))
-        .to_string();
-    assert!(addr.starts_with("127.0.0.1:"), "{listening}");
-    assert_ne!(addr, "127.0.0.1:0", "{listening}");
+    let addr = served.address();
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    assert_ne!(addr, "127.0.0.1:0");
     let ready = served.line_with("ready:");
     assert!(
         ready.contains(&format!("{} tool(s) from 1 source(s)", BUILTINS.len())),
@@ -149,13 +156,7 @@ fn a_lazy_source_shows_as_not_contacted_yet() {
     .unwrap();
     let config = config.display().to_string();
     let mut served = Served::start(&["--config", &config, "serve", "--port", "0"]);
-    let listening = served.line_with("toolgate serve: http://");
-    let addr = listening
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let addr = served.address();
     let ready = served.line_with("ready:");
     assert!(
         ready.contains("from 2 source(s) (1 not contacted yet)"),
@@ -198,14 +199,8 @@ fn http_get(addr: &str, path: &str) -> String {
 #[test]
 fn log_level_and_verbose_set_the_log_without_rust_log() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("tools.yaml");
-    std::fs::write(
-        &config,
-        "version: 1\npolicy:\n  tools:\n    calc: {validation: lenient, extra_arguments: strip}\n",
-    )
-    .unwrap();
-    let config = config.display().to_string();
-    let args = r#"{"expression": "6 * 7", "precise": true}"#;
+    let config = lenient_calc_config(dir.path());
+    let args = CALC_WITH_AN_EXTRA_ARGUMENT;
     let warning = "unknown argument stripped before the call";
     let run = |flags: &[&str]| {
         let mut all = vec!["--config", config.as_str()];

@@ -194,3 +194,18 @@ pub(crate) fn call_ok(name: &str, args: &Value) -> Value {
     run.ok();
     run.json()
 }
+
+/// `calc`'s arguments with one it does not take (`precise`).
+pub(crate) const CALC_WITH_AN_EXTRA_ARGUMENT: &str = r#"{"expression": "6 * 7", "precise": true}"#;
+
+/// Writes `dir/tools.yaml` whose policy checks `calc` leniently and strips unknown arguments
+/// (with a warning); returns its path.
+pub(crate) fn lenient_calc_config(dir: &Path) -> String {
+    let config = dir.join("tools.yaml");
+    std::fs::write(
+        &config,
+        "version: 1\npolicy:\n  tools:\n    calc: {validation: lenient, extra_arguments: strip}\n",
+    )
+    .unwrap();
+    config.display().to_string()
+}

@@ -250,14 +250,8 @@ fn check_the_repository_toolset_and_a_broken_copy() {
 #[test]
 fn config_policy_lenient_and_strip_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("tools.yaml");
-    std::fs::write(
-        &config,
-        "version: 1\npolicy:\n  tools:\n    calc: {validation: lenient, extra_arguments: strip}\n",
-    )
-    .unwrap();
-    let config = config.display().to_string();
-    let args = r#"{"expression": "6 * 7", "precise": true}"#;
+    let config = lenient_calc_config(dir.path());
+    let args = CALC_WITH_AN_EXTRA_ARGUMENT;
     // Without the policy: refused.
     toolgate(&["call", "calc", args])
         .code(1)

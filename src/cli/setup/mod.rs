@@ -111,15 +111,9 @@ impl Install<'_> {
                     format!("error: cannot tell where this binary is: {e}"),
                 )
             })?;
-        let local = Path::new("tools.yaml");
-        let config = match self.config {
-            Some(c) => Some(c),
-            None if local.is_file() => Some(local),
-            None => None,
-        };
         let mut args = Vec::new();
-        if let Some(config) = config {
-            let absolute = std::fs::canonicalize(config).map_err(|e| {
+        if let Some(config) = super::config::config_path(self.config) {
+            let absolute = std::fs::canonicalize(&config).map_err(|e| {
                 Failure::new(
                     exit::CONFIG,
                     format!("error: cannot read `{}`: {e}", config.display()),

@@ -90,7 +90,7 @@ pub(super) async fn call(
             // Exit 4 means "no tool of that name"; a tool that ran and reports `not_found`
             // (e.g. read_file of a missing file) is a failed call like any other (exit 1).
             if e.kind() == ErrorKind::NotFound && tools.describe(name).is_none() {
-                return Err(super::not_found(tools, name));
+                return Err(super::not_found(tools, name).await);
             }
             Err(Failure::new(exit::TOOL_ERROR, output::error_text(&e)))
         }

@@ -415,13 +415,13 @@ async fn lookup(
     name: &str,
     config: Option<&Path>,
 ) -> Result<Arc<toolgate::ToolDescriptor>, Failure> {
-    tools.lookup(name).await.map_err(|e| {
-        if e.kind() == ErrorKind::NotFound {
-            not_found(tools, name)
-        } else {
-            Failure::new(exit::TOOL_ERROR, output::error_text(&e)).with_config_hint(config)
+    match tools.lookup(name).await {
+        Ok(d) => Ok(d),
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(not_found(tools, name).await),
+        Err(e) => {
+            Err(Failure::new(exit::TOOL_ERROR, output::error_text(&e)).with_config_hint(config))
         }
-    })
+    }
 }
 
 /// `toolgate schema`: the definitions on stdout, notes and unexportable tools on stderr.
@@ -505,20 +505,31 @@ fn import_mcp(file: &Path) -> CmdResult {
     Ok(exit::OK)
 }
 
-/// No tool `name`: the error names the closest tool the command line may use, if one is close
-/// (a typo, or `a.b` written `a_b`).
-fn not_found(tools: &Toolset, name: &str) -> Failure {
+/// No tool `name`: the error names the tool the command line may use that was most likely
+/// meant: the same tool in toolgate's form (`a.b` for `a__b`), else a remote tool of that name
+/// (`server.echo` for `echo`), else the closest name (a typo; the exported form is compared
+/// in toolgate's form).
+///
+/// The sources discovered at start-up are listed first (only on this error path), so that
+/// their tools can be suggested.
+async fn not_found(tools: &Toolset, name: &str) -> Failure {
+    tools.discover_with(8, |_| {}).await;
     let names: Vec<String> = tools
         .tools_for(&output::cli_identity())
         .iter()
         .map(|d| d.name.clone())
         .collect();
     let internal = toolgate::model::names::internal_name(name);
-    let close = if internal != name && names.iter().any(|n| *n == internal) {
-        Some(internal.into_owned())
-    } else {
-        toolgate_codegen::closest(name, names.iter().map(String::as_str)).map(str::to_string)
-    };
+    let close = names
+        .iter()
+        .find(|n| **n == internal)
+        .or_else(|| {
+            names
+                .iter()
+                .find(|n| n.split_once('.').is_some_and(|(_, tool)| tool == internal))
+        })
+        .map(String::as_str)
+        .or_else(|| toolgate_codegen::closest(&internal, names.iter().map(String::as_str)));
     let hint = match close {
         Some(close) => format!("did you mean `{close}`? (see `toolgate list`)"),
         None => "see `toolgate list`".to_string(),

@@ -282,6 +282,27 @@ fn probe_lists_and_calls_a_server_without_a_config() {
     );
 }
 
+/// A remote tool named without its server, or in the exported form with a typo, is suggested
+/// under its full name.
+#[test]
+fn an_unknown_name_suggests_the_remote_tool_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tools.yaml"),
+        format!(
+            "version: 1\ntools:\n  mcp:\n    - id: everything\n      stdio: {{command: {node}, args: [{everything}, stdio]}}\n",
+            node = node(),
+            everything = js(peers::everything_js()),
+        ),
+    )
+    .unwrap();
+    for name in ["echo", "everything__ecoh", "everything.ecoh"] {
+        toolgate_in(dir.path(), &["describe", name], None)
+            .code(4)
+            .stderr_has(&["did you mean `everything.echo`?"]);
+    }
+}
+
 /// With `policy.pinning.approve_new: false` a new remote tool is withheld; the hint to approve
 /// it keeps the `--config` in use (the approvals file is that config's).
 #[test]

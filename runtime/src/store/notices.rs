@@ -195,7 +195,7 @@ impl SharedStore {
                     }
                 }
                 _ = keepalive.tick() => {
-                    let ping = tokio::time::timeout(self.timeout(), sink.ping::<String>()).await;
+                    let ping = tokio::time::timeout(self.timeout(), sink.ping::<::redis::Value>()).await;
                     match ping {
                         Ok(Ok(_)) => {}
                         Ok(Err(e)) => return crate::redact::text(&e.to_string()).into_owned(),
@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn what_is_no_notice_of_this_version_is_dropped_with_a_reason() {
-        let other_kind = br#"{"v":1,"replica":"aa","kind":"pins_changed"}"#;
+        let other_kind = br#"{"v":1,"replica":"aa","kind":"weather_changed"}"#;
         assert!(decode(other_kind, "bb").is_err());
         let other_version = br#"{"v":2,"replica":"aa","kind":"tools_changed","source":"up"}"#;
         assert!(

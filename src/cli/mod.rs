@@ -334,6 +334,7 @@ async fn run_with(tools: &Toolset, command: Command, config: Option<&Path>) -> C
             let names = if all { Vec::new() } else { names };
             let approved = tools
                 .approve(&names)
+                .await
                 .map_err(|e| Failure::new(exit::TOOL_ERROR, output::error_text(&e)))?;
             if approved.is_empty() {
                 output::print_text("nothing to approve: no remote tool is withheld\n");

@@ -20,6 +20,20 @@
 //! Identical calls (same key) made while the first is running wait for its result instead of
 //! calling the backend again (moka's coalescing); each still ends at its own deadline or
 //! cancellation.
+//!
+//! # Shared by replicas
+//! With a [`SharedStore`](crate::store::SharedStore) (tools.yaml `store.redis`, the `redis`
+//! feature) the cache has a second level in Redis, shared by every replica on the same store and
+//! `key_prefix`: the same key (its parts hashed, `{prefix}:cache:{sha256}`), the same results,
+//! the same TTL. A miss here first reads Redis: a result found there is a hit (`cache_hit`,
+//! `toolgate_cache_hits_total`) and is kept here for the time it has left in Redis; otherwise the
+//! backend runs and a result worth caching is written to Redis before the call answers, so that
+//! the next identical call on any replica finds it. A write that fails does not fail the call
+//! (logged at debug, counted in `toolgate_store_errors_total{feature="cache"}`); results whose
+//! JSON is longer than 1 MiB are kept here only. A value in Redis that does not parse is a
+//! miss. When Redis does not answer the read, `store.redis.fail.cache` applies: `open` (the
+//! default) runs the backend (and caches here only), `closed` refuses the call (retryable
+//! `network`). Hits here never wait for Redis.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -36,6 +50,9 @@ use tower::{Layer, Service, ServiceExt};
 use super::call::{Call, CallFuture, LayerInputs};
 use super::telemetry::{CACHE_HITS_TOTAL, CACHE_MISSES_TOTAL};
 use crate::{ToolError, ToolFuture, ToolOutput};
+
+#[cfg(feature = "redis")]
+mod shared;
 
 /// The most results one toolset's cache holds; the least recently used go first.
 pub const MAX_ENTRIES: u64 = 10_000;
@@ -86,6 +103,8 @@ pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<CacheLayer> {
         timeout: inputs.pipeline.timeout(inputs.tool),
         hits: metrics::counter!(CACHE_HITS_TOTAL, "tool" => tool.clone()),
         misses: metrics::counter!(CACHE_MISSES_TOTAL, "tool" => tool.clone()),
+        #[cfg(feature = "redis")]
+        store: inputs.pipeline.shared.store.clone(),
     })
 }
 
@@ -114,6 +133,25 @@ impl Key {
 struct Entry {
     output: Arc<ToolOutput>,
     ttl: Duration,
+    /// Read from the shared store (another replica computed it): a hit even for the call that
+    /// put it here.
+    from_shared: bool,
+}
+
+/// Runs the call on `inner`: a result worth caching as an [`Entry`] living `ttl`.
+async fn run_backend<S>(inner: S, call: Call, ttl: Duration) -> Result<Entry, NotStored>
+where
+    S: Service<Call, Response = ToolOutput, Error = ToolError, Future = CallFuture>,
+{
+    match inner.oneshot(call).await {
+        Ok(out) if out.is_error => Err(NotStored::ToolError(out)),
+        Ok(out) => Ok(Entry {
+            output: Arc::new(out),
+            ttl,
+            from_shared: false,
+        }),
+        Err(e) => Err(NotStored::Failed(e)),
+    }
 }
 
 /// Each entry expires its tool's TTL after it was stored.
@@ -190,6 +228,9 @@ pub(crate) struct CacheLayer {
     timeout: Option<Duration>,
     hits: Counter,
     misses: Counter,
+    /// The second level, when the toolset shares a store.
+    #[cfg(feature = "redis")]
+    store: Option<crate::store::SharedStore>,
 }
 
 impl<S> Layer<S> for CacheLayer {
@@ -240,15 +281,17 @@ where
             (d, t) => d.or_else(|| t.map(|t| started + t)),
         };
         let ttl = layer.ttl;
+        #[cfg(feature = "redis")]
+        let level2 = layer
+            .store
+            .as_ref()
+            .map(|store| shared::Level2::new(store, &key, &tool));
         let load = async move {
-            match inner.oneshot(call).await {
-                Ok(out) if out.is_error => Err(NotStored::ToolError(out)),
-                Ok(out) => Ok(Entry {
-                    output: Arc::new(out),
-                    ttl,
-                }),
-                Err(e) => Err(NotStored::Failed(e)),
+            #[cfg(feature = "redis")]
+            if let Some(level2) = level2 {
+                return level2.load(inner, call, ttl).await;
             }
+            run_backend(inner, call, ttl).await
         };
         ToolFuture::new(async move {
             let lookup = layer.cache.entry(key).or_try_insert_with(load);
@@ -263,16 +306,19 @@ where
                 }
             };
             match found {
-                Ok(entry) if entry.is_fresh() => {
-                    layer.misses.increment(1);
-                    Ok(Arc::unwrap_or_clone(entry.into_value().output))
-                }
                 Ok(entry) => {
-                    layer.hits.increment(1);
-                    if let Some(r) = &report {
-                        r.cache_hit.store(true, Ordering::Relaxed);
+                    // Put here by this call: a miss, unless read from the shared store.
+                    let fresh = entry.is_fresh();
+                    let entry = entry.into_value();
+                    if fresh && !entry.from_shared {
+                        layer.misses.increment(1);
+                    } else {
+                        layer.hits.increment(1);
+                        if let Some(r) = &report {
+                            r.cache_hit.store(true, Ordering::Relaxed);
+                        }
                     }
-                    Ok(Arc::unwrap_or_clone(entry.into_value().output))
+                    Ok(Arc::unwrap_or_clone(entry.output))
                 }
                 Err(not_stored) => {
                     layer.misses.increment(1);
@@ -310,13 +356,13 @@ mod tests {
     /// A backend that counts its calls: `{"fail": true}` fails, `{"flag": true}` answers with an
     /// `is_error` result, anything else answers `call <n>`.
     #[derive(Clone, Default)]
-    struct Counting {
+    pub(super) struct Counting {
         calls: Arc<AtomicUsize>,
         delay: Duration,
     }
 
     impl Counting {
-        fn calls(&self) -> usize {
+        pub(super) fn calls(&self) -> usize {
             self.calls.load(Ordering::SeqCst)
         }
     }
@@ -345,7 +391,7 @@ mod tests {
         }
     }
 
-    fn descriptor(read_only: bool) -> Arc<ToolDescriptor> {
+    pub(super) fn descriptor(read_only: bool) -> Arc<ToolDescriptor> {
         Arc::new(ToolDescriptor {
             name: "lookup".into(),
             source: "local".into(),
@@ -358,12 +404,12 @@ mod tests {
         })
     }
 
-    fn pipeline(json: &str) -> Pipeline {
+    pub(super) fn pipeline(json: &str) -> Pipeline {
         let config: PolicyConfig = serde_json::from_str(json).expect("policy JSON");
         Pipeline::new(false, None, config)
     }
 
-    fn stack(
+    pub(super) fn stack(
         p: &Pipeline,
         tool: &Arc<ToolDescriptor>,
         backend: &Counting,
@@ -403,7 +449,7 @@ mod tests {
         (call, report)
     }
 
-    async fn run(
+    pub(super) async fn run(
         svc: &CacheService<Counting>,
         tool: &Arc<ToolDescriptor>,
         args: Value,
@@ -418,7 +464,7 @@ mod tests {
         r.as_ref().expect("ok").text_joined()
     }
 
-    const CACHED: &str = r#"{"tools": {"lookup": {"cache_ttl_ms": 60000}}}"#;
+    pub(super) const CACHED: &str = r#"{"tools": {"lookup": {"cache_ttl_ms": 60000}}}"#;
 
     #[test]
     fn canonical_json_sorts_keys_at_every_depth() {

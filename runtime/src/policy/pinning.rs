@@ -1,7 +1,7 @@
 //! Tool pinning (`policy.pinning`): every remote tool (source kind `mcp` or `a2a`) is hashed
 //! (SHA-256 of its name, description, input and output schemas, keys sorted) and compared with
-//! the hash approved for it in the approvals file (JSON `{"tool": "sha256 hex"}`, relative to
-//! the tools.yaml).
+//! the hash approved for it: in the approvals file (JSON `{"tool": "sha256 hex"}`, relative to
+//! the tools.yaml), or, for replicas sharing a store (`store.redis`), in Redis (see below).
 //!
 //! * Same hash: the tool is listed and callable.
 //! * No approval yet: with `approve_new` (the default; trust on first use) the hash is recorded
@@ -11,10 +11,32 @@
 //!   until `toolgate approve` ([`Toolset::approve`](crate::Toolset::approve)) records its new
 //!   hash. A withheld tool is logged once (warning) per hash.
 //!
+//! # Without a shared store
 //! A running toolset (the gateway) sees a `toolgate approve` run from another process: the
 //! approvals file is looked at again at most once every [`RECHECK`] (its modification time and
 //! size), and re-read when it changed. A file that became unreadable or invalid is logged and
 //! the approvals held so far are kept.
+//!
+//! # With a shared store (the `redis` feature)
+//! The approvals are the Redis hash `{prefix}:pins`, and Redis is authoritative: each replica
+//! reads it whole when its notice relay starts (the first [`Toolset::discover`](crate::Toolset::discover)),
+//! on every [`Notice::PinsChanged`](crate::store::Notice::PinsChanged) from another replica,
+//! and after its subscription broke; what it read replaces what it held. When the hash is
+//! empty, the approvals held are seeded into it first (`HSETNX`, so the first replica's
+//! entries win): on the first read these are the approvals file's, so a deployment that
+//! starts sharing keeps its approvals, and after Redis lost its data the replicas put back
+//! what they held. The file is read once, at start.
+//!
+//! * Verdicts stay local and synchronous: no listing or call waits for Redis.
+//! * Trust on first use records the new tool in memory at once (not in the file) and pins it
+//!   in Redis from a task of its own (`HSETNX`, then the hash Redis holds): two replicas
+//!   meeting the same new tool keep the first one's hash, and on the one whose hash lost, the
+//!   tool turns [`PinState::Changed`] as soon as the answer comes.
+//! * [`Toolset::approve`](crate::Toolset::approve) first reads Redis' approvals, then writes
+//!   the new hashes to Redis (telling the other replicas, which see them within the time a
+//!   pub/sub message takes), then to the file. When Redis does not answer it is an error and
+//!   nothing is approved.
+//! * While Redis cannot answer, the approvals read last are kept (`pins` always fails open).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -96,17 +118,23 @@ pub fn is_remote(kind: &str) -> bool {
 /// A tool's verdict, with the descriptor it was made for (`None`: listed and callable).
 type Verdict = (Arc<ToolDescriptor>, Option<PinState>);
 
-/// The pins of one toolset: the approvals file and what it holds.
+/// The pins of one toolset: the approvals file (or shared store) and what it holds.
 pub(crate) struct Pins {
     file: PathBuf,
     approve_new: bool,
-    approved: Mutex<BTreeMap<String, String>>,
+    /// Tool → approved hash (shared with the tasks pinning new tools in the store). Locked
+    /// before `verdicts`.
+    approved: Arc<Mutex<BTreeMap<String, String>>>,
     /// Each tool's last verdict, for the descriptor it was made for (hashing once per listing).
-    verdicts: Mutex<HashMap<String, Verdict>>,
+    verdicts: Arc<Mutex<HashMap<String, Verdict>>>,
     /// (tool, hash) pairs already warned about.
     warned: Mutex<HashSet<(String, String)>>,
     /// The last look at the file (see [`RECHECK`]).
     checked: Mutex<Checked>,
+    /// The store the approvals are shared through, if any (then the file is not looked at
+    /// again after the first read).
+    #[cfg(feature = "redis")]
+    shared: Option<shared::Shared>,
 }
 
 /// The approvals in `file` (absent: none).
@@ -127,14 +155,6 @@ fn read(file: &Path) -> Result<BTreeMap<String, String>, String> {
 }
 
 impl Pins {
-    /// Reads the approvals held in the shared store again (on start, on
-    /// [`Notice::PinsChanged`](crate::store::Notice::PinsChanged), after the subscription
-    /// broke).
-    #[cfg(feature = "redis")]
-    pub(crate) async fn reread(&self, store: &crate::store::SharedStore) {
-        let _ = store;
-    }
-
     /// Reads the approvals `file` (absent: nothing approved yet).
     ///
     /// # Errors
@@ -148,15 +168,22 @@ impl Pins {
         Ok(Self {
             file,
             approve_new,
-            approved: Mutex::new(approved),
-            verdicts: Mutex::new(HashMap::new()),
+            approved: Arc::new(Mutex::new(approved)),
+            verdicts: Arc::new(Mutex::new(HashMap::new())),
             warned: Mutex::new(HashSet::new()),
             checked: Mutex::new(checked),
+            #[cfg(feature = "redis")]
+            shared: None,
         })
     }
 
-    /// Re-reads the file when another process changed it (looked at once per [`RECHECK`]).
+    /// Re-reads the file when another process changed it (looked at once per [`RECHECK`]);
+    /// never with a shared store (Redis holds the approvals then).
     fn reload_if_changed(&self) {
+        #[cfg(feature = "redis")]
+        if self.shared.is_some() {
+            return;
+        }
         {
             // Released before `approved` is locked (`verdict` and `approve` lock `approved`,
             // then this one).
@@ -199,6 +226,11 @@ impl Pins {
             let verdict = match approved.get(&d.name) {
                 Some(h) if *h == hash => None,
                 Some(_) => Some(PinState::Changed),
+                #[cfg(feature = "redis")]
+                None if self.approve_new && self.shared.is_some() => {
+                    self.pin_first_use(&mut approved, &d.name, &hash);
+                    None
+                }
                 None if self.approve_new => {
                     let pin = [(d.name.clone(), hash.clone())];
                     match self.write_merged(&mut approved, &pin, true) {
@@ -235,6 +267,27 @@ impl Pins {
         verdict
     }
 
+    /// Approves the tools `pick` chooses (`toolgate approve`), as they are now: with a shared
+    /// store, its approvals are read first (so that `pick` sees which tools Redis withholds),
+    /// and the new hashes are written to it, then to the file; without, to the file. Returns
+    /// what `pick` chose.
+    ///
+    /// # Errors
+    /// `pick`'s error; a retryable `network` error when the shared store did not answer
+    /// (nothing is approved then); `internal` when the file cannot be written.
+    pub(crate) async fn approve_with(
+        &self,
+        pick: impl FnOnce() -> Result<Vec<Arc<ToolDescriptor>>, crate::ToolError>,
+    ) -> Result<Vec<Arc<ToolDescriptor>>, crate::ToolError> {
+        #[cfg(feature = "redis")]
+        let _serial = self.catch_up().await?;
+        let tools = pick()?;
+        #[cfg(feature = "redis")]
+        self.share(&tools).await?;
+        self.approve(&tools).map_err(crate::ToolError::internal)?;
+        Ok(tools)
+    }
+
     /// Records the current hash of each of `tools` and writes the file.
     ///
     /// # Errors
@@ -242,6 +295,13 @@ impl Pins {
     pub(crate) fn approve(&self, tools: &[Arc<ToolDescriptor>]) -> Result<(), String> {
         let pins: Vec<(String, String)> = tools.iter().map(|d| (d.name.clone(), hash(d))).collect();
         let mut approved = lock(&self.approved);
+        #[cfg(feature = "redis")]
+        let written = if self.shared.is_some() {
+            self.record_shared(&mut approved, &pins)
+        } else {
+            self.write_merged(&mut approved, &pins, false)
+        };
+        #[cfg(not(feature = "redis"))]
         let written = self.write_merged(&mut approved, &pins, false);
         lock(&self.verdicts).clear();
         written
@@ -276,6 +336,9 @@ impl Pins {
         Ok(())
     }
 }
+
+#[cfg(feature = "redis")]
+mod shared;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())

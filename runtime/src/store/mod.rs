@@ -10,8 +10,15 @@
 //!   [`crate::policy`]'s rate limit layer). Idle buckets expire by themselves.
 //! * **Budgets**: one script checks every applicable budget and charges all or none; a refund
 //!   takes the cost back, never below 0. Budgets do not expire.
+//! * **Result cache**: a second level behind each replica's own cache, `{prefix}:cache:{digest}`
+//!   (SHA-256 of tool, version, caller and canonical arguments) holding the result's JSON for
+//!   the tool's `cache_ttl_ms`: a result computed on one replica is a hit on the others (see
+//!   `cache` and [`crate::policy`]'s cache layer).
 //! * **Circuit breakers**: a breaker opened on one replica opens on the others within the time
 //!   a pub/sub message takes; calls never wait for Redis (see `breakers`).
+//! * **Tool pins**: the approvals of [pinning](crate::policy::pinning) are one Redis hash,
+//!   `{prefix}:pins` (tool → SHA-256); `toolgate approve` on any replica reaches the others by
+//!   a [`Notice::PinsChanged`]; listings and calls never wait for Redis (see `pins`).
 //!
 //! Keys: `{prefix}:rl:{tool|caller|source}:{limit}:{name}[:{caller}]`,
 //! `{prefix}:budget:{per_caller|per_agent|per_task}:{name}` and `{prefix}:breaker:{source}`,
@@ -29,8 +36,10 @@
 
 mod breakers;
 mod budgets;
+mod cache;
 mod limits;
 mod notices;
+mod pins;
 mod redis;
 
 pub(crate) use self::limits::Gcra;

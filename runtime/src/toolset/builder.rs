@@ -275,7 +275,8 @@ impl ToolsetBuilder {
     ///
     /// From the first [`Toolset::discover`] on, the replicas also tell each other through it
     /// when an MCP server behind them said its tools changed, so that each lists that source
-    /// again and its clients hear `tools/list_changed` (see [`crate::store::Notice`]).
+    /// again and its clients hear `tools/list_changed` (see [`crate::store::Notice`]). The
+    /// approvals of `policy.pinning` are kept there too (see [`crate::policy::pinning`]).
     #[cfg(feature = "redis")]
     pub fn shared_store(mut self, store: crate::store::SharedStore) -> Self {
         self.store = Some(store);
@@ -313,6 +314,11 @@ impl ToolsetBuilder {
                 )
             }
             None => None,
+        };
+        #[cfg(feature = "redis")]
+        let pins = match (pins, &self.store) {
+            (Some(pins), Some(store)) => Some(pins.with_store(store.clone())),
+            (pins, _) => pins,
         };
         let mut sources = self.overlays;
         let overlays = sources.len();

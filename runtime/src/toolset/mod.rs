@@ -277,19 +277,29 @@ impl Toolset {
 
     /// Approves remote tools as they are now (`toolgate approve`): records the current hash of
     /// each tool named (either name form), or of every [withheld](Self::withheld) tool when
-    /// `names` is empty, in the approvals file. Returns the names approved.
+    /// `names` is empty, in the approvals file — and, with a
+    /// [shared store](ToolsetBuilder::shared_store), in Redis first (whose approvals are read
+    /// before choosing the withheld tools), which tells every replica. Returns the names
+    /// approved.
     ///
     /// # Errors
     /// `invalid_arguments` without `policy.pinning`, or for a tool that is not remote (only MCP
-    /// and A2A tools are pinned); `not_found` for an unknown name; `internal` when the file
-    /// cannot be written.
-    pub fn approve(&self, names: &[String]) -> Result<Vec<String>, ToolError> {
+    /// and A2A tools are pinned); `not_found` for an unknown name; retryable `network` when the
+    /// shared store did not answer (nothing is approved then); `internal` when the file cannot
+    /// be written.
+    pub async fn approve(&self, names: &[String]) -> Result<Vec<String>, ToolError> {
         let Some(pins) = &self.inner.pins else {
             return Err(ToolError::new(
                 crate::ErrorKind::InvalidArguments,
                 "tool pinning is off: set policy.pinning in tools.yaml",
             ));
         };
+        let tools = pins.approve_with(|| self.to_approve(names)).await?;
+        Ok(tools.iter().map(|d| d.name.clone()).collect())
+    }
+
+    /// The tools [`approve`](Self::approve) records for `names`.
+    fn to_approve(&self, names: &[String]) -> Result<Vec<Arc<ToolDescriptor>>, ToolError> {
         let catalog = self.current();
         let mut tools = Vec::new();
         if names.is_empty() {
@@ -319,8 +329,7 @@ impl Toolset {
             }
             tools.push(Arc::clone(entry.descriptor()));
         }
-        pins.approve(&tools).map_err(ToolError::internal)?;
-        Ok(tools.iter().map(|d| d.name.clone()).collect())
+        Ok(tools)
     }
 
     /// Sets the policy gauges that are read, not counted (each source's circuit breaker state,

@@ -7,6 +7,8 @@ mod support;
 
 #[path = "mcp_faults/deadlines.rs"]
 mod deadlines;
+#[path = "mcp_faults/sessions.rs"]
+mod sessions;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -432,102 +434,6 @@ async fn list_changed_brings_new_tools() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("lc.b never appeared: {:?}", tools.tools());
-}
-
-/// The session id is sent on every request; an expired session (404) fails the call in
-/// flight with a retryable error and exactly one new session is started; DELETE on close.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn streamable_http_session_expiry_starts_one_new_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("session.jsonl");
-    let server = peers::http_session_server(Some(&log));
-    let tools = toolset(
-        "web",
-        McpConnection::Http {
-            url: server.url("/mcp"),
-            headers: BTreeMap::from([
-                (
-                    "Authorization".to_string(),
-                    "Bearer t0k3n-value".to_string(),
-                ),
-                ("X-Tenant".to_string(), "acme".to_string()),
-            ]),
-            oauth2: None,
-        },
-    );
-    ready(&tools).await;
-    let first = tools
-        .call("web.whoami", json!({}))
-        .await
-        .unwrap()
-        .text_joined();
-    assert!(!first.is_empty());
-    // The server forgets every session.
-    let client = reqwest::Client::new();
-    client
-        .post(server.url("/admin/expire"))
-        .send()
-        .await
-        .unwrap();
-    let e = tools
-        .call("web.echo", json!({"message": "x"}))
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Network, "{e}");
-    assert!(e.is_retryable());
-    let second = tools
-        .call("web.whoami", json!({}))
-        .await
-        .unwrap()
-        .text_joined();
-    assert_ne!(first, second, "a new session");
-    // tools/list is idempotent: after another expiry, a listing is sent again on a new session.
-    client
-        .post(server.url("/admin/expire"))
-        .send()
-        .await
-        .unwrap();
-    tools.refresh("web").await.unwrap();
-    assert!(tools.describe("web.echo").is_some());
-    tools.close().await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let lines: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let initializes = lines
-        .iter()
-        .filter(|l| l["rpc_method"] == "initialize")
-        .count();
-    assert_eq!(
-        initializes, 3,
-        "one new session per expiry, not more: {lines:#?}"
-    );
-    for l in lines.iter().filter(|l| {
-        l["method"] == "POST"
-            // The `server/discover` probe and `initialize` come before there is a session.
-            && !matches!(l["rpc_method"].as_str(), Some("initialize" | "server/discover"))
-            && l["path"] == "/mcp"
-    }) {
-        assert!(
-            l["session"].is_string(),
-            "every request after initialize carries the session id: {l}"
-        );
-        assert!(
-            l["protocol_version"].is_string(),
-            "and the protocol version: {l}"
-        );
-        assert_eq!(
-            l["authorization"], "Bearer t0k3n-value",
-            "and the headers: {l}"
-        );
-        assert_eq!(l["x_tenant"], "acme", "{l}");
-    }
-    assert!(
-        lines.iter().any(|l| l["method"] == "DELETE"),
-        "DELETE on close: {lines:#?}"
-    );
 }
 
 /// What generated code does with tools.yaml's `mcp:` entries: sources built at `build()`,

@@ -4,6 +4,7 @@
 //! broadcast as [`McpEvent`]s ([`McpBackend::events`](super::McpBackend::events)).
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[allow(deprecated)]
@@ -119,6 +120,12 @@ impl Shared {
 /// the whole session on one that arrives before the `initialize` result (JSON-RPC 2.0 §5: a
 /// response answers a request of the same id; anything else is the server's bug, not the
 /// session's end).
+///
+/// A session the server no longer knows ends here, and is marked [`Forgotten`]: an error tied
+/// to no request (JSON-RPC 2.0 §5.1, `id: null`: what a streamable HTTP server answers a
+/// session id it does not know with, as an HTTP 400, after a restart) would otherwise leave
+/// every call on it waiting for an answer until its deadline; an HTTP 404 to a request that
+/// carried the session id (MCP, basic/transports, Session Management) marks it too.
 pub(crate) struct ProgressInOrder<T> {
     inner: T,
     shared: Arc<Shared>,
@@ -126,18 +133,44 @@ pub(crate) struct ProgressInOrder<T> {
     pending: HashSet<RequestId>,
     /// Ids of requests toolgate cancelled, newest last: a late answer to one is expected.
     cancelled: VecDeque<RequestId>,
+    forgotten: Forgotten,
+}
+
+/// Set when the server said it no longer knows the session (see [`ProgressInOrder`]). What
+/// was sent on such a session did not run, so a call may be sent once more on a new one.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Forgotten(Arc<AtomicBool>);
+
+impl Forgotten {
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+/// Whether a send failed because the server answered 404 to the session id (rmcp's
+/// streamable HTTP client, whichever HTTP client it runs on, reports reqwest's errors).
+fn session_expired(error: &(dyn std::any::Any + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    error
+        .downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        .is_some_and(|e| matches!(e, StreamableHttpError::SessionExpired))
 }
 
 /// How many cancelled requests are remembered (their late answers pass quietly).
 const CANCELLED_REMEMBERED: usize = 256;
 
 impl<T> ProgressInOrder<T> {
-    pub(crate) fn new(inner: T, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(inner: T, shared: Arc<Shared>, forgotten: Forgotten) -> Self {
         Self {
             inner,
             shared,
             pending: HashSet::new(),
             cancelled: VecDeque::new(),
+            forgotten,
         }
     }
 
@@ -182,13 +215,28 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressInOrder<T> {
             }
             _ => {}
         }
-        self.inner.send(item)
+        let sent = self.inner.send(item);
+        let forgotten = self.forgotten.clone();
+        async move {
+            let result = sent.await;
+            if let Err(e) = &result
+                && session_expired(e)
+            {
+                forgotten.set();
+            }
+            result
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
             let message = self.inner.receive().await?;
             let answered = match &message {
+                JsonRpcMessage::Error(e) if e.id.is_none() => {
+                    tracing::warn!(server = %self.shared.server, error = %crate::redact::text(&e.error.message), "the server answered with an error tied to no request (it no longer knows the session, or could not read a message); the session ends and calls on it go again on a new one");
+                    self.forgotten.set();
+                    return None;
+                }
                 JsonRpcMessage::Response(r) => Some(&r.id),
                 JsonRpcMessage::Error(e) => e.id.as_ref(),
                 JsonRpcMessage::Notification(n) => {
@@ -243,6 +291,8 @@ pub(crate) struct Listener {
 pub(crate) struct Handler {
     pub(crate) shared: Arc<Shared>,
     pub(crate) protocol_version: ProtocolVersion,
+    /// Set by the session's transport ([`ProgressInOrder`]) when the server forgot it.
+    pub(crate) forgotten: Forgotten,
 }
 
 // Logging notifications are deprecated by SEP-2577 but servers still send them.

@@ -20,6 +20,10 @@ use crate::{ErrorKind, ToolContext, ToolDescriptor, ToolError, ToolOutput};
 impl Client {
     /// `tools/call`: progress relayed to the caller, a cancellation sent when the call is
     /// abandoned (timeout, caller cancel) before the answer, a dropped session failing it at once.
+    ///
+    /// A call sent on a session the server no longer knows (it restarted while the session
+    /// was idle: it answers 404, or an error tied to no request) did not run there: it goes
+    /// once more on a new session, within the same deadline.
     pub(crate) async fn call(
         &self,
         tool: &ToolDescriptor,
@@ -28,6 +32,29 @@ impl Client {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let session = self.session(ctx.deadline()).await?;
+        match self
+            .call_on(&session, tool, remote, args.clone(), ctx)
+            .await
+        {
+            Err(e) if session.forgotten.is_set() => {
+                tracing::info!(server = %self.id, generation = session.generation, error = %e.message(), "the server no longer knows the session; the call goes again on a new session");
+                self.drop_session(&session);
+                let session = self.session(ctx.deadline()).await?;
+                self.call_on(&session, tool, remote, args, ctx).await
+            }
+            other => other,
+        }
+    }
+
+    /// One `tools/call` on `session`.
+    async fn call_on(
+        &self,
+        session: &Arc<super::Session>,
+        tool: &ToolDescriptor,
+        remote: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         // Named in errors only.
         let what = || format!("tools/call {remote}");
         let mut params = CallToolRequestParams::new(remote.to_string());
@@ -48,7 +75,7 @@ impl Client {
             .send_request_with_option(request, options)
             .await
             .map_err(|e| {
-                self.drop_session(&session);
+                self.drop_session(session);
                 convert::service_error(&self.id, &what(), &e, session.process.as_deref())
             })?;
         let idle = self.options.idle_timeout;
@@ -61,7 +88,7 @@ impl Client {
             self.shared
                 .track_progress(handle.progress_token.clone(), listener)
         });
-        let mut abandoned = Abandoned::new(&session, handle.id.clone());
+        let mut abandoned = Abandoned::new(session, handle.id.clone());
         abandoned.reason = ctx.cancel_reason_slot();
         abandoned.deadline = ctx.deadline();
         let response = handle.await_response();
@@ -118,7 +145,7 @@ impl Client {
                     e,
                     rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
                 ) {
-                    self.drop_session(&session);
+                    self.drop_session(session);
                 }
                 return Err(convert::service_error(
                     &self.id,

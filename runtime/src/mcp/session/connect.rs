@@ -13,7 +13,7 @@ use rmcp::service::{
 use rmcp::transport::Transport;
 
 use super::Client;
-use crate::mcp::handler::{Handler, ProgressInOrder};
+use crate::mcp::handler::{Forgotten, Handler, ProgressInOrder};
 use crate::mcp::stdio::{ProcessLog, StdioCommand, StdioTransport};
 use crate::mcp::{McpConnection, sse};
 use crate::{ErrorKind, ToolError};
@@ -71,7 +71,11 @@ impl Client {
     where
         T: Transport<RoleClient> + Send + 'static,
     {
-        let transport = ProgressInOrder::new(transport, Arc::clone(&self.shared));
+        let transport = ProgressInOrder::new(
+            transport,
+            Arc::clone(&self.shared),
+            handler.forgotten.clone(),
+        );
         match serve_client_with_lifecycle(handler, transport, mode).await {
             Ok(service) => Ok((service, log)),
             Err(e) => Err(Failed::Handshake(Box::new(e), log)),
@@ -89,6 +93,7 @@ impl Client {
         let handler = Handler {
             shared: Arc::clone(&self.shared),
             protocol_version: ProtocolVersion::LATEST_WITH_INITIALIZE,
+            forgotten: Forgotten::default(),
         };
         let before =
             |kind: ErrorKind, message: String| Failed::Before(ToolError::new(kind, message));

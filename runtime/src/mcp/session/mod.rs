@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::{Handler, Shared};
+use super::handler::{Forgotten, Handler, Shared};
 use super::stdio::ProcessLog;
 use super::{McpConnection, McpOptions, convert};
 use crate::remote::PeerInfo;
@@ -50,6 +50,8 @@ struct Session {
     /// waits for them (at most [`CANCEL_FLUSH`]) before it ends, so that a server hears of a
     /// call cancelled just before shutdown.
     cancels: tokio_util::task::TaskTracker,
+    /// The server no longer knows this session (restarted, expired it).
+    forgotten: Forgotten,
 }
 
 /// How long ending a session waits for its pending `notifications/cancelled` to go out.
@@ -57,7 +59,7 @@ const CANCEL_FLUSH: Duration = Duration::from_secs(1);
 
 impl Session {
     fn is_alive(&self) -> bool {
-        !self.peer.is_transport_closed()
+        !self.peer.is_transport_closed() && !self.forgotten.is_set()
     }
 
     async fn shutdown(&self) {
@@ -299,6 +301,7 @@ impl Client {
             Err(_) => return Err(failure(self.handshake_timeout(limit, by_call))),
         };
         let peer = service.peer().clone();
+        let forgotten = service.service().forgotten.clone();
         let info = peer.peer_info();
         let version = info
             .as_ref()
@@ -345,6 +348,7 @@ impl Client {
                 server,
             },
             cancels: tokio_util::task::TaskTracker::new(),
+            forgotten,
         }))
     }
 

@@ -17,8 +17,10 @@ use serde_json::Value;
 
 use crate::harness::{self, PeerProcess, Served, peers, serve_with_env};
 
+mod breakers;
 mod failover;
 mod notices;
+mod pins;
 mod redis_outage;
 mod sessions;
 mod shared_limits;

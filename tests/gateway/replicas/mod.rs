@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::harness::{self, PeerProcess, Served, peers, serve_with_env};
 
 mod breakers;
+mod cache;
 mod failover;
 mod notices;
 mod pins;

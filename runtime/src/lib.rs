@@ -57,7 +57,9 @@ pub use openapi::{OpenApiHook, OpenApiSource, OpenApiSourceBuilder, OpenApiSourc
 pub use output::{Content, ResourceContents, ToolOutput};
 pub use search::semantic::SemanticSearch;
 pub use search::{SearchField, SearchHit, SearchOptions};
-pub use source::{SourceLifecycle, SourceState, SourceStatus, SourceTool, ToolKey, ToolSource};
+pub use source::{
+    ResultSink, SourceLifecycle, SourceState, SourceStatus, SourceTool, ToolKey, ToolSource,
+};
 pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use toolgate_model::dialect::Dialect;

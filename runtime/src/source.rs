@@ -67,6 +67,11 @@ pub trait ToolSource: Send + Sync + 'static {
     }
 }
 
+/// Where a source also keeps the full results it cut ([`SourceLifecycle::keep_results_in`]):
+/// called with the `toolgate://results/...` URI and the full result, on the call's task; it
+/// must not block (the toolset's sink starts a task of its own for the write).
+pub type ResultSink = std::sync::Arc<dyn Fn(&str, &ToolOutput) + Send + Sync>;
+
 /// What a source that lives outside the process (or is loaded late) does besides listing and
 /// calling: it is contacted, listed again, health-checked and closed. Every method has a
 /// default for a source with nothing to do.
@@ -118,6 +123,14 @@ pub trait SourceLifecycle: Send + Sync {
     fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
         let _ = uri;
         None
+    }
+
+    /// Gives the source a second place for the full results it cuts: `sink` is called with
+    /// each one's URI and result, besides the source's own store (the toolset passes one that
+    /// writes to the replicas' shared store). Called at most once, when the toolset is built.
+    /// The default ignores it (a source that cuts nothing).
+    fn keep_results_in(&self, sink: ResultSink) {
+        let _ = sink;
     }
 
     /// A counter the source bumps whenever the tools it offers change (a remote end listed

@@ -354,7 +354,7 @@ async fn very_large_results_are_cut_and_kept() {
     let uri = text[marker..].split("full result: ").nth(1).unwrap();
     let uri = &uri[..uri.find(']').unwrap()];
     assert!(uri.starts_with("toolgate://results/r/"), "{uri}");
-    let full = tools.stored_result(uri).expect("the full result");
+    let full = tools.stored_result(uri).await.expect("the full result");
     assert_eq!(full.text_joined().len(), 5_000_000);
 
     // A frame over the transport's cap is refused, not buffered: the call fails at once (the

@@ -143,6 +143,7 @@ impl RemoteSourceBuilder {
                 closed: CancellationToken::new(),
                 watcher: Mutex::new(false),
                 results: super::limit::ResultStore::new(),
+                results_sink: std::sync::OnceLock::new(),
                 changed: watch::channel(0).0,
             }),
         }

@@ -129,6 +129,8 @@ struct Inner {
     /// Whether the background task (health checks, list_changed) runs.
     watcher: Mutex<bool>,
     results: limit::ResultStore,
+    /// Where cut results are kept too (the replicas' shared store), if anywhere.
+    results_sink: std::sync::OnceLock<crate::ResultSink>,
     /// Bumped whenever a listing changes the offered tools.
     changed: watch::Sender<u64>,
 }
@@ -353,6 +355,9 @@ impl RemoteSource {
             Some(cut) => {
                 let size = limit::size_of(&out);
                 tracing::info!(source = %self.inner.id, bytes = size, %uri, "result cut to the size limit; full result stored");
+                if let Some(sink) = self.inner.results_sink.get() {
+                    sink(&uri, &out);
+                }
                 self.inner.results.put(uri, out, size);
                 cut
             }
@@ -570,6 +575,10 @@ impl SourceLifecycle for RemoteSource {
 
     fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
         self.inner.results.get(uri)
+    }
+
+    fn keep_results_in(&self, sink: crate::ResultSink) {
+        let _ = self.inner.results_sink.set(sink);
     }
 
     fn tool_changes(&self) -> Option<watch::Receiver<u64>> {

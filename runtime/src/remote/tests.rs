@@ -205,7 +205,7 @@ async fn big_results_are_cut_and_kept_in_full() {
         .nth(1)
         .and_then(|s| s.split(']').next())
         .unwrap();
-    let full = tools.stored_result(uri).unwrap();
+    let full = tools.stored_result(uri).await.unwrap();
     assert_eq!(full.text_joined().len(), 200_000);
 }
 

@@ -19,10 +19,14 @@
 //! * **Tool pins**: the approvals of [pinning](crate::policy::pinning) are one Redis hash,
 //!   `{prefix}:pins` (tool → SHA-256); `toolgate approve` on any replica reaches the others by
 //!   a [`Notice::PinsChanged`]; listings and calls never wait for Redis (see `pins`).
+//! * **Cut results**: the full result of a call cut to `max_result_bytes`,
+//!   `{prefix}:result:{SHA-256 of its URI}` for an hour, so `resources/read` of its
+//!   `toolgate://results/...` URI works on any replica (see `results`).
 //!
 //! Keys: `{prefix}:rl:{tool|caller|source}:{limit}:{name}[:{caller}]`,
 //! `{prefix}:budget:{per_caller|per_agent|per_task}:{name}` and `{prefix}:breaker:{source}`,
-//! names with `%`, `:` and NUL percent-escaped.
+//! names with `%`, `:` and NUL percent-escaped; `{prefix}:cache:{hex}`, `{prefix}:result:{hex}`
+//! (SHA-256 digests), `{prefix}:pins` and the channel `{prefix}:notices`.
 //!
 //! # Failures
 //! Every command is bounded by `timeout_ms` (the client's response timeout and a
@@ -41,6 +45,7 @@ mod limits;
 mod notices;
 mod pins;
 mod redis;
+mod results;
 
 pub(crate) use self::limits::Gcra;
 
@@ -50,6 +55,7 @@ use toolgate_model::config::FailMode;
 
 pub use self::notices::Notice;
 pub use self::redis::SharedStore;
+pub use self::results::{MAX_SHARED_RESULT_BYTES, RESULT_TTL};
 
 /// `toolgate_store_errors_total{feature}`: shared-store commands that failed or timed out, by
 /// feature (`rate_limits`, `budgets`, `cache`, `breakers`, `pins`, `notices`, `readiness`).
@@ -97,6 +103,8 @@ pub(crate) enum Feature {
     Breakers,
     /// Tool pins and approvals: always open, the approvals read last are kept.
     Pins,
+    /// Full results of cut calls: always open, a result not shared is read where it was cut.
+    Results,
     /// Notices between replicas ([`Notice`]): always open, a lost notice only delays.
     Notices,
     /// The `/readyz` check: always open, it reports and decides nothing.
@@ -112,6 +120,7 @@ impl Feature {
             Self::Cache => "cache",
             Self::Breakers => "breakers",
             Self::Pins => "pins",
+            Self::Results => "results",
             Self::Notices => "notices",
             Self::Readiness => "readiness",
         }
@@ -127,11 +136,12 @@ impl Feature {
             Self::Pins => 4,
             Self::Notices => 5,
             Self::Readiness => 6,
+            Self::Results => 7,
         }
     }
 
     /// How many features there are.
-    const COUNT: usize = 7;
+    const COUNT: usize = 8;
 }
 
 /// A command that did not get its answer.

@@ -154,9 +154,11 @@ impl SharedStore {
             Feature::RateLimits => self.0.fail.rate_limits,
             Feature::Budgets => self.0.fail.budgets,
             Feature::Cache => self.0.fail.cache,
-            Feature::Breakers | Feature::Pins | Feature::Notices | Feature::Readiness => {
-                FailMode::Open
-            }
+            Feature::Breakers
+            | Feature::Pins
+            | Feature::Results
+            | Feature::Notices
+            | Feature::Readiness => FailMode::Open,
         }
     }
 

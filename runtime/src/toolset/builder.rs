@@ -380,6 +380,13 @@ impl ToolsetBuilder {
         let mut pipeline =
             crate::policy::Pipeline::new(self.validation.is_some(), self.default_timeout, policy);
         #[cfg(feature = "redis")]
+        if let Some(store) = &self.store {
+            let sink = store.result_sink();
+            for lifecycle in sources.iter().filter_map(|s| s.lifecycle()) {
+                lifecycle.keep_results_in(sink.clone());
+            }
+        }
+        #[cfg(feature = "redis")]
         {
             pipeline.shared.store = self.store;
         }

@@ -253,13 +253,29 @@ impl Toolset {
 
     /// A result kept in full after it was cut to a size limit, by the `toolgate://results/...`
     /// URI named in the cut result; without any configured secret, as the call's result.
-    pub fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
-        let mut out = self
+    /// Looked for in this toolset's sources first, then, with a
+    /// [shared store](crate::ToolsetBuilder::shared_store), in Redis (a result cut on another
+    /// replica, kept there for [`RESULT_TTL`](crate::store::RESULT_TTL)). `None` when neither
+    /// holds it, or the store did not answer (logged).
+    pub async fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
+        let local = self
             .inner
             .sources
             .iter()
             .filter_map(|s| s.lifecycle())
-            .find_map(|l| l.stored_result(uri))?;
+            .find_map(|l| l.stored_result(uri));
+        #[cfg(feature = "redis")]
+        let local = match (local, self.shared_store()) {
+            (None, Some(store)) => match store.shared_result(uri).await {
+                Ok(shared) => shared,
+                Err(failure) => {
+                    tracing::warn!(%uri, "shared store (Redis) {failure}; a result cut on another replica cannot be read");
+                    None
+                }
+            },
+            (local, _) => local,
+        };
+        let mut out = local?;
         crate::redact::output(&mut out);
         Some(out)
     }

@@ -23,6 +23,7 @@ mod failover;
 mod notices;
 mod pins;
 mod redis_outage;
+mod results;
 mod sessions;
 mod shared_limits;
 

@@ -156,7 +156,7 @@ pub(super) async fn read_resource(
     _context: RequestContext<RoleServer>,
 ) -> Result<ReadResourceResponse, McpError> {
     if request.uri.starts_with(RESULT_URI_PREFIX) {
-        return results::read(gateway, &request.uri);
+        return results::read(gateway, &request.uri).await;
     }
     let servers = servers(gateway);
     let mut params = request.clone();

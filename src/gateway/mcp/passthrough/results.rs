@@ -13,9 +13,10 @@ use crate::gateway::Gateway;
 ///
 /// # Errors
 /// -32002 (resource not found) when nothing is stored under `uri`: it was never a result's
-/// URI, or it was evicted (the newest 32 results, 64 MiB at most, are kept per source).
-pub(super) fn read(gateway: &Gateway, uri: &str) -> Result<ReadResourceResponse, McpError> {
-    let out = gateway.toolset().stored_result(uri).ok_or_else(|| {
+/// URI, or it was evicted (the newest 32 results, 64 MiB at most, are kept per source; with a
+/// shared store, every replica's for an hour).
+pub(super) async fn read(gateway: &Gateway, uri: &str) -> Result<ReadResourceResponse, McpError> {
+    let out = gateway.toolset().stored_result(uri).await.ok_or_else(|| {
         McpError::resource_not_found(
             format!(
                 "Resource {uri} not found: no stored result has this URI (only the newest results are kept)"

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::harness::{self, PeerProcess, Served, peers, serve_with_env};
 
+mod a2a;
 mod breakers;
 mod cache;
 mod failover;

@@ -81,6 +81,9 @@ struct Inner {
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
     pub(crate) allowed_hosts: Vec<String>,
+    /// `gateway.allowed_hosts` entries that are networks: a `Host` that is an IP address in
+    /// one of them is accepted.
+    pub(crate) allowed_networks: Vec<ipnet::IpNet>,
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) api_keys: Vec<auth::ApiKey>,
     /// Access tokens from `gateway.auth.oauth`'s issuers.
@@ -108,6 +111,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             allowed_hosts: Vec::new(),
+            allowed_networks: Vec::new(),
             allowed_origins: Vec::new(),
             api_keys: Vec::new(),
             oauth: None,
@@ -159,6 +163,15 @@ impl GatewayBuilder {
     /// `Origin` values (`scheme://host[:port]`) accepted besides the loopback ones.
     pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.settings.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Networks whose addresses are accepted as `Host` (an IP literal, with any port): the
+    /// pod network, say, for a Prometheus or a probe that reaches each replica by its IP. A
+    /// DNS-rebinding page always sends its own name as `Host`, never an address, so this does
+    /// not weaken that protection; the `Origin` check still applies.
+    pub fn allowed_networks(mut self, networks: impl IntoIterator<Item = ipnet::IpNet>) -> Self {
+        self.settings.allowed_networks = networks.into_iter().collect();
         self
     }
 
@@ -284,9 +297,22 @@ impl GatewayBuilder {
     ///
     /// # Errors
     /// [`GatewayError::Config`] when an API key's `${ENV}` is not set or is empty, or the
-    /// session key's is not set or is not 32 bytes (64 hex digits or base64).
+    /// session key's is not set or is not 32 bytes (64 hex digits or base64), or an
+    /// `allowed_hosts` entry with a `/` is not a network in CIDR notation.
     pub fn config(mut self, config: &GatewayConfig) -> Result<Self, GatewayError> {
-        self.settings.allowed_hosts = config.allowed_hosts.clone();
+        let (networks, names): (Vec<&String>, Vec<&String>) =
+            config.allowed_hosts.iter().partition(|h| h.contains('/'));
+        self.settings.allowed_hosts = names.into_iter().cloned().collect();
+        self.settings.allowed_networks = networks
+            .into_iter()
+            .map(|n| {
+                n.parse::<ipnet::IpNet>().map_err(|e| {
+                    GatewayError::Config(format!(
+                        "gateway.allowed_hosts: `{n}` is not a network in CIDR notation (`10.0.0.0/8`, `fd00::/8`): {e}"
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
         self.settings.allowed_origins = config.allowed_origins.clone();
         for key in &config.api_keys {
             let secret = key

@@ -181,25 +181,44 @@ fn check_host(gateway: &Gateway, headers: &HeaderMap) -> Result<(), ToolError> {
     };
     let host = host.to_ascii_lowercase();
     let name = strip_port(&host);
+    let settings = gateway.settings();
     let allowed = is_loopback(name)
-        || gateway
-            .settings()
+        || settings
             .allowed_hosts
             .iter()
-            .any(|a| a.eq_ignore_ascii_case(&host) || a.eq_ignore_ascii_case(name));
+            .any(|a| a.eq_ignore_ascii_case(&host) || a.eq_ignore_ascii_case(name))
+        || in_networks(name, &settings.allowed_networks);
     if allowed {
         Ok(())
     } else {
         Err(ToolError::permission_denied(format!(
-            "Host `{host}` is not allowed (DNS-rebinding protection); accepted: localhost, 127.0.0.1, [::1]{}; add it to gateway.allowed_hosts in tools.yaml",
-            gateway
-                .settings()
+            "Host `{host}` is not allowed (DNS-rebinding protection); accepted: localhost, 127.0.0.1, [::1]{}{}; add it (or its network, as 10.0.0.0/8) to gateway.allowed_hosts in tools.yaml",
+            settings
                 .allowed_hosts
                 .iter()
                 .map(|h| format!(", {h}"))
+                .collect::<String>(),
+            settings
+                .allowed_networks
+                .iter()
+                .map(|n| format!(", addresses in {n}"))
                 .collect::<String>()
         )))
     }
+}
+
+/// Whether `name` (a `Host` without its port) is an IP address in one of `networks`.
+fn in_networks(name: &str, networks: &[ipnet::IpNet]) -> bool {
+    if networks.is_empty() {
+        return false;
+    }
+    let literal = name
+        .strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .unwrap_or(name);
+    literal
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| networks.iter().any(|n| n.contains(&ip)))
 }
 
 fn check_origin(gateway: &Gateway, headers: &HeaderMap) -> Result<(), ToolError> {
@@ -229,6 +248,20 @@ fn check_origin(gateway: &Gateway, headers: &HeaderMap) -> Result<(), ToolError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_in_a_listed_network_are_accepted_and_names_never_are() {
+        let networks: Vec<ipnet::IpNet> =
+            vec!["10.0.0.0/8".parse().unwrap(), "fd00::/8".parse().unwrap()];
+        assert!(in_networks("10.1.2.3", &networks));
+        assert!(in_networks("[fd00::7]", &networks));
+        assert!(!in_networks("11.0.0.1", &networks));
+        assert!(!in_networks("[fe80::1]", &networks));
+        // A name is never matched against a network, whatever it resolves to.
+        assert!(!in_networks("10.0.0.1.evil.example", &networks));
+        assert!(!in_networks("ten.example", &networks));
+        assert!(!in_networks("10.1.2.3", &[]));
+    }
 
     #[test]
     fn ports_are_stripped_but_not_from_ipv6_literals() {

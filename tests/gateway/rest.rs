@@ -463,10 +463,33 @@ fn host_header_and_api_keys_are_checked() {
     let key = "rest-test-key-8c1f";
     let yaml = tools_yaml(
         "",
-        "gateway:\n  api_keys:\n    - {name: ci, key: \"${TOOLGATE_TEST_KEY}\", roles: [reader]}\n",
+        "gateway:\n  allowed_hosts: [10.0.0.0/8]\n  api_keys:\n    - {name: ci, key: \"${TOOLGATE_TEST_KEY}\", roles: [reader]}\n",
     );
     let served = serve_with_env(&yaml, &[], &[("TOOLGATE_TEST_KEY", key)]);
     let bearer = format!("Bearer {key}");
+
+    // An address in a listed network is a Host like a listed name (a scrape by pod IP); one
+    // outside it is refused, and the refusal names the networks.
+    let (status, body) = call_json(
+        &served,
+        "GET",
+        "/tools",
+        &[("Host", "10.0.0.7:8787"), ("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = call_json(
+        &served,
+        "GET",
+        "/tools",
+        &[("Host", "11.0.0.7:8787"), ("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        tool_error(&body, "permission_denied", "host").contains("addresses in 10.0.0.0/8"),
+        "{body}"
+    );
 
     let (status, body) = get_json(&served, "/tools");
     assert_eq!(status, 401, "{body}");
@@ -551,6 +574,30 @@ fn host_header_and_api_keys_are_checked() {
     );
     assert_eq!(doc["paths"]["/healthz"]["get"]["security"], json!([{}]));
     assert!(doc["paths"]["/tools"]["get"]["responses"]["401"].is_object());
+}
+
+#[test]
+fn an_allowed_hosts_entry_that_is_no_network_stops_the_gateway_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.yaml");
+    std::fs::write(
+        &config,
+        tools_yaml("", "gateway:\n  allowed_hosts: [10.0.0.0/33]\n"),
+    )
+    .unwrap();
+    let out = std::process::Command::new(crate::harness::BIN)
+        .arg("--config")
+        .arg(&config)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("tools.yaml:")
+            && stderr.contains("`10.0.0.0/33` is not a network in CIDR notation"),
+        "{stderr}"
+    );
 }
 
 #[test]

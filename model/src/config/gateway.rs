@@ -38,8 +38,10 @@ pub struct GatewayConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listen: Option<String>,
     /// `Host` header values accepted besides the loopback names (`localhost`, `127.0.0.1`,
-    /// `[::1]`, any port), e.g. the gateway's public name. Anything else is refused with 403 on
-    /// every endpoint (DNS-rebinding protection, MCP 2025-11-25 "Transports", security warning).
+    /// `[::1]`, any port), e.g. the gateway's public name, and networks in CIDR notation
+    /// (`10.0.0.0/8`): a `Host` that is an IP address in one (a Prometheus scraping each pod by
+    /// its IP) is accepted. Anything else is refused with 403 on every endpoint (DNS-rebinding
+    /// protection, MCP 2025-11-25 "Transports", security warning).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_hosts: Vec<String>,
     /// Browser origins accepted in an `Origin` header (`scheme://host[:port]`) besides the

@@ -79,12 +79,17 @@ pub(super) fn check_gateway(
         ));
     }
     for (i, host) in g.allowed_hosts.iter().enumerate() {
-        if host.contains('/') || host.trim().is_empty() {
+        let at = format!("/gateway/allowed_hosts/{i}");
+        if host.contains('/') {
+            if !is_network(host) {
+                errors.push(
+                    cfg.error_at(&at, format!("`{host}` is not a network in CIDR notation"))
+                        .with_hint("an address and a prefix length, e.g. 10.0.0.0/8 or fd00::/8 (up to /32 for IPv4, /128 for IPv6)"),
+                );
+            }
+        } else if host.trim().is_empty() {
             errors.push(
-                cfg.error_at(
-                    &format!("/gateway/allowed_hosts/{i}"),
-                    format!("`{host}` is not a Host header value"),
-                )
+                cfg.error_at(&at, format!("`{host}` is not a Host header value"))
                 .with_hint("a name or name:port as clients send it in `Host`, e.g. gw.internal or gw.internal:8787"),
             );
         }
@@ -324,5 +329,20 @@ fn check_oauth(
                 );
             }
         }
+    }
+}
+
+/// Whether `text` is `address/prefix` (CIDR, RFC 4632 §3.1; RFC 4291 §2.3 for IPv6).
+fn is_network(text: &str) -> bool {
+    let Some((address, prefix)) = text.split_once('/') else {
+        return false;
+    };
+    let Ok(prefix) = prefix.parse::<u8>() else {
+        return false;
+    };
+    match address.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(_)) => prefix <= 32,
+        Ok(std::net::IpAddr::V6(_)) => prefix <= 128,
+        Err(_) => false,
     }
 }

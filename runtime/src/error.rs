@@ -198,6 +198,30 @@ impl ToolError {
         .with_details(details)
     }
 
+    /// `invalid_arguments`: the arguments of `tool` were sent as text that is not JSON (a
+    /// request body, a CLI argument, a string holding the arguments). The message gives the
+    /// place serde stopped at, `arguments for `calc` are not valid JSON at line 1 column 20:
+    /// EOF while parsing an object`, and `details` has `tool` and one [`ArgumentError`] at
+    /// pointer `""`.
+    pub fn arguments_not_json(tool: &str, error: &serde_json::Error) -> Self {
+        let (line, column) = (error.line(), error.column());
+        // serde's own text ends with " at line L column C"; the position is said once.
+        let text = error.to_string();
+        let reason = text
+            .strip_suffix(&format!(" at line {line} column {column}"))
+            .unwrap_or(&text);
+        let at = format!("not valid JSON at line {line} column {column}: {reason}");
+        let details = serde_json::json!({
+            "tool": tool,
+            "errors": [ArgumentError { pointer: String::new(), message: at.clone() }],
+        });
+        Self::new(
+            ErrorKind::InvalidArguments,
+            format!("arguments for `{tool}` are {at}"),
+        )
+        .with_details(details)
+    }
+
     /// `not_found`: no tool called `name`.
     pub fn not_found(name: &str) -> Self {
         Self::new(ErrorKind::NotFound, format!("no tool named `{name}`"))

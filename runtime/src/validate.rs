@@ -21,6 +21,8 @@
 //!   - [`ExtraArguments::Strip`] removes keys the schema refuses instead of rejecting the call;
 //!   - in every mode, a whole number sent as a float (`2.0`) where the schema wants an integer
 //!     is forwarded as the integer (JSON Schema counts `2.0` as an integer; serde's `u8` does not).
+//! - Arguments sent as one string holding JSON are decoded before any of this, by
+//!   [`Toolset::call`](crate::Toolset::call) ([`CoercionKind::JsonText`]).
 //! - [`ValidatorCache`] keeps one compiled validator per tool.
 //!
 //! No `$ref` is ever resolved over the network or the file system: the crate is built without
@@ -40,6 +42,7 @@ pub use toolgate_model::config::{ExtraArguments, ValidationMode};
 mod cache;
 mod coerce;
 mod messages;
+pub(crate) mod text;
 
 pub use cache::ValidatorCache;
 use coerce::{Coercer, MAX_DEPTH, has_whole_float};
@@ -81,6 +84,11 @@ pub enum CoercionKind {
     /// forwarded as the integer (`2`): JSON Schema counts both as integers, serde's integer
     /// types accept only the second. Applied in every mode.
     WholeNumber,
+    /// The arguments object was sent as one string holding JSON (as OpenAI's function calling
+    /// hands a tool call's `arguments` to its client, and some clients and models forward
+    /// them), and the object it holds was used. Pointer `""`. Applied in every mode, whether
+    /// or not arguments are validated, on every front.
+    JsonText,
 }
 
 /// One change made to the arguments before the tool ran.

@@ -30,7 +30,8 @@ const AFTER_HELP: &str = "\
 Exit codes:
   0  success
   1  the tool call failed (its error kind and message are printed on stderr)
-  2  bad usage: unknown command or option, ARGS that is not a JSON object
+  2  bad usage: unknown command or option, ARGS that is not JSON, or JSON of
+     another type than an object (or a string holding one)
   3  invalid configuration (toolgate check found errors, or --config cannot be loaded)
   4  no tool of that name
   5  the tool (an A2A agent) asks for more input: the question and the taskId to continue

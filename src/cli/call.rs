@@ -9,8 +9,13 @@ use toolgate::{ErrorKind, ToolContext, Toolset};
 use super::args::exit;
 use super::{CmdResult, Failure, output};
 
-/// `ARGS`: JSON text, `@file`, or `-` (stdin).
-pub(super) fn read_args(raw: &str) -> Result<Value, Failure> {
+/// `ARGS` for tool `tool`: JSON text, `@file`, or `-` (stdin). An object, `null`, or a string
+/// holding the object (decoded by the toolset, as on every front).
+///
+/// # Errors
+/// Exit 2 (usage) when ARGS cannot be read, is not JSON (`arguments for `tool` are not valid
+/// JSON at line L column C`), or is JSON of another type.
+pub(super) fn read_args(raw: &str, tool: &str) -> Result<Value, Failure> {
     let (text, origin) = if raw == "-" {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s).map_err(|e| {
@@ -34,11 +39,14 @@ pub(super) fn read_args(raw: &str) -> Result<Value, Failure> {
     serde_json::from_str(&text).map_err(|e| {
         Failure::new(
             exit::USAGE,
-            format!("error: ARGS from {origin} is not valid JSON: {e} (expected an object such as '{{\"path\": \"README.md\"}}')"),
+            format!(
+                "error: {} (ARGS from {origin}; expected an object such as '{{\"path\": \"README.md\"}}')",
+                toolgate::ToolError::arguments_not_json(tool, &e).message()
+            ),
         )
     })
     .and_then(|v: Value| match v {
-        Value::Object(_) | Value::Null => Ok(v),
+        Value::Object(_) | Value::Null | Value::String(_) => Ok(v),
         other => Err(Failure::new(
             exit::USAGE,
             format!(

@@ -135,7 +135,7 @@ fn run(cli: Cli) -> CmdResult {
             target,
         } => {
             let runtime = runtime()?;
-            let args = read_args(&args)?;
+            let args = read_args(&args, call.as_deref().unwrap_or("the probe call"))?;
             let probe = probe::Probe {
                 call,
                 headers,
@@ -324,7 +324,7 @@ async fn run_with(tools: &Toolset, command: Command, config: Option<&Path>) -> C
             json,
             timeout_ms,
         } => {
-            let args = read_args(&args)?;
+            let args = read_args(&args, &name)?;
             call(tools, &name, args, json, timeout_ms)
                 .await
                 .map_err(|f| f.with_config_hint(config))

@@ -80,12 +80,22 @@ fn bad_arguments_name_the_argument_path() {
     toolgate(&["call", "calc", "{}"])
         .code(1)
         .stderr_has(&["invalid_arguments", "/expression"]);
-    // ARGS that is JSON but not an object is bad usage (exit 2), as `--help` says.
-    for not_an_object in ["[1, 2]", "\"x\"", "42"] {
+    // ARGS that is JSON but neither an object nor a string is bad usage (exit 2), as `--help`
+    // says.
+    for not_an_object in ["[1, 2]", "42"] {
         toolgate(&["call", "calc", not_an_object])
             .code(2)
             .stderr_has(&["must be a JSON object"]);
     }
+    // A JSON string is taken as the arguments sent as one string (some models do this), so a
+    // string that does not hold JSON is the tool's refusal (exit 1), the same as on every front.
+    toolgate(&["call", "calc", "\"x\""]).code(1).stderr_has(&[
+        "invalid_arguments",
+        "calc",
+        "not valid JSON",
+    ]);
+    let ran = toolgate(&["call", "calc", r#""{\"expression\": \"2+3\"}""#]).json();
+    assert_eq!(ran["value"], 5, "{ran}");
 }
 
 #[test]

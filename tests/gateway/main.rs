@@ -28,6 +28,7 @@ mod secrets;
 mod self_openapi;
 mod sse;
 mod stdio;
+mod text_arguments;
 mod tool_search;
 mod tool_search_sdk;
 mod upstream_oauth;

@@ -19,6 +19,11 @@ impl Toolset {
     /// Calls tool `name` with `args` (a JSON object, or `null` for none) under a default context
     /// (no identity, no deadline beyond the tool's timeout).
     ///
+    /// `args` may also be one string holding the JSON object (`"{\"a\":1}"`), as OpenAI's
+    /// function calling gives a tool call's arguments: the object it holds is used, recorded as
+    /// a [`CoercionKind::JsonText`](crate::CoercionKind::JsonText) change; a string of only
+    /// whitespace is no arguments.
+    ///
     /// The arguments are first checked against the tool's input schema (unless the builder
     /// turned [validation](super::ToolsetBuilder::validate_arguments) off). When they had to be
     /// changed (a strict-dialect `null` for an omitted argument, a lenient coercion, a stripped
@@ -27,7 +32,9 @@ impl Toolset {
     /// [`Coercion`](crate::Coercion)s).
     ///
     /// # Errors
-    /// `not_found` for an unknown name, `invalid_arguments` naming each bad argument path,
+    /// `not_found` for an unknown name, `invalid_arguments` naming each bad argument path (or,
+    /// for a string that holds no JSON object, `arguments for `name` are not valid JSON at line
+    /// L column C`, see [`ToolError::arguments_not_json`]),
     /// `timeout` past the tool's (or the toolset's default) timeout, `internal` when the tool
     /// panics, and whatever the tool itself returns.
     pub async fn call(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
@@ -161,6 +168,15 @@ impl Toolset {
         if watch_cancel {
             ctx.isolate_cancellation();
         }
+        // Arguments sent as one string holding JSON: the object it holds, the change listed
+        // in the result's `_meta` like the validate layer's.
+        let (args, decoded) = match args {
+            Value::String(text) => match crate::validate::text::decode(entry.name(), text) {
+                Ok((args, change)) => (args, Some(change)),
+                Err(e) => return Err(e),
+            },
+            args => (args, None),
+        };
         let settled = entry.settled(&self.inner.pipeline);
         // The call's deadline is set before any layer runs, so that what waits before the
         // timeout layer (a concurrency slot) waits within it too.
@@ -177,7 +193,11 @@ impl Toolset {
             caller_left,
             watch_cancel,
         };
-        stack.call(call).await
+        let result = stack.call(call).await;
+        match decoded {
+            None => result,
+            Some(change) => result.map(|out| with_change_first(out, change)),
+        }
     }
 
     /// A tool of a source that could not list its tools (down since start-up) has no catalog
@@ -225,4 +245,21 @@ impl Toolset {
         };
         stack.call(call).await
     }
+}
+
+/// `out` with `change` first in its `_meta` list of changes made to the arguments (before those
+/// of the validate layer, which ran after it).
+fn with_change_first(mut out: ToolOutput, change: crate::Coercion) -> ToolOutput {
+    let meta = out.meta.get_or_insert_with(Default::default);
+    let change = serde_json::to_value(change).unwrap_or_default();
+    match meta.get_mut(crate::COERCIONS_META_KEY) {
+        Some(Value::Array(list)) => list.insert(0, change),
+        _ => {
+            meta.insert(
+                crate::COERCIONS_META_KEY.to_string(),
+                Value::Array(vec![change]),
+            );
+        }
+    }
+    out
 }

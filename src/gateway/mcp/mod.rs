@@ -157,6 +157,74 @@ impl McpHandler {
             .unwrap_or_else(|p| p.into_inner())
     }
 
+    /// One `tools/call` of tool `name` (either name form) with `args`, as its MCP result: a
+    /// meta tool of `gateway.tool_search` answers here; any other goes through
+    /// [`Gateway::call_cancellable`], with progress relayed and the cancellation reason noted.
+    async fn run_tool(
+        &self,
+        name: String,
+        args: serde_json::Value,
+        context: &RequestContext<RoleServer>,
+    ) -> rmcp::model::CallToolResult {
+        // The meta tools read an object: a string holding one is theirs too.
+        let args = match args {
+            serde_json::Value::String(text) if meta::meta(&self.gateway, &name).is_some() => {
+                serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
+            }
+            args => args,
+        };
+        let mut caller = self.caller(&context.extensions);
+        // The trace the request is part of: its `_meta.traceparent` (MCP SEP-414), else the
+        // HTTP request's `traceparent` header.
+        if let Some(traceparent) = context
+            .meta
+            .get_traceparent()
+            .filter(|t| toolgate_runtime::trace_context::is_valid(t))
+        {
+            caller.traceparent = Some(traceparent.to_string());
+        }
+        let relay = context
+            .meta
+            .get_progress_token()
+            .map(|token| progress::ProgressRelay::new(context.peer.clone(), token));
+        let progress = relay
+            .as_ref()
+            .map_or_else(ProgressReporter::default, progress::ProgressRelay::reporter);
+        // gateway.tool_search: the meta tools answer here; `call_tool` goes on as a direct call
+        // of the tool it names, by the same caller.
+        let (name, args) = match meta::meta(&self.gateway, &name) {
+            None => (name, args),
+            Some(meta::Meta::Search) => {
+                return meta::search(&self.gateway, &caller.identity(), args);
+            }
+            Some(meta::Meta::Describe) => {
+                return meta::describe(&self.gateway, &caller.identity(), args);
+            }
+            Some(meta::Meta::Call) => match meta::call_target(args) {
+                Ok(target) => target,
+                Err(e) => return meta::failed(e),
+            },
+        };
+        let (reason, _forget) = self.cancel_reason(context).unzip();
+        let result = self
+            .gateway
+            .call_cancellable(&name, args, &caller, progress, context.ct.clone(), reason)
+            .await;
+        // Every progress notification goes out before the result (MCP clients stop listening
+        // for a request's progress once its result arrived).
+        if let Some(relay) = &relay {
+            relay.flush(progress::FLUSH_WITHIN).await;
+        }
+        let descriptor = self.gateway.toolset().describe(&name);
+        match result {
+            Ok(out) => convert::result(out, descriptor.as_deref()),
+            Err(e) => {
+                log_failure(&name, &e);
+                convert::result(convert::error_output(e), descriptor.as_deref())
+            }
+        }
+    }
+
     /// Sends `notifications/tools/list_changed` on `peer` whenever the toolset's tools change,
     /// until the session ends.
     fn watch_tools(&self, peer: rmcp::Peer<RoleServer>) {
@@ -331,73 +399,24 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let mut caller = self.caller(&context.extensions);
-        // The trace the request is part of: its `_meta.traceparent` (MCP SEP-414), else the
-        // HTTP request's `traceparent` header.
-        if let Some(traceparent) = context
-            .meta
-            .get_traceparent()
-            .filter(|t| toolgate_runtime::trace_context::is_valid(t))
-        {
-            caller.traceparent = Some(traceparent.to_string());
-        }
-        let relay = context
-            .meta
-            .get_progress_token()
-            .map(|token| progress::ProgressRelay::new(context.peer.clone(), token));
-        let progress = relay
-            .as_ref()
-            .map_or_else(ProgressReporter::default, progress::ProgressRelay::reporter);
         let args = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
-        // gateway.tool_search: the meta tools answer here; `call_tool` goes on as a direct call
-        // of the tool it names, by the same caller.
-        let (name, args) = match meta::meta(&self.gateway, &request.name) {
-            None => (request.name.to_string(), args),
-            Some(meta::Meta::Search) => {
-                let identity = caller.identity();
-                let result = meta::search(&self.gateway, &identity, args);
-                return Ok(CallToolResponse::Complete(result));
-            }
-            Some(meta::Meta::Describe) => {
-                let identity = caller.identity();
-                let result = meta::describe(&self.gateway, &identity, args);
-                return Ok(CallToolResponse::Complete(result));
-            }
-            Some(meta::Meta::Call) => match meta::call_target(args) {
-                Ok(target) => target,
-                Err(e) => return Ok(CallToolResponse::Complete(meta::failed(e))),
-            },
-        };
-        let (reason, _forget) = self.cancel_reason(&context).unzip();
         let result = self
-            .gateway
-            .call_cancellable(&name, args, &caller, progress, context.ct.clone(), reason)
+            .run_tool(request.name.to_string(), args, &context)
             .await;
-        // Every progress notification goes out before the result (MCP clients stop listening
-        // for a request's progress once its result arrived).
-        if let Some(relay) = &relay {
-            relay.flush(progress::FLUSH_WITHIN).await;
-        }
-        let descriptor = self.gateway.toolset().describe(&name);
-        let result = match result {
-            Ok(out) => convert::result(out, descriptor.as_deref()),
-            Err(e) => {
-                log_failure(&name, &e);
-                convert::result(convert::error_output(e), descriptor.as_deref())
-            }
-        };
         Ok(CallToolResponse::Complete(result))
     }
 
-    /// A request rmcp did not recognise: a method MCP defines whose params do not fit it (rmcp
-    /// parses those as custom requests) is answered -32602 with the reason, as stdio and SSE
-    /// answer it before the session sees it; any other method -32601.
+    /// A request rmcp did not recognise: a `tools/call` whose `arguments` are one string
+    /// (holding JSON) runs as a call with that string, which the toolset decodes as on every
+    /// front; a method MCP defines whose params do not fit it (rmcp parses those as custom
+    /// requests) is answered -32602 with the reason, as stdio and SSE answer it before the
+    /// session sees it; any other method -32601.
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
         let method = request.method.as_str();
         if let Err(why) = stdio::frame::check_params(method, request.params.as_ref()) {
@@ -405,6 +424,17 @@ impl ServerHandler for McpHandler {
                 stdio::frame::invalid_params_message(method, &why),
                 None,
             ));
+        }
+        let params = request.params.as_ref();
+        if method == "tools/call"
+            && let Some(text) = stdio::frame::text_arguments(params)
+            && let Some(name) = params.and_then(|p| p.get("name")).and_then(|n| n.as_str())
+        {
+            let args = serde_json::Value::String(text.to_string());
+            let result = self.run_tool(name.to_string(), args, &context).await;
+            let result = serde_json::to_value(result)
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            return Ok(rmcp::model::CustomResult::new(result));
         }
         Err(McpError::new(
             rmcp::model::ErrorCode::METHOD_NOT_FOUND,

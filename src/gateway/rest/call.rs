@@ -33,7 +33,9 @@ pub struct CallQuery {
 /// Calls a tool.
 ///
 /// The body is the arguments object itself (`{"expression": "2+3"}`), not wrapped; an empty
-/// body means no arguments. The call runs as the API key's caller, through the toolset's
+/// body means no arguments. A JSON string holding the object (`"{\"expression\": \"2+3\"}"`,
+/// as OpenAI's function calling hands arguments over) is decoded, and the change is listed in
+/// the result's `_meta`. The call runs as the API key's caller, through the toolset's
 /// validation and policies; if the client disconnects, the call is cancelled.
 ///
 /// A tool's failure is answered with its ToolError JSON and the status of its kind (e.g. 422
@@ -55,13 +57,13 @@ pub struct CallQuery {
     ),
     responses(
         (status = 200, description = "The tool's result (MCP CallToolResult: content parts, structuredContent, isError, _meta). Also the answer when an A2A agent asks for more input (`input_required`): the question as text, `{state, taskId, contextId}` as structuredContent; call again with that taskId to continue.", body = ToolOutputSchema),
-        (status = 400, description = "The body is not JSON, or an unknown query parameter.", body = ToolErrorBody),
+        (status = 400, description = "The body is not JSON (`arguments for `{tool}` are not valid JSON at line L column C`), or an unknown query parameter.", body = ToolErrorBody),
         (status = 402, description = "The caller's budget would be exceeded (`budget_exceeded`).", body = ToolErrorBody),
         (status = 404, description = "No tool of that name (`not_found`).", body = ToolErrorBody),
         (status = 408, description = "The body did not arrive whole within gateway.body_timeout_ms (the connection is closed).", body = ToolErrorBody),
         (status = 413, description = "The body is larger than gateway.max_body_bytes.", body = ToolErrorBody),
         (status = 415, description = "The body is sent with a Content-Type other than JSON.", body = ToolErrorBody),
-        (status = 422, description = "The arguments do not match the tool's input schema, or are not an object (`invalid_arguments`; `details.errors` lists each violation with its JSON pointer).", body = ToolErrorBody),
+        (status = 422, description = "The arguments do not match the tool's input schema, or are not an object, nor a string holding one (`invalid_arguments`; `details.errors` lists each violation with its JSON pointer).", body = ToolErrorBody),
         (status = 429, description = "A rate limit refused the call (`rate_limited`; `Retry-After` in seconds).", body = ToolErrorBody),
         (status = 502, description = "The tool's backend failed (`upstream`, `network`, `protocol`).", body = ToolErrorBody),
         (status = 503, description = "The source's circuit breaker is open (`circuit_open`), or the gateway is shutting down.", body = ToolErrorBody),
@@ -86,7 +88,7 @@ pub(super) async fn call_tool(
     };
     check_content_type(&headers)?;
     let body = body.map_err(|e| body_rejection(&gateway, &e))?;
-    let args = arguments(&name, &body)?;
+    let args = arguments(&gateway, &name, &body)?;
     let caller = caller.map(|Extension(c)| c).unwrap_or_default();
     // Cancelled when this future is dropped (the client went away) or the call ends: the call
     // then stops, and so does the task `Gateway::call` links the token with.
@@ -163,26 +165,35 @@ pub(super) fn body_rejection(gateway: &Gateway, e: &BytesRejection) -> RestError
     )
 }
 
-/// The body as the call's arguments: an object, or `null` (empty body) for none. Not JSON is
-/// a 400 with serde's position; JSON of another type is a 422 `invalid_arguments` for `tool`.
-fn arguments(tool: &str, body: &[u8]) -> Result<Value, RestError> {
+/// The body as the call's arguments: an object, a string holding one (decoded by the toolset,
+/// as on every front), or `null` (empty body) for none. Not JSON is a 400 naming the tool and
+/// the place (`arguments for `calc` are not valid JSON at line 1 column 9: ...`); JSON of
+/// another type is a 422 `invalid_arguments` for the tool. `tool` is its name inside toolgate
+/// when the catalog knows it, so that errors name it as the toolset's own errors do.
+fn arguments(gateway: &Gateway, name: &str, body: &[u8]) -> Result<Value, RestError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
     }
+    let tool = || {
+        gateway
+            .toolset()
+            .entry(name)
+            .map_or_else(|| name.to_string(), |e| e.name().to_string())
+    };
     let value: Value = serde_json::from_slice(body).map_err(|e| {
-        RestError::bad_request(format!(
-            "the request body is not valid JSON: {e} (send the tool's arguments as a JSON object)"
-        ))
+        RestError::new(
+            StatusCode::BAD_REQUEST,
+            ToolError::arguments_not_json(&tool(), &e),
+        )
     })?;
     let kind = match &value {
-        Value::Object(_) | Value::Null => return Ok(value),
+        Value::Object(_) | Value::Null | Value::String(_) => return Ok(value),
         Value::Array(_) => "an array",
-        Value::String(_) => "a string",
         Value::Number(_) => "a number",
         Value::Bool(_) => "a boolean",
     };
     Err(ToolError::invalid_arguments(
-        tool,
+        &tool(),
         vec![ArgumentError {
             pointer: String::new(),
             message: format!(

@@ -1,5 +1,5 @@
 //! The REST API over a real listener, in front of a toolset of test tools (errors of every
-//! kind, a slow tool, a recursive schema), and the OpenAPI document's assembly. The binary's
+//! kind, a slow tool, a schema no dialect can express), and the OpenAPI document's assembly. The binary's
 //! own routes, in front of real tools and real MCP servers, are tested in `tests/gateway/rest.rs`.
 
 use std::sync::Arc;
@@ -27,7 +27,7 @@ impl Drop for SetOnDrop {
 }
 
 /// Source `test`: `test.slow` (10 s unless dropped), `test.soft_error` (an `isError` result),
-/// `test.upstream`, `test.limited` (errors), `test.recursive` (a schema Gemini cannot express).
+/// `test.upstream`, `test.limited` (errors), `test.broken` (a schema with a dangling `$ref`, which no dialect can express).
 /// Its start-up discovery waits for `listed` when given.
 struct TestSource {
     slow_dropped: Arc<AtomicBool>,
@@ -56,20 +56,16 @@ impl ToolSource for TestSource {
 
     fn tools(&self) -> Vec<SourceTool> {
         let object = json!({"type": "object"});
-        let recursive = json!({
+        let broken = json!({
             "type": "object",
-            "properties": {"tree": {"$ref": "#/$defs/Node"}},
-            "$defs": {"Node": {
-                "type": "object",
-                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}
-            }}
+            "properties": {"tree": {"$ref": "#/$defs/Missing"}},
         });
         [
             tool("slow", object.clone()),
             tool("soft_error", object.clone()),
             tool("upstream", object.clone()),
             tool("limited", object),
-            tool("recursive", recursive),
+            tool("broken", broken),
         ]
         .into_iter()
         .map(|d| SourceTool::named(Arc::clone(&d), d.name.as_str()))
@@ -188,31 +184,24 @@ async fn tool_errors_map_to_their_status_and_results_pass_through() {
 }
 
 #[tokio::test]
-async fn a_dialect_that_cannot_express_a_tool_is_a_422() {
+async fn a_tool_no_dialect_can_express_is_a_500_internal_not_the_callers_fault() {
     let (_gateway, port, _) = start(None).await;
-    let path = "/tools/test.recursive/schema?dialect=gemini";
-    let (status, _, body) = send(port, "GET", path, "").await;
-    assert_eq!(status, 422, "{body}");
-    assert_eq!(body["kind"], "invalid_arguments");
-    assert!(
-        body["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("gemini")),
-        "{body}"
-    );
-    assert_eq!(
-        body["details"],
-        json!({"tool": "test.recursive", "dialect": "gemini"})
-    );
-    let (status, _, ok) = send(
-        port,
-        "GET",
-        "/tools/test.recursive/schema?dialect=openai",
-        "",
-    )
-    .await;
-    assert_eq!(status, 200, "{ok}");
-
+    for dialect in ["gemini", "openai"] {
+        let path = format!("/tools/test.broken/schema?dialect={dialect}");
+        let (status, _, body) = send(port, "GET", &path, "").await;
+        assert_eq!(status, 500, "{body}");
+        assert_eq!(body["kind"], "internal", "{body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(dialect) && m.contains("dangling")),
+            "{body}"
+        );
+        assert_eq!(
+            body["details"],
+            json!({"tool": "test.broken", "dialect": dialect})
+        );
+    }
     let (status, _, list) = send(port, "GET", "/tools?dialect=gemini", "").await;
     assert_eq!(status, 200, "{list}");
     assert_eq!(list["tools"].as_array().map(Vec::len), Some(5), "{list}");
@@ -221,7 +210,7 @@ async fn a_dialect_that_cannot_express_a_tool_is_a_422() {
         Some(4),
         "{list}"
     );
-    assert_eq!(list["not_exported"][0]["tool"], "test.recursive", "{list}");
+    assert_eq!(list["not_exported"][0]["tool"], "test.broken", "{list}");
 }
 
 #[tokio::test]

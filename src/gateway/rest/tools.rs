@@ -353,7 +353,7 @@ pub(super) async fn get_tool(
         (status = 200, description = "The definition in the dialect, and the export's notes.", body = ToolSchemaExport),
         (status = 400, description = "An unknown dialect (the message lists the accepted ones) or query parameter.", body = ToolErrorBody),
         (status = 404, description = "No tool of that name.", body = ToolErrorBody),
-        (status = 422, description = "The dialect cannot express the tool (e.g. a recursive type for Gemini); kind `invalid_arguments`, `details` names the tool and dialect.", body = ToolErrorBody),
+        (status = 500, description = "The tool's input schema cannot be given in that dialect (a dangling `$ref`, a definition that is no schema, too large once inlined); kind `internal`, since the tool, not the request, is at fault; `details` names the tool and dialect.", body = ToolErrorBody),
     )
 )]
 pub(super) async fn get_tool_schema(
@@ -374,9 +374,10 @@ pub(super) async fn get_tool_schema(
             definition,
             notes,
         })),
+        // Not the caller's arguments, nor the request: the tool's own schema.
         Err(e) => Err(RestError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            ToolError::new(ErrorKind::InvalidArguments, e.to_string())
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ToolError::new(ErrorKind::Internal, e.to_string())
                 .with_details(serde_json::json!({ "tool": e.tool, "dialect": e.dialect.as_str() })),
         )),
     }

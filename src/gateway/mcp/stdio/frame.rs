@@ -162,7 +162,18 @@ pub(crate) fn check_params(method: &str, params: Option<&Value>) -> Result<(), S
         "initialize" => fits::<InitializeRequestParams>(params),
         "tools/call" => {
             check_call(params)?;
-            fits::<CallToolRequestParams>(params)
+            match text_arguments(params) {
+                // Arguments sent as one string holding JSON: the handler passes the string to
+                // the toolset, which decodes it as on every front; the rest must fit.
+                Some(_) => {
+                    let mut rest = params.cloned().unwrap_or(Value::Null);
+                    if let Some(rest) = rest.as_object_mut() {
+                        rest.remove("arguments");
+                    }
+                    fits::<CallToolRequestParams>(Some(&rest))
+                }
+                None => fits::<CallToolRequestParams>(params),
+            }
         }
         "resources/read" => fits::<ReadResourceRequestParams>(params),
         "prompts/get" => fits::<GetPromptRequestParams>(params),
@@ -177,8 +188,16 @@ pub(crate) fn check_params(method: &str, params: Option<&Value>) -> Result<(), S
     }
 }
 
+/// The `arguments` of a `tools/call` sent as one string (holding JSON, as OpenAI's function
+/// calling hands them over): rmcp takes such a request for a custom one, and the handler's
+/// `on_custom_request` runs it with the string.
+pub(crate) fn text_arguments(params: Option<&Value>) -> Option<&str> {
+    params?.get("arguments")?.as_str()
+}
+
 /// The two mistakes a `tools/call` is most often sent with, said in words rather than serde's:
-/// no tool name, and `arguments` that are not an object (a string holding JSON, an array).
+/// no tool name, and `arguments` that are neither an object nor a string holding one (a
+/// number, an array).
 fn check_call(params: Option<&Value>) -> Result<(), String> {
     let Some(Value::Object(params)) = params else {
         return Ok(()); // serde's message says what the params are instead
@@ -194,7 +213,7 @@ fn check_call(params: Option<&Value>) -> Result<(), String> {
         }
     };
     match params.get("arguments") {
-        None | Some(Value::Null | Value::Object(_)) => Ok(()),
+        None | Some(Value::Null | Value::Object(_) | Value::String(_)) => Ok(()),
         Some(other) => Err(format!(
             "the arguments of tool `{name}` must be a JSON object, not {}",
             json_type(other)
@@ -282,11 +301,12 @@ mod tests {
             "{e}"
         );
         // Arguments that are not an object, and a name that is not a string, are named.
-        for (args, what) in [
-            (r#""{\"x\":1}""#, "a string"),
-            ("7", "a number"),
-            ("[1]", "an array"),
-        ] {
+        // A string holding the arguments is for the toolset to decode.
+        let text = parse(
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"calc","arguments":"{\"x\":1}"}}"#,
+        );
+        assert!(matches!(text, Parsed::Message(_)), "{text:?}");
+        for (args, what) in [("7", "a number"), ("[1]", "an array")] {
             let frame = format!(
                 r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"calc","arguments":{args}}}}}"#
             );

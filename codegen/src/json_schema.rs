@@ -171,6 +171,7 @@ pub(crate) fn resolve(config: &LoadedConfig, root: &Path, taken: &[String]) -> R
             &at("file"),
             &mut names,
             &mut out.errors,
+            &mut out.warnings,
         );
         out.sources.push(source);
     }
@@ -183,8 +184,8 @@ fn patterns(list: &[String]) -> Result<Vec<glob::Pattern>, String> {
         .collect()
 }
 
-/// Names (valid, unique, exportable) and schemas (exportable in every dialect but Gemini, which
-/// may refuse recursive types: that is an export-time error naming the tool, not a build error).
+/// Names (valid, unique, exportable) and schemas (exportable in every dialect; a recursive type,
+/// which Gemini gets unrolled, is a build warning).
 fn check_tools(
     config: &LoadedConfig,
     entry: &Entry,
@@ -192,6 +193,7 @@ fn check_tools(
     pointer: &str,
     names: &mut HashMap<String, String>,
     errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
 ) {
     for t in &source.tools {
         let what = format!(
@@ -257,6 +259,8 @@ fn check_tools(
         }
         if let Err(e) = t.check_exports(&full) {
             errors.push(config.error_at(pointer, format!("{what}: {e}")));
+        } else if let Some(w) = crate::openapi::recursion_warning(&t.input_schema) {
+            warnings.push(config.warning_at(pointer, format!("{what}: {w}")));
         }
     }
 }

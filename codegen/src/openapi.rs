@@ -9,9 +9,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
 use toolgate_model::LoadedConfig;
 use toolgate_model::config::{LoadMode, OpenApiSource as Entry};
-use toolgate_model::dialect::{Dialect, ToolSchema, check::check, export};
+use toolgate_model::dialect::{
+    Dialect, ExportOptions, ToolSchema, check::check, export, refs::recursive_types,
+};
 use toolgate_model::names::{exported_name, validate_tool_name};
 use toolgate_model::openapi::{Conversion, ConvertOptions, Document, Operation, convert};
 use toolgate_model::{Diagnostic, validate_source_id};
@@ -147,7 +150,14 @@ pub(crate) fn resolve(
         };
         check_server_variables(config, &source, &mut out.errors);
         report_remarks(config, &source, &mut out.warnings);
-        check_tools(config, &source, &spec_at, &mut names, &mut out.errors);
+        check_tools(
+            config,
+            &source,
+            &spec_at,
+            &mut names,
+            &mut out.errors,
+            &mut out.warnings,
+        );
         out.sources.push(source);
     }
     out
@@ -355,6 +365,7 @@ fn check_tools(
     pointer: &str,
     names: &mut HashMap<String, String>,
     errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
 ) {
     for t in &source.conversion.tools {
         let what = format!(
@@ -403,12 +414,45 @@ fn check_tools(
         names.insert(exported, what.clone());
         if let Err(e) = check_exports(t, &full) {
             errors.push(config.error_at(pointer, format!("{what}: {e}")));
+        } else if let Some(w) = recursion_warning(&t.input_schema) {
+            warnings.push(config.warning_at(pointer, format!("{what}: {w}")));
         }
     }
 }
 
-/// Whether `op`'s schemas can be exported as MCP, OpenAI and Anthropic definitions (Gemini may
-/// refuse recursive types: that is an export-time error naming the tool, not a build error).
+/// The build warning for an input schema with recursive types, which Gemini (no `$ref` in its
+/// `Schema` object) gets unrolled to [`ExportOptions::DEFAULT_RECURSION_DEPTH`] levels: the
+/// types and the depth, or `None` without recursion.
+pub(crate) fn recursion_warning(input_schema: &Value) -> Option<String> {
+    let types = recursive_types(input_schema);
+    if types.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = types
+        .iter()
+        .map(|t| {
+            if t == "#" {
+                "the root schema (`#`)".to_string()
+            } else {
+                format!("`{t}`")
+            }
+        })
+        .collect();
+    Some(format!(
+        "{} recursive: exported to Gemini (no `$ref`) {} level(s) deep, deeper levels described \
+         as \"nesting depth limit reached\" placeholders; the arguments are still validated \
+         against the full schema",
+        if names.len() == 1 {
+            format!("{} is", names[0])
+        } else {
+            format!("{} are", names.join(", "))
+        },
+        ExportOptions::DEFAULT_RECURSION_DEPTH
+    ))
+}
+
+/// Whether `op`'s schemas can be exported as MCP, OpenAI and Anthropic definitions (Gemini
+/// unrolls recursive types, a build warning: [`recursion_warning`]).
 pub(crate) fn check_exports(op: &Operation, name: &str) -> Result<(), String> {
     let view = ToolSchema {
         name,

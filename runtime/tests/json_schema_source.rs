@@ -127,26 +127,58 @@ fn a_name_that_is_taken_as_exported_is_a_duplicate() {
 
 #[test]
 fn one_tool_a_dialect_cannot_express_does_not_hide_the_others() {
-    let tree = r##"[{"name": "draw_tree", "description": "Draw a tree.",
+    // A recursive tree is unrolled for Gemini (no `$ref` there), with a note.
+    let tree = r##"{"name": "draw_tree", "description": "Draw a tree.",
         "parameters": {"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
                        "$defs": {"Node": {"type": "object",
                                           "properties": {"children": {"type": "array",
-                                                                      "items": {"$ref": "#/$defs/Node"}}}}}}}]"##;
+                                                                      "items": {"$ref": "#/$defs/Node"}}}}}}}"##;
+    // Twenty definitions that each use the next one twice: small as written, but 2^20 copies
+    // once inlined, which Gemini (no `$ref`) cannot be given.
+    let mut defs = serde_json::Map::new();
+    for i in 0..20 {
+        let next = if i == 19 {
+            json!({"type": "string"})
+        } else {
+            json!({"$ref": format!("#/$defs/S{}", i + 1)})
+        };
+        defs.insert(
+            format!("S{i}"),
+            json!({"type": "object", "properties": {"a": next, "b": next}}),
+        );
+    }
+    let wide = json!({"name": "wide", "description": "Too wide once inlined.",
+        "parameters": {"type": "object", "properties": {"s": {"$ref": "#/$defs/S0"}},
+                       "$defs": defs}});
+    let listed = format!("[{tree}, {wide}]");
     let tools = Toolset::builder()
         .source(source("alerts", DEFS).unwrap())
-        .source(source("trees", tree).unwrap())
+        .source(source("trees", &listed).unwrap())
         .build()
         .unwrap();
     let e = tools.export(toolgate_runtime::Dialect::Gemini).unwrap_err();
-    assert_eq!(e.tool, "trees.draw_tree");
+    assert_eq!(e.tool, "trees.wide");
     let (ok, failed) = tools.export_available(toolgate_runtime::Dialect::Gemini);
     let names: Vec<&str> = ok.iter().filter_map(|d| d["name"].as_str()).collect();
-    assert_eq!(names, ["alerts__get_alerts", "alerts__subscribe"]);
+    assert_eq!(
+        names,
+        [
+            "alerts__get_alerts",
+            "alerts__subscribe",
+            "trees__draw_tree"
+        ]
+    );
     assert_eq!(failed.len(), 1);
+    assert!(failed[0].message.contains("too large"), "{}", failed[0]);
+    let (tree, notes) = tools
+        .describe("trees.draw_tree")
+        .unwrap()
+        .export_with_notes(toolgate_runtime::Dialect::Gemini)
+        .unwrap();
+    assert!(!tree.to_string().contains("$ref"), "{tree}");
     assert!(
-        failed[0].message.contains("`Node` is recursive"),
-        "{}",
-        failed[0]
+        notes.iter().any(|n| n.contains("`Node` is recursive")),
+        "{notes:?}"
     );
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolgate::model::dialect::{Dialect, ToolSchema, export};
+use toolgate::model::dialect::{Dialect, ToolSchema, export_with_notes};
 use toolgate::model::openapi::{
     BodyLayout, Conversion, ConvertOptions, Document, OpenApiError, Operation, Skipped, Warning,
     convert,
@@ -131,8 +131,9 @@ fn arguments(op: &Operation) -> Vec<Argument> {
 }
 
 /// The input schema as `dialect` exports it (`inputSchema` for MCP, `parameters` for OpenAI
-/// and Gemini, `input_schema` for Anthropic), or the export error.
-fn exported_input(op: &Operation, dialect: Dialect) -> Result<Value, String> {
+/// and Gemini, `input_schema` for Anthropic) with the export's notes (what the dialect could
+/// not say as is, e.g. a recursive type unrolled for Gemini), or the export error.
+fn exported_input(op: &Operation, dialect: Dialect) -> Result<(Value, Vec<String>), String> {
     let view = ToolSchema {
         name: &op.name,
         description: &op.description,
@@ -140,18 +141,19 @@ fn exported_input(op: &Operation, dialect: Dialect) -> Result<Value, String> {
         output_schema: op.output_schema.as_ref(),
         annotations: None,
     };
-    let def = export(dialect, &view).map_err(|e| e.to_string())?;
+    let (def, notes) = export_with_notes(dialect, &view).map_err(|e| e.to_string())?;
     let key = ["inputSchema", "parameters", "input_schema"]
         .into_iter()
         .find(|k| def.get(k).is_some());
-    Ok(match key {
+    let input = match key {
         Some(k) => def[k].clone(),
         None => def
             .get("function")
             .and_then(|f| f.get("parameters"))
             .cloned()
             .unwrap_or(def),
-    })
+    };
+    Ok((input, notes))
 }
 
 fn inspect_json(c: &Conversion, dialect: Dialect) -> Value {
@@ -172,7 +174,10 @@ fn inspect_json(c: &Conversion, dialect: Dialect) -> Value {
                     v
                 })
                 .collect();
-            let input = exported_input(op, dialect).unwrap_or_else(|e| json!({"error": e}));
+            let (input, notes) = match exported_input(op, dialect) {
+                Ok((input, notes)) => (input, notes),
+                Err(e) => (json!({"error": e}), Vec::new()),
+            };
             json!({
                 "name": op.name,
                 "method": op.method,
@@ -183,6 +188,7 @@ fn inspect_json(c: &Conversion, dialect: Dialect) -> Value {
                 "deprecated": op.deprecated,
                 "arguments": args,
                 "input_schema": input,
+                "export_notes": notes,
                 "output_schema": op.output_schema,
             })
         })
@@ -241,10 +247,15 @@ fn print_inspect(c: &Conversion, dialect: Option<Dialect>) {
         }
         if let Some(d) = dialect {
             match exported_input(op, d) {
-                Ok(schema) => output::print_text(&format!(
-                    "  input schema ({d}):\n{}",
-                    indent(&serde_json::to_string_pretty(&schema).unwrap_or_default())
-                )),
+                Ok((schema, notes)) => {
+                    output::print_text(&format!(
+                        "  input schema ({d}):\n{}",
+                        indent(&serde_json::to_string_pretty(&schema).unwrap_or_default())
+                    ));
+                    for n in notes {
+                        output::print_text(&format!("  note: {n}"));
+                    }
+                }
                 Err(e) => output::print_text(&format!("  error: {e}")),
             }
         }

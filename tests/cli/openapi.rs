@@ -116,3 +116,65 @@ fn list_with_a_config_loads_its_openapi_sources_at_run_time() {
         run.context()
     );
 }
+
+/// A recursive type (a tree node whose children are nodes) is exported to Gemini, which has no
+/// `$ref`, unrolled three levels deep: `inspect --dialect gemini` shows the schema with the note
+/// naming the type, and `check` warns with the type and the depth instead of passing silently.
+#[test]
+fn a_recursive_type_is_unrolled_for_gemini_and_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = r##"openapi: 3.0.3
+info: {title: Trees, version: "1"}
+servers: [{url: "http://127.0.0.1:9/"}]
+paths:
+  /trees:
+    post:
+      operationId: plantTree
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/Node"}
+      responses: {"200": {description: ok}}
+components:
+  schemas:
+    Node:
+      type: object
+      description: A tree node.
+      properties:
+        label: {type: string}
+        children: {type: array, items: {$ref: "#/components/schemas/Node"}}
+"##;
+    std::fs::write(dir.path().join("trees.yaml"), doc).unwrap();
+    let spec = dir.path().join("trees.yaml").display().to_string();
+    let run = toolgate(&["openapi", "inspect", &spec, "--dialect", "gemini"]);
+    let out = run.code(0).stdout.clone();
+    assert!(
+        out.contains("note:") && out.contains("is recursive") && out.contains("3 level(s)"),
+        "{}",
+        run.context()
+    );
+    assert!(
+        out.contains("nesting depth limit of 3 reached") && !out.contains("\"$ref\""),
+        "{}",
+        run.context()
+    );
+    let json = toolgate(&["openapi", "inspect", &spec, "--json", "--dialect", "gemini"]).json();
+    let notes = json["tools"][0]["export_notes"].to_string();
+    assert!(notes.contains("is recursive"), "{json}");
+
+    let config = format!("version: 1\ntools:\n  openapi:\n    - id: trees\n      spec: {spec}\n");
+    std::fs::write(dir.path().join("tools.yaml"), config).unwrap();
+    let path = dir.path().join("tools.yaml").display().to_string();
+    let run = toolgate(&["check", &path]);
+    run.code(0);
+    let warning = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("warning:") && l.contains("operation POST /trees"));
+    assert!(
+        warning.is_some_and(|w| w.contains("`Node` is recursive") && w.contains("3 level(s) deep")),
+        "{}",
+        run.context()
+    );
+}

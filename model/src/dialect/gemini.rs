@@ -3,8 +3,9 @@
 //!
 //! Source: Gemini API reference, "Function calling" and the `Schema` object ("a select subset of
 //! an OpenAPI 3.0 schema object"). Applied after the shared rules of [`super::normalize`], with
-//! recursion forbidden (the `Schema` object has no `$ref` / `$defs`, so every `$ref` is inlined
-//! and a recursive type is an export error naming the tool):
+//! every `$ref` inlined (the `Schema` object has no `$ref` / `$defs`), a recursive type unrolled
+//! to [`super::ExportOptions::recursion_depth`] levels with a described placeholder below, noted
+//! ([`super::unroll`]):
 //!
 //! - a single `type` plus `nullable: true` (OpenAPI 3.0): `type: [T, "null"]`, an `anyOf` /
 //!   `oneOf` branch `{type: null}` and `null` in `enum` become `nullable: true`; a `type`

@@ -25,8 +25,10 @@
 //! "compat mode" do not follow `$ref`); inlining
 //! keeps every 2020-12 keyword, so nothing is lost.
 //!
-//! Recursive types keep `$ref` into `$defs` in every dialect except Gemini (an export error
-//! there), and so does every definition when inlining would copy more than
+//! Recursive types keep `$ref` into `$defs` in every dialect except Gemini, which has no `$ref`:
+//! there they are unrolled to [`ExportOptions::recursion_depth`] levels (3 by default) with a
+//! described placeholder below, noted ([`unroll`]). Every definition keeps its `$ref` when
+//! inlining would copy more than
 //! [`refs::MAX_INLINED_VALUES`] JSON values (Gemini: an export error, "too large once `$ref`s
 //! are inlined"); a keyword beside such a `$ref` is moved into `{"allOf": [{"$ref": ...}]}` (`anyOf` for
 //! OpenAI strict), so no `description` is ever a sibling of `$ref`.
@@ -49,6 +51,7 @@ pub mod gemini;
 pub mod normalize;
 pub mod openai_strict;
 pub mod refs;
+pub mod unroll;
 
 use std::fmt;
 use std::str::FromStr;
@@ -147,6 +150,46 @@ pub struct ExportError {
     pub message: String,
 }
 
+/// How a tool is exported, beyond its dialect: the defaults of [`export`] and
+/// [`export_with_notes`], or set with the builder methods for [`export_with_options`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExportOptions {
+    /// How many levels of a recursive type a dialect without `$ref` describes, counted in copies
+    /// of the type on one path from the root, per type (default
+    /// [`ExportOptions::DEFAULT_RECURSION_DEPTH`]; 0 is taken as 1). The rule comes from
+    /// Gemini: its `Schema` object has no `$ref` / `$defs`, so a recursive type is inlined this
+    /// many times and then replaced by a placeholder whose description says so ([`unroll`]).
+    /// Dialects with `$ref` keep recursion as is and ignore it.
+    pub recursion_depth: usize,
+}
+
+impl ExportOptions {
+    /// The default [`recursion_depth`](Self::recursion_depth): 3 levels.
+    pub const DEFAULT_RECURSION_DEPTH: usize = 3;
+
+    /// The defaults.
+    pub const fn new() -> Self {
+        Self {
+            recursion_depth: Self::DEFAULT_RECURSION_DEPTH,
+        }
+    }
+
+    /// The same options with [`recursion_depth`](Self::recursion_depth) set to `levels`
+    /// (0 is taken as 1).
+    #[must_use]
+    pub const fn with_recursion_depth(mut self, levels: usize) -> Self {
+        self.recursion_depth = levels;
+        self
+    }
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Exports one tool in `dialect` (the value of [`export_with_notes`]).
 ///
 /// # Errors
@@ -161,11 +204,24 @@ pub fn export(dialect: Dialect, tool: &ToolSchema<'_>) -> Result<Value, ExportEr
 ///
 /// # Errors
 /// [`ExportError`] when the name breaks `^[a-zA-Z0-9_-]{1,64}$`, the input schema's root is not
-/// an object schema, a `$ref` is dangling or not local, or a recursive type is exported to a
-/// dialect without references (Gemini).
+/// an object schema, a `$ref` is dangling or not local, or the schema is too large once its
+/// `$ref`s are inlined in a dialect without references (Gemini).
 pub fn export_with_notes(
     dialect: Dialect,
     tool: &ToolSchema<'_>,
+) -> Result<(Value, Vec<String>), ExportError> {
+    export_with_options(dialect, tool, &ExportOptions::default())
+}
+
+/// [`export_with_notes`] with `options` instead of the defaults (a recursive type unrolled to
+/// [`ExportOptions::recursion_depth`] levels in Gemini).
+///
+/// # Errors
+/// As [`export_with_notes`].
+pub fn export_with_options(
+    dialect: Dialect,
+    tool: &ToolSchema<'_>,
+    options: &ExportOptions,
 ) -> Result<(Value, Vec<String>), ExportError> {
     let fail = |message: String| ExportError {
         tool: tool.name.to_string(),
@@ -189,7 +245,7 @@ pub fn export_with_notes(
             if let Some(o) = tool.output_schema {
                 let o = Value::Object(object_root(o).map_err(fail)?);
                 // Output keeps its `null`s: serde writes `None` as `null` in `structuredContent`.
-                let o = normalize::common(o, keep).map_err(fail)?;
+                let o = normalize::common(o, keep, &mut notes).map_err(fail)?;
                 out.insert("outputSchema".into(), stated_2020_12(o));
             }
             if let Some(a) = &tool.annotations {
@@ -200,12 +256,15 @@ pub fn export_with_notes(
             out.insert("type".into(), "function".into());
             out.insert("name".into(), name.into());
             out.insert("description".into(), tool.description.into());
-            let loose = || normalize::common(input.clone(), keep).map(without_schema_uri);
+            let loose = || {
+                normalize::common(input.clone(), keep, &mut Notes::default())
+                    .map(without_schema_uri)
+            };
             let (params, strict) = if dialect == Dialect::OpenAi {
                 (loose().map_err(fail)?, false)
             } else {
-                let strict =
-                    normalize::common(input.clone(), Recursion::Keep("anyOf")).map_err(fail)?;
+                let strict = normalize::common(input.clone(), Recursion::Keep("anyOf"), &mut notes)
+                    .map_err(fail)?;
                 let mut local = Notes::default();
                 match openai_strict::lower(strict, &mut local) {
                     Ok(p) => {
@@ -226,13 +285,15 @@ pub fn export_with_notes(
         Dialect::Anthropic => {
             out.insert("name".into(), name.into());
             out.insert("description".into(), tool.description.into());
-            let schema = normalize::common(input, keep).map_err(fail)?;
+            let schema = normalize::common(input, keep, &mut notes).map_err(fail)?;
             out.insert("input_schema".into(), without_schema_uri(schema));
         }
         Dialect::Gemini => {
             out.insert("name".into(), name.into());
             out.insert("description".into(), tool.description.into());
-            let schema = normalize::common(input, Recursion::Forbid).map_err(fail)?;
+            let depth = options.recursion_depth.max(1);
+            let schema =
+                normalize::common(input, Recursion::Unroll(depth), &mut notes).map_err(fail)?;
             let params = gemini::lower(schema, &mut notes).map_err(fail)?;
             let empty = params
                 .get("properties")
@@ -249,7 +310,7 @@ pub fn export_with_notes(
 /// MCP input schemas: the shared rules, then optional properties lose their `null`
 /// alternative.
 fn mcp_schema(schema: Value) -> Result<Value, String> {
-    let mut schema = normalize::common(schema, Recursion::Keep("allOf"))?;
+    let mut schema = normalize::common(schema, Recursion::Keep("allOf"), &mut Notes::default())?;
     normalize::walk(&mut schema, "", &mut |m, _| {
         let required: Vec<Value> = match m.get("required") {
             Some(Value::Array(r)) => r.clone(),
@@ -321,6 +382,8 @@ fn without_schema_uri(mut schema: Value) -> Value {
 mod cases;
 #[cfg(test)]
 mod cases_kinds;
+#[cfg(test)]
+mod cases_recursion;
 #[cfg(test)]
 mod cases_size;
 #[cfg(test)]

@@ -13,9 +13,10 @@
 //!    are kept under `$defs` when the dialect allows recursion, with any keyword written beside
 //!    the `$ref` moved into a wrapper (`{"description": d, "allOf": [{"$ref": r}]}`, or `anyOf`
 //!    where `allOf` is not allowed), because draft-07 consumers ignore siblings of `$ref`.
-//!    Otherwise the export fails. Inlining that would copy more than
+//!    A dialect without `$ref` (Gemini) unrolls them instead to a configured depth
+//!    ([`super::unroll`]). Inlining that would copy more than
 //!    [`super::refs::MAX_INLINED_VALUES`] JSON values keeps every definition under `$defs`
-//!    instead (or fails, without recursion). A dangling or non-local `$ref` always fails.
+//!    instead (or fails, without `$ref`). A dangling or non-local `$ref` always fails.
 //!    Implemented in
 //!    [`super::refs`].
 //! 3. **Documented unit enums**. `oneOf` whose branches are all `{const, [type],
@@ -114,17 +115,22 @@ pub(crate) use crate::config::location::escape;
 pub(crate) enum Recursion {
     /// Keep them under `$defs`; siblings of `$ref` are moved into this one-branch combinator.
     Keep(&'static str),
-    /// Fail the export.
-    Forbid,
+    /// Inline them this many levels deep (at least 1), with a described placeholder below
+    /// ([`super::unroll`]); each recursive type unrolled is noted.
+    Unroll(usize),
 }
 
-/// Rules 1–3 on an object-root schema.
-pub(crate) fn common(mut root: Value, recursion: Recursion) -> Result<Value, String> {
+/// Rules 1–3 on an object-root schema; `notes` receives what unrolling recursion changed.
+pub(crate) fn common(
+    mut root: Value,
+    recursion: Recursion,
+    notes: &mut Notes,
+) -> Result<Value, String> {
     walk(&mut root, "", &mut |m, _| {
         lower_format(m);
         Ok(())
     })?;
-    super::refs::inline_refs(&mut root, recursion)?;
+    super::refs::inline_refs(&mut root, recursion, notes)?;
     walk(&mut root, "", &mut |m, _| {
         lower_const_one_of(m);
         Ok(())

@@ -4,7 +4,7 @@
 //! use-site keywords taking precedence over `X`'s own, so a field's doc wins over its type's doc
 //! (JSON Schema 2020-12 §8.2.3.1 allows keywords beside `$ref`; draft-07 consumers ignore them). Definitions on a cycle (and `#`) are kept under `$defs` (`definitions` is rewritten to
 //! `$defs`) when the dialect allows recursion, with keywords beside the `$ref` moved into a
-//! one-branch combinator; otherwise the export fails. Only the recursive definitions still
+//! one-branch combinator; otherwise they are unrolled to a depth ([`super::unroll`]). Only the recursive definitions still
 //! referenced are kept, so every `$ref` in the output resolves in the same document.
 //!
 //! Inlining copies a definition at every use, so its output can be exponentially larger than
@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::normalize::{Recursion, escape, walk};
+use super::normalize::{Notes, Recursion, escape, walk};
 
 /// Most JSON values (objects, arrays and scalars, counted one each) that inlining may copy into
 /// one schema. A document of 2.8 KB whose definitions `S0..S19` each use the next one twice
@@ -27,7 +27,7 @@ use super::normalize::{Recursion, escape, walk};
 pub(crate) const MAX_INLINED_VALUES: usize = 100_000;
 
 /// The definition name a local `$ref` points to, or `None` for `#` (the root).
-fn def_name(r: &str) -> Result<Option<String>, String> {
+pub(super) fn def_name(r: &str) -> Result<Option<String>, String> {
     if r == "#" {
         return Ok(None);
     }
@@ -52,24 +52,91 @@ fn collect_refs(v: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// Rule 2.
-pub(crate) fn inline_refs(root: &mut Value, recursion: Recursion) -> Result<(), String> {
+/// The recursive types of an object-root JSON Schema: the names of the `$defs` (or
+/// `definitions`) that reach themselves through `$ref`s, sorted, and `#` first when a `$ref`
+/// points to the root. These are the types a dialect without `$ref` (Gemini) unrolls to a depth
+/// ([`super::ExportOptions::recursion_depth`]). A schema whose references do not resolve has no
+/// recursive type by this function (its export fails instead).
+pub fn recursive_types(schema: &Value) -> Vec<String> {
+    let Value::Object(m) = schema else {
+        return Vec::new();
+    };
+    let mut defs = Map::new();
+    for key in ["definitions", "$defs"] {
+        if let Some(Value::Object(d)) = m.get(key) {
+            defs.extend(d.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+    }
+    let mut out: Vec<String> = match cyclic_defs(&defs) {
+        Ok(names) => names.into_iter().collect(),
+        Err(_) => return Vec::new(),
+    };
+    out.sort();
+    let mut refs = Vec::new();
+    collect_refs(schema, &mut refs);
+    if refs.iter().any(|r| r == "#") {
+        out.insert(0, "#".into());
+    }
+    out
+}
+
+/// The definitions of `defs` that lie on a cycle of `$ref`s.
+fn cyclic_defs(defs: &Map<String, Value>) -> Result<HashSet<String>, String> {
+    let mut edges: HashMap<String, Vec<String>> = HashMap::new();
+    for (name, body) in defs {
+        let mut refs = Vec::new();
+        collect_refs(body, &mut refs);
+        let mut names = Vec::new();
+        for r in refs {
+            match def_name(&r)? {
+                Some(n) if defs.contains_key(&n) => names.push(n),
+                Some(n) => {
+                    return Err(format!("dangling `$ref` `{r}` (no definition `{n}`)"));
+                }
+                None => {}
+            }
+        }
+        edges.insert(name.clone(), names);
+    }
+    let mut recursive = HashSet::new();
+    for start in defs.keys() {
+        let mut stack = edges[start].clone();
+        let mut seen = HashSet::new();
+        while let Some(n) = stack.pop() {
+            if n == *start {
+                recursive.insert(start.clone());
+                break;
+            }
+            if seen.insert(n.clone()) {
+                stack.extend(edges[&n].iter().cloned());
+            }
+        }
+    }
+    Ok(recursive)
+}
+
+/// Rule 2; `notes` receives the recursive types unrolled ([`Recursion::Unroll`]).
+pub(crate) fn inline_refs(
+    root: &mut Value,
+    recursion: Recursion,
+    notes: &mut Notes,
+) -> Result<(), String> {
     if !root.is_object() {
         return Ok(());
     }
     let original = root.clone();
-    match inline_refs_within(root, recursion, false) {
+    match inline_refs_within(root, recursion, false, notes) {
         Err(Inline::TooLarge) if matches!(recursion, Recursion::Keep(_)) => {
             // Keep every definition under `$defs`: the output is as large as the input.
             *root = original;
-            inline_refs_within(root, recursion, true).map_err(Inline::into_message)
+            inline_refs_within(root, recursion, true, notes).map_err(Inline::into_message)
         }
         other => other.map_err(Inline::into_message),
     }
 }
 
 /// Why inlining failed.
-enum Inline {
+pub(super) enum Inline {
     TooLarge,
     Other(String),
 }
@@ -98,6 +165,7 @@ fn inline_refs_within(
     root: &mut Value,
     recursion: Recursion,
     keep_all: bool,
+    notes: &mut Notes,
 ) -> Result<(), Inline> {
     let Value::Object(rm) = root else {
         return Ok(());
@@ -108,40 +176,11 @@ fn inline_refs_within(
             defs.extend(d);
         }
     }
-    // Direct edges, then the definitions that lie on a cycle.
-    let mut edges: HashMap<String, Vec<String>> = HashMap::new();
-    for (name, body) in &defs {
-        let mut refs = Vec::new();
-        collect_refs(body, &mut refs);
-        let mut names = Vec::new();
-        for r in refs {
-            match def_name(&r)? {
-                Some(n) if defs.contains_key(&n) => names.push(n),
-                Some(n) => {
-                    return Err(format!("dangling `$ref` `{r}` (no definition `{n}`)").into());
-                }
-                None => {}
-            }
-        }
-        edges.insert(name.clone(), names);
-    }
-    let mut recursive = HashSet::new();
-    if keep_all {
-        recursive.extend(defs.keys().cloned());
-    }
-    for start in defs.keys().filter(|_| !keep_all) {
-        let mut stack = edges[start].clone();
-        let mut seen = HashSet::new();
-        while let Some(n) = stack.pop() {
-            if n == *start {
-                recursive.insert(start.clone());
-                break;
-            }
-            if seen.insert(n.clone()) {
-                stack.extend(edges[&n].iter().cloned());
-            }
-        }
-    }
+    let recursive = if keep_all {
+        defs.keys().cloned().collect()
+    } else {
+        cyclic_defs(&defs)?
+    };
     let mut inl = Inliner {
         defs: &defs,
         recursive: &recursive,
@@ -163,6 +202,13 @@ fn inline_refs_within(
             collect_refs(&body, &mut refs);
             kept.insert(n, body);
         }
+    }
+    if let Recursion::Unroll(depth) = recursion {
+        if !refs_left(root) {
+            return Ok(());
+        }
+        let copied = inl.copied;
+        return super::unroll::unroll(root, &kept, depth, copied, notes);
     }
     if !kept.is_empty()
         && let Value::Object(rm) = root
@@ -232,13 +278,12 @@ impl Inliner<'_> {
             ));
         }
         if cyclic {
-            let Recursion::Keep(combinator) = self.recursion else {
-                let what = name.map_or_else(|| "the root schema".into(), |n| format!("`{n}`"));
-                return Err(format!(
-                    "{what} is recursive (`$ref` `{r}` at {ptr}) and this dialect has no `$ref`"
-                ));
-            };
             let target = name.map_or(r, |n| format!("#/$defs/{}", escape(&n)));
+            let Recursion::Keep(combinator) = self.recursion else {
+                // Unrolled once every recursive definition is resolved; siblings stay.
+                m.insert("$ref".into(), target.into());
+                return Ok(());
+            };
             m.remove("$ref");
             let single = serde_json::json!({ "$ref": target });
             if m.is_empty() {
@@ -265,8 +310,15 @@ impl Inliner<'_> {
     }
 }
 
+/// Whether `v` holds a `$ref`.
+fn refs_left(v: &Value) -> bool {
+    let mut refs = Vec::new();
+    collect_refs(v, &mut refs);
+    !refs.is_empty()
+}
+
 /// The number of JSON values in `v` (itself included).
-fn count_values(v: &Value) -> usize {
+pub(super) fn count_values(v: &Value) -> usize {
     match v {
         Value::Object(m) => 1 + m.values().map(count_values).sum::<usize>(),
         Value::Array(a) => 1 + a.iter().map(count_values).sum::<usize>(),
@@ -279,7 +331,7 @@ fn count_values(v: &Value) -> usize {
 /// (an empty `{}` added by an object-root fill-in never hides the target's), `required` lists
 /// are united, and for every other keyword the use site wins (a field's `description` over its
 /// type's).
-fn merge_use_site(target: &mut Map<String, Value>, use_site: Map<String, Value>) {
+pub(super) fn merge_use_site(target: &mut Map<String, Value>, use_site: Map<String, Value>) {
     for (k, v) in use_site {
         match (k.as_str(), target.get_mut(&k), v) {
             ("properties", Some(Value::Object(mine)), Value::Object(theirs)) => {

@@ -64,7 +64,7 @@ pub struct DeferredExport {
     /// The provider's search tool, then every tool's definition: deferred
     /// (`"defer_loading": true`) unless it was named to stay loaded.
     pub tools: Vec<Value>,
-    /// The tools the dialect cannot express (a recursive type, ...), each with why: left out
+    /// The tools the dialect cannot express (a schema too large once its `$ref`s are inlined for Gemini, ...), each with why: left out
     /// of `tools`, so that one of them does not keep the others from a model.
     pub failed: Vec<ExportError>,
 }

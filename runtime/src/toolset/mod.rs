@@ -437,7 +437,7 @@ impl Toolset {
     }
 
     /// Every tool's definition in `dialect` that the dialect can express, and the errors of
-    /// the tools it cannot (a recursive type for Gemini): one such tool does not keep the
+    /// the tools it cannot (for Gemini, a schema too large once its `$ref`s are inlined): one such tool does not keep the
     /// others from a model.
     pub fn export_available(&self, dialect: Dialect) -> (Vec<Value>, Vec<ExportError>) {
         let mut ok = Vec::new();

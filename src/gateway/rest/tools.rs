@@ -104,7 +104,7 @@ pub struct ToolSummary {
 pub struct NotExported {
     /// The tool's name inside toolgate.
     pub tool: String,
-    /// Why the dialect cannot express it (e.g. a recursive type for Gemini).
+    /// Why the dialect cannot express it (e.g. a schema too large for Gemini once its `$ref`s are inlined).
     pub message: String,
 }
 

@@ -86,8 +86,10 @@ pub enum CoercionKind {
     WholeNumber,
     /// The arguments object was sent as one string holding JSON (as OpenAI's function calling
     /// hands a tool call's `arguments` to its client, and some clients and models forward
-    /// them), and the object it holds was used. Pointer `""`. Applied in every mode, whether
-    /// or not arguments are validated, on every front.
+    /// them), and the object it holds was used. Pointer `""`. Or one argument was sent as
+    /// `{name}_json`, a string of JSON text, as the `openai-strict` export asks for an argument
+    /// strict mode cannot describe, and the value it holds was used as `name` (pointer
+    /// `/name`). Applied in every mode, whether or not arguments are validated, on every front.
     JsonText,
 }
 

@@ -315,13 +315,19 @@ fn schema_of_one_tool_in_each_dialect() {
     run.stderr_has(&[
         "note: calc (gemini): /: removed `additionalProperties: false` (not supported by Gemini)",
     ]);
-    // jq's `input` takes any JSON value, which strict mode cannot express.
-    toolgate(&["schema", "jq", "--dialect", "openai-strict"])
-        .code(0)
-        .stderr_has(&[
-            "note: jq (openai-strict): cannot be strict",
-            "\"strict\": false",
-        ]);
+    // jq's `input` takes any JSON value, which strict mode cannot express: it is carried as
+    // JSON text (`input_json`), so jq is strict too.
+    let run = toolgate(&["schema", "jq", "--dialect", "openai-strict"]);
+    run.code(0).stderr_has(&[
+        "note: jq (openai-strict): /properties/input:",
+        "exported as `input_json`",
+    ]);
+    let v = run.json();
+    assert_eq!(v["strict"], true, "{v}");
+    assert_eq!(
+        v["parameters"]["properties"]["input_json"]["type"], "string",
+        "{v}"
+    );
     // No notes where nothing changed.
     let run = toolgate(&["schema", "calc", "--dialect", "mcp"]);
     run.ok();

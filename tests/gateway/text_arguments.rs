@@ -238,3 +238,68 @@ fn arguments_that_are_not_json_name_the_tool_and_the_place() {
         "{stderr}"
     );
 }
+
+/// The openai-strict export carries an argument strict mode cannot describe (jq's `input`,
+/// any JSON value) as `input_json`, a string of JSON text, so the tool is strict; a call that
+/// sends `input_json` as that export says runs with the decoded value, over REST and MCP alike,
+/// and a string that is not JSON is refused at `/input_json`.
+#[test]
+fn an_argument_carried_as_json_text_is_decoded_before_the_call() {
+    let served = harness::serve(&harness::tools_yaml("", ""), &[]);
+    let (status, schema) =
+        harness::get(served.port(), "/tools/jq/schema?dialect=openai-strict", &[]).unwrap();
+    assert_eq!(status, 200, "{schema}");
+    let schema: Value = serde_json::from_str(&schema).unwrap();
+    sse::runtime().block_on(async {
+        let definition = schema.get("definition").unwrap_or(&schema);
+        assert_eq!(definition["strict"], true, "{schema}");
+        assert_eq!(
+            definition["parameters"]["properties"]["input_json"]["type"], "string",
+            "{schema}"
+        );
+
+        let args = json!({"filter": ".a + 1", "input_json": "{\"a\": 41}"});
+        let (status, answer) = sse::post(&served, "/tools/jq/call", &args.to_string(), &[]).await;
+        assert_eq!(status, 200, "{answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(
+            of_result(&answer),
+            Outcome::Ran {
+                result: json!({"results": [42], "truncated": false}),
+                changes: vec!["json_text".into()],
+            },
+            "{answer}"
+        );
+        assert_eq!(
+            answer["_meta"]["toolgate/coercions"][0]["pointer"],
+            "/input"
+        );
+
+        let http = McpHttp::initialize(&served).await;
+        let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "jq", "arguments": args}});
+        let over_mcp = http.answer(&call.to_string()).await;
+        assert_eq!(
+            of_result(&over_mcp["result"]),
+            of_result(&answer),
+            "{over_mcp}"
+        );
+
+        let bad = json!({"filter": ".", "input_json": "{\"a\": "});
+        let (status, answer) = sse::post(&served, "/tools/jq/call", &bad.to_string(), &[]).await;
+        assert_eq!(status, 422, "{answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["kind"], "invalid_arguments", "{answer}");
+        assert_eq!(
+            answer["details"]["errors"][0]["pointer"], "/input_json",
+            "{answer}"
+        );
+        assert!(
+            answer["message"]
+                .as_str()
+                .unwrap()
+                .contains("not valid JSON at line 1 column 6"),
+            "{answer}"
+        );
+    });
+}

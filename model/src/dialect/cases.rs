@@ -130,22 +130,32 @@ struct Labels {
 }
 
 #[test]
-fn c01_map_falls_back_to_non_strict() {
+fn c01_map_is_carried_as_json_text() {
     let input = input_schema::<Labels>();
     let (v, notes) = export_with_notes(Dialect::OpenAiStrict, &tool("tag", &input)).unwrap();
-    assert_eq!(v["strict"], false);
-    assert_eq!(
-        v["parameters"],
-        export(Dialect::OpenAi, &tool("tag", &input)).unwrap()["parameters"]
-    );
-    assert_eq!(
-        v["parameters"]["properties"]["labels"]["additionalProperties"],
-        json!({"type": "string"})
-    );
-    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(v["strict"], true, "{v}");
+    let p = &v["parameters"];
+    assert_eq!(p["required"], json!(["name", "labels_json"]), "{p}");
+    assert_eq!(p["properties"]["labels_json"]["type"], "string", "{p}");
+    assert!(p["properties"].get("labels").is_none(), "{p}");
     assert!(
-        notes[0].contains("strict\": false") && notes[0].contains("/properties/labels"),
+        p["properties"]["labels_json"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("JSON-encoded"),
+        "{p}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("/properties/labels:") && n.contains("`labels_json`")),
         "{notes:?}"
+    );
+    // The non-strict export keeps the map as it is.
+    let loose = export(Dialect::OpenAi, &tool("tag", &input)).unwrap();
+    assert_eq!(
+        loose["parameters"]["properties"]["labels"]["additionalProperties"],
+        json!({"type": "string"})
     );
 }
 

@@ -266,7 +266,16 @@ pub fn export_with_options(
                 let strict = normalize::common(input.clone(), Recursion::Keep("anyOf"), &mut notes)
                     .map_err(fail)?;
                 let mut local = Notes::default();
-                match openai_strict::lower(strict, &mut local) {
+                let lowered = openai_strict::lower(strict.clone(), &mut local).or_else(|why| {
+                    // Arguments strict mode cannot describe, carried as JSON text instead.
+                    let mut carried = strict;
+                    local = Notes::default();
+                    if openai_strict::carry_as_json_text(&mut carried, &mut local).is_empty() {
+                        return Err(why);
+                    }
+                    openai_strict::lower(carried, &mut local).map_err(|_| why)
+                });
+                match lowered {
                     Ok(p) => {
                         notes.list.extend(local.list);
                         (p, true)

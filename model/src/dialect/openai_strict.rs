@@ -24,7 +24,14 @@
 //!   (noted): a map (`additionalProperties` other than `false`, `patternProperties`), a
 //!   schema with no `type` / `enum` / `anyOf` / `$ref` (any JSON value), `allOf`, `not`,
 //!   `if`/`then`/`else`, tuples (`prefixItems`, `items` arrays), a root `anyOf`, more than 10
-//!   levels of nesting or 5000 properties, an `enum` over 1000 values.
+//!   levels of nesting or 5000 properties, an `enum` over 1000 values;
+//! - except that a **top-level argument** strict mode cannot express (an "any" value such as
+//!   `jq`'s `input`, a map, a tuple, ...) is carried as **JSON text**: it is exported as a string
+//!   argument named `{name}_json` ([`JSON_TEXT_SUFFIX`]) whose description says to send the value
+//!   JSON-encoded, and the gateway decodes `{name}_json` back into `{name}` before validation
+//!   (so the value is still checked against the original schema). Noted per argument. When the
+//!   tool still cannot be strict after that (a nested "any" value, too deep, ...), it falls back
+//!   to `"strict": false` as above.
 
 use serde_json::{Map, Value, json};
 
@@ -75,6 +82,76 @@ const FATAL: [&str; 9] = [
     "dependentSchemas",
     "unevaluatedItems",
 ];
+
+/// What a top-level argument carried as JSON text is renamed with: `input` is sent as
+/// `input_json`, a string holding the value's JSON text.
+pub const JSON_TEXT_SUFFIX: &str = "_json";
+
+/// The text appended to the description of an argument carried as JSON text.
+const JSON_TEXT_WORDS: &str = "Carried as JSON text: send the value JSON-encoded in this string \
+     (for example '{\"a\": 1}' or '[1, 2]'); it is decoded before the call.";
+
+/// Replaces each top-level property of `root` that strict mode cannot express on its own by a
+/// string property `{name}_json` ([`JSON_TEXT_SUFFIX`]) saying to send the value JSON-encoded,
+/// keeping its place in `properties` and `required`; a property whose `{name}_json` is already
+/// taken is left alone. Returns the names replaced (none: `root` unchanged).
+pub(crate) fn carry_as_json_text(root: &mut Value, notes: &mut Notes) -> Vec<String> {
+    let Some(Value::Object(props)) = root.get("properties") else {
+        return Vec::new();
+    };
+    let inexpressible: Vec<String> = props
+        .iter()
+        .filter(|(name, schema)| {
+            let alone = json!({
+                "type": "object",
+                "properties": {"v": schema},
+                "required": ["v"],
+            });
+            !props.contains_key(&format!("{name}{JSON_TEXT_SUFFIX}"))
+                && lower(alone, &mut Notes::default()).is_err()
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    if inexpressible.is_empty() {
+        return inexpressible;
+    }
+    let Some(Value::Object(props)) = root.get_mut("properties") else {
+        return Vec::new();
+    };
+    let old = std::mem::take(props);
+    for (name, schema) in old {
+        if !inexpressible.contains(&name) {
+            props.insert(name, schema);
+            continue;
+        }
+        let description = match schema.get("description").and_then(Value::as_str) {
+            Some(d) if !d.trim().is_empty() => format!("{} {JSON_TEXT_WORDS}", sentence(d)),
+            _ => JSON_TEXT_WORDS.to_string(),
+        };
+        let carried = format!("{name}{JSON_TEXT_SUFFIX}");
+        notes.push(
+            &format!("/properties/{}", super::normalize::escape(&name)),
+            format!(
+                "`{name}` accepts values strict mode cannot describe: exported as `{carried}`, \
+                 a string of JSON text decoded before validation"
+            ),
+        );
+        props.insert(
+            carried,
+            json!({"type": "string", "description": description}),
+        );
+    }
+    if let Some(Value::Array(required)) = root.get_mut("required") {
+        for r in required.iter_mut() {
+            if let Some(n) = r.as_str()
+                && inexpressible.iter().any(|i| i == n)
+            {
+                *r = Value::from(format!("{n}{JSON_TEXT_SUFFIX}"));
+            }
+        }
+    }
+    inexpressible
+}
 
 /// Lowers `root` (already through the shared rules) to a strict schema, or explains why it
 /// cannot be strict.

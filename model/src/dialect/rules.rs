@@ -170,26 +170,44 @@ fn strict_removes_unsupported_keywords_with_notes() {
 }
 
 #[test]
-fn strict_falls_back_for_any_value() {
-    let s = json!({"type": "object", "properties": {"payload": {}}, "required": ["payload"]});
+fn strict_carries_any_value_as_json_text_or_falls_back() {
+    // A top-level "any" value is carried as JSON text, optional ones nullable like the rest.
+    let s = json!({"type": "object", "properties": {"payload": {"description": "What to send"},
+                                                     "meta": {"type": "object"},
+                                                     "n": {"type": "integer"}},
+                   "required": ["payload"]});
     let (v, notes) = export_with_notes(Dialect::OpenAiStrict, &tool("t", &s)).unwrap();
-    assert_eq!(v["strict"], false);
-    assert!(
-        notes[0].contains("/properties/payload accepts any value"),
-        "{notes:?}"
-    );
-    // An object without `properties` accepts any keys: never silently closed.
-    let s = json!({"type": "object", "properties": {"meta": {"type": "object"}}});
-    let (v, notes) = export_with_notes(Dialect::OpenAiStrict, &tool("t", &s)).unwrap();
-    assert_eq!(v["strict"], false);
+    assert_eq!(v["strict"], true, "{v}");
+    let p = &v["parameters"]["properties"];
+    assert_eq!(p["payload_json"]["type"], "string", "{p}");
+    let d = p["payload_json"]["description"].as_str().unwrap();
+    assert!(d.starts_with("What to send. Carried as JSON text"), "{d}");
+    // `meta` was optional: nullable, like every optional argument in strict mode.
+    assert_eq!(p["meta_json"]["type"], json!(["string", "null"]), "{p}");
+    assert_eq!(p["n"]["type"], json!(["integer", "null"]), "{p}");
     assert_eq!(
-        v["parameters"]["properties"]["meta"],
-        json!({"type": "object"})
+        v["parameters"]["required"],
+        json!(["payload_json", "meta_json", "n"])
     );
-    assert!(
-        notes[0].contains("/properties/meta accepts any keys"),
+    assert_eq!(
+        notes.iter().filter(|n| n.contains("JSON text")).count(),
+        2,
         "{notes:?}"
     );
+    // A name already taken by another argument is not reused: the tool is not strict.
+    let s = json!({"type": "object", "properties": {"payload": {},
+                                                     "payload_json": {"type": "string"}}});
+    let (v, notes) = export_with_notes(Dialect::OpenAiStrict, &tool("t", &s)).unwrap();
+    assert_eq!(v["strict"], false);
+    assert!(
+        notes[0].contains("/properties/payload") && notes[0].contains("accepts any value"),
+        "{notes:?}"
+    );
+    // A root that is a map cannot be strict at all.
+    let s = json!({"type": "object", "additionalProperties": {"type": "string"}});
+    let (v, notes) = export_with_notes(Dialect::OpenAiStrict, &tool("t", &s)).unwrap();
+    assert_eq!(v["strict"], false);
+    assert!(notes[0].contains("a map"), "{notes:?}");
 }
 
 #[test]

@@ -170,13 +170,19 @@ impl Toolset {
         }
         // Arguments sent as one string holding JSON: the object it holds, the change listed
         // in the result's `_meta` like the validate layer's.
-        let (args, decoded) = match args {
+        let (mut args, mut decoded) = match args {
             Value::String(text) => match crate::validate::text::decode(entry.name(), text) {
-                Ok((args, change)) => (args, Some(change)),
+                Ok((args, change)) => (args, vec![change]),
                 Err(e) => return Err(e),
             },
-            args => (args, None),
+            args => (args, Vec::new()),
         };
+        // Arguments the openai-strict export carries as JSON text (`input_json`).
+        decoded.extend(crate::validate::text::decode_carried(
+            entry.name(),
+            &entry.descriptor().input_schema,
+            &mut args,
+        )?);
         let settled = entry.settled(&self.inner.pipeline);
         // The call's deadline is set before any layer runs, so that what waits before the
         // timeout layer (a concurrency slot) waits within it too.
@@ -194,9 +200,10 @@ impl Toolset {
             watch_cancel,
         };
         let result = stack.call(call).await;
-        match decoded {
-            None => result,
-            Some(change) => result.map(|out| with_change_first(out, change)),
+        if decoded.is_empty() {
+            result
+        } else {
+            result.map(|out| with_changes_first(out, decoded))
         }
     }
 
@@ -247,17 +254,21 @@ impl Toolset {
     }
 }
 
-/// `out` with `change` first in its `_meta` list of changes made to the arguments (before those
-/// of the validate layer, which ran after it).
-fn with_change_first(mut out: ToolOutput, change: crate::Coercion) -> ToolOutput {
+/// `out` with `changes` first in its `_meta` list of changes made to the arguments (before
+/// those of the validate layer, which ran after them).
+fn with_changes_first(mut out: ToolOutput, changes: Vec<crate::Coercion>) -> ToolOutput {
     let meta = out.meta.get_or_insert_with(Default::default);
-    let change = serde_json::to_value(change).unwrap_or_default();
+    let changes = changes
+        .into_iter()
+        .map(|c| serde_json::to_value(c).unwrap_or_default());
     match meta.get_mut(crate::COERCIONS_META_KEY) {
-        Some(Value::Array(list)) => list.insert(0, change),
+        Some(Value::Array(list)) => {
+            list.splice(0..0, changes);
+        }
         _ => {
             meta.insert(
                 crate::COERCIONS_META_KEY.to_string(),
-                Value::Array(vec![change]),
+                Value::Array(changes.collect()),
             );
         }
     }

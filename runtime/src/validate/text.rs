@@ -53,6 +53,84 @@ pub(crate) fn decode(tool: &str, text: String) -> Result<(Value, Coercion), Tool
     Ok((value, coercion))
 }
 
+/// Arguments carried as JSON text, as the `openai-strict` export asks for an argument strict
+/// mode cannot describe (an "any" value, a map; see
+/// [`JSON_TEXT_SUFFIX`](toolgate_model::dialect::openai_strict::JSON_TEXT_SUFFIX)): each
+/// `{name}_json` of `args` that `schema` does not declare, where `schema` declares `name` and
+/// `args` does not send it, is replaced by `name` holding the value its string decodes to
+/// (`null` is the argument left out). One [`CoercionKind::JsonText`] change per argument, at
+/// the pointer of `name`. Arguments without such a key are not touched (and nothing is
+/// allocated).
+///
+/// # Errors
+/// `invalid_arguments` for `tool` at `/{name}_json` when the string is not JSON.
+pub(crate) fn decode_carried(
+    tool: &str,
+    schema: &Value,
+    args: &mut Value,
+) -> Result<Vec<Coercion>, ToolError> {
+    use toolgate_model::dialect::openai_strict::JSON_TEXT_SUFFIX;
+    let Value::Object(map) = args else {
+        return Ok(Vec::new());
+    };
+    if !map.keys().any(|k| k.ends_with(JSON_TEXT_SUFFIX)) {
+        return Ok(Vec::new());
+    }
+    let Some(Value::Object(declared)) = schema.get("properties") else {
+        return Ok(Vec::new());
+    };
+    let carried: Vec<String> = map
+        .keys()
+        .filter(|k| {
+            k.strip_suffix(JSON_TEXT_SUFFIX).is_some_and(|name| {
+                !declared.contains_key(k.as_str())
+                    && declared.contains_key(name)
+                    && !map.contains_key(name)
+            })
+        })
+        .cloned()
+        .collect();
+    let mut changes = Vec::with_capacity(carried.len());
+    for key in carried {
+        let name = &key[..key.len() - JSON_TEXT_SUFFIX.len()];
+        let Some(sent) = map.remove(&key) else {
+            continue;
+        };
+        let value = match &sent {
+            Value::Null => None,
+            Value::String(text) => match serde_json::from_str::<Value>(text) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    return Err(ToolError::invalid_arguments(
+                        tool,
+                        vec![ArgumentError {
+                            pointer: format!("/{}", toolgate_model::config::location::escape(&key)),
+                            message: format!(
+                                "`{key}` carries `{name}` as JSON text, and it is not valid JSON \
+                                 at line {} column {}",
+                                e.line(),
+                                e.column()
+                            ),
+                        }],
+                    ));
+                }
+            },
+            // Sent as the value itself: taken as it is.
+            other => Some(other.clone()),
+        };
+        if let Some(v) = &value {
+            map.insert(name.to_string(), v.clone());
+        }
+        changes.push(Coercion {
+            pointer: format!("/{}", toolgate_model::config::location::escape(name)),
+            kind: CoercionKind::JsonText,
+            from: sent,
+            to: value,
+        });
+    }
+    Ok(changes)
+}
+
 /// `an array`, `a number`, ...: a JSON value's type, for messages.
 fn kind_of(value: &Value) -> &'static str {
     match value {
@@ -124,5 +202,36 @@ mod tests {
                 e.message()
             );
         }
+    }
+
+    #[test]
+    fn an_argument_carried_as_json_text_is_decoded_only_where_the_schema_asks_for_it() {
+        let schema = json!({"type": "object", "properties": {
+            "filter": {"type": "string"}, "input": {}, "meta": {},
+            "name_json": {"type": "string"}, "name": {"type": "string"}}});
+        let mut args = json!({"filter": ".", "input_json": "[1, 2]", "meta_json": null,
+                              "name_json": "\"declared, so kept\"", "other_json": "{}"});
+        let changes = decode_carried("jq", &schema, &mut args).unwrap();
+        // `input_json` decoded, `meta_json: null` is `meta` left out; a declared `name_json`
+        // and an `other_json` without an `other` are left for validation to judge.
+        assert_eq!(
+            args,
+            json!({"filter": ".", "input": [1, 2], "name_json": "\"declared, so kept\"",
+                   "other_json": "{}"})
+        );
+        let pointers: Vec<&str> = changes.iter().map(|c| c.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/input", "/meta"]);
+        assert_eq!(changes[1].to, None);
+        // Sent beside the argument itself: nothing is decoded.
+        let mut both = json!({"input": 1, "input_json": "2"});
+        assert!(decode_carried("jq", &schema, &mut both).unwrap().is_empty());
+        let mut bad = json!({"input_json": "{\"a\": "});
+        let e = decode_carried("jq", &schema, &mut bad).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArguments);
+        assert!(
+            e.message().contains("/input_json") && e.message().contains("not valid JSON"),
+            "{}",
+            e.message()
+        );
     }
 }

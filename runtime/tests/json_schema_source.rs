@@ -252,3 +252,54 @@ fn run_time_sources_get_the_build_time_checks() {
         assert!(e.to_string().contains(says), "{says}: {e}");
     }
 }
+
+/// A recursive tree is described to Gemini only three levels deep, but the gateway validates
+/// against the full recursive schema: a valid tree six levels deep is accepted, and a wrong type
+/// five levels down is refused with its pointer.
+#[test]
+fn unrolling_for_gemini_leaves_validation_of_deep_trees_whole() {
+    let tree = r##"[{"name": "draw_tree", "description": "Draw a tree.",
+        "parameters": {"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
+                       "required": ["root"],
+                       "$defs": {"Node": {"type": "object",
+                                          "properties": {"label": {"type": "string"},
+                                                         "children": {"type": "array",
+                                                                      "items": {"$ref": "#/$defs/Node"}}}}}}}]"##;
+    let tools = Toolset::builder()
+        .source(source("trees", tree).unwrap())
+        .build()
+        .unwrap();
+    let (gemini, _) = tools
+        .describe("trees.draw_tree")
+        .unwrap()
+        .export_with_notes(toolgate_runtime::Dialect::Gemini)
+        .unwrap();
+    assert!(
+        gemini
+            .to_string()
+            .contains("nesting depth limit of 3 reached")
+    );
+    // `levels` nested nodes, the innermost labelled with `leaf`.
+    fn nested(levels: usize, leaf: Value) -> Value {
+        let mut node = json!({"label": leaf});
+        for _ in 1..levels {
+            node = json!({"label": "inner", "children": [node]});
+        }
+        node
+    }
+    let ok = tools.check_arguments(
+        "trees.draw_tree",
+        json!({"root": nested(6, json!("leaf"))}),
+        toolgate_runtime::ValidationMode::Strict,
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+    let e = tools
+        .check_arguments(
+            "trees.draw_tree",
+            json!({"root": nested(5, json!(7))}),
+            toolgate_runtime::ValidationMode::Strict,
+        )
+        .unwrap_err();
+    let pointer = "/root/children/0/children/0/children/0/children/0/label";
+    assert!(e.message().contains(pointer), "{}", e.message());
+}

@@ -7,7 +7,8 @@
 # inspector-cli and @stoplight/prism-cli (mocks an OpenAPI document, for tests/openapi/) into
 # .peers/node_modules, a Node 22 binary into .peers/node22 (the conformance CLI needs it), and a venv
 # .peers/venv with the PyPI `mcp` SDK, and .peers/venv-fastmcp with PyPI fastmcp and
-# openapi-spec-validator (the gateway's comparison peer and OpenAPI check). And the A2A peers
+# openapi-spec-validator (the gateway's comparison peer and OpenAPI check), .peers/venv-schemathesis
+# with PyPI schemathesis (the REST API against its own document). And the A2A peers
 # (runtime/tests/peers/a2a_echo_*): venvs .peers/venv-a2a (PyPI a2a-sdk[http-server] 1.3.0, A2A
 # protocol 1.0) and .peers/venv-a2a03 (a2a-sdk[http-server] 0.3.26, protocol 0.3), each with
 # uvicorn, and npm @a2a-js/sdk 1.3.0 (protocol 1.0) with express in .peers/node_modules; npm
@@ -222,6 +223,28 @@ for pkg in "fastmcp $FASTMCP_VERSION" "openapi-spec-validator $OAS_VALIDATOR_VER
   fi
   echo "install-peers: $1 (PyPI) $2 ok ($TOOLS_VENV/bin/python)"
 done
+
+# schemathesis (PyPI), a property-based API tester, in a venv of its own (its dependencies, among
+# them hypothesis, move often): tests/gateway/schemathesis.rs runs it against the gateway's
+# /openapi.json.
+SCHEMATHESIS_VERSION=4.32.5
+ST_VENV=.peers/venv-schemathesis
+if [ ! -x "$ST_VENV/bin/python" ]; then
+  rm -rf "$ST_VENV"
+  python3 -m venv "$ST_VENV"
+fi
+st_version() {
+  "$ST_VENV/bin/python" -c "import importlib.metadata as m; print(m.version('schemathesis'))" 2>/dev/null || true
+}
+if [ "$(st_version)" != "$SCHEMATHESIS_VERSION" ]; then
+  "$ST_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "schemathesis==$SCHEMATHESIS_VERSION"
+fi
+if [ "$(st_version)" != "$SCHEMATHESIS_VERSION" ] || [ ! -x "$ST_VENV/bin/schemathesis" ]; then
+  echo "install-peers: schemathesis $SCHEMATHESIS_VERSION did not install into $ST_VENV" >&2
+  exit 1
+fi
+echo "install-peers: schemathesis (PyPI) $SCHEMATHESIS_VERSION ok ($ST_VENV/bin/schemathesis)"
 
 # --- A2A peers ------------------------------------------------------------------------------------
 # The official A2A Python SDK in two venvs, one per protocol version, for

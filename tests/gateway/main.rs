@@ -24,6 +24,7 @@ mod policy_resilience;
 mod policy_telemetry;
 mod replicas;
 mod rest;
+mod schemathesis;
 mod secrets;
 mod self_openapi;
 mod sse;

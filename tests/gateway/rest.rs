@@ -218,13 +218,31 @@ fn tools_are_searched_with_q_ranked_and_filtered_for_the_caller() {
     let (_, all) = get("/tools", "admin-key-4567");
     assert!(all["tools"][0].get("score").is_none(), "{all}");
 
-    // A query with nothing to search for, and a bad `k`: 400 with the ToolError body.
+    // A query with nothing to search for finds nothing, and says why (the document allows any
+    // string up to 1000 characters, so it is no 400).
+    for (path, why) in [
+        ("/tools?q=", "search query is empty"),
+        ("/tools?q=%20%20", "search query is empty"),
+        ("/tools?q=the%20of%20a", "only stop words"),
+        ("/tools?q=%21%3F", "punctuation"),
+    ] {
+        let (status, body) = get(path, "admin-key-4567");
+        assert_eq!(status, 200, "{path}: {body}");
+        assert_eq!(body["tools"], json!([]), "{path}: {body}");
+        let note = body["note"].as_str().unwrap_or_default();
+        assert!(note.contains("`q`") && note.contains(why), "{path}: {body}");
+    }
+    // Without `q`, `k` keeps the first k tools of the listing.
+    let (status, first) = get("/tools?k=2", "admin-key-4567");
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(names(&first), names(&all)[..2], "{first}");
+    // A bad `k`, and a `q` over the length limit: 400 with the ToolError body.
+    let long = format!("/tools?q={}", "word%20".repeat(600));
     for (path, param) in [
-        ("/tools?q=", "`q`"),
-        ("/tools?q=%20%20", "`q`"),
-        ("/tools?q=the%20of%20a", "`q`"),
         ("/tools?q=file&k=0", "`k`"),
-        ("/tools?k=3", "`k`"),
+        ("/tools?k=0", "`k`"),
+        ("/tools?k=1.5", "not a whole number"),
+        (long.as_str(), "`q`"),
     ] {
         let (status, body) = get(path, "admin-key-4567");
         assert_eq!(status, 400, "{path}: {body}");
@@ -680,7 +698,13 @@ fn the_openapi_document_validates_and_describes_every_route() {
         "getTool",
         "getToolSchema",
         "getToolMetadata",
-        "callTool",
+        // One operation per tool, in place of the template `callTool`.
+        "call_fetch",
+        "call_read_file",
+        "call_list_dir",
+        "call_calc",
+        "call_jq",
+        "call_current_time",
         "callTools",
         "listSources",
         "getHealth",

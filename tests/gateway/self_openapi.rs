@@ -1,7 +1,7 @@
 //! The gateway's own REST API, described by its `/openapi.json`, consumed by a second toolgate
 //! as an OpenAPI source loaded at run time (issue #7's "toolgate can consume that document as
-//! an OpenAPI source"): every operation becomes a tool, and `gw.callTool` calls the first
-//! gateway's `calc` through the second one.
+//! an OpenAPI source"): every operation becomes a tool, and `gw.call_calc` (the first
+//! gateway's operation for its tool `calc`) calls it through the second one.
 
 use serde_json::{Value, json};
 
@@ -54,7 +54,8 @@ fn a_toolgate_calls_the_gateways_tools_through_its_openapi_document() {
     for op in [
         "listTools",
         "getTool",
-        "callTool",
+        "call_calc",
+        "call_jq",
         "listSources",
         "getHealth",
     ] {
@@ -68,8 +69,8 @@ fn a_toolgate_calls_the_gateways_tools_through_its_openapi_document() {
     // The first gateway's calc, called through the second one's OpenAPI tool.
     let (status, out) = post(
         second.port(),
-        "/tools/gw.callTool/call",
-        &json!({"name": "calc", "body": {"expression": "2+3"}}),
+        "/tools/gw.call_calc/call",
+        &json!({"expression": "2+3"}),
     );
     assert_eq!(status, 200, "{out}\n{}", second.log());
     assert_eq!(out["isError"], json!(null), "{out}");

@@ -9,18 +9,21 @@ use serde_json::Value;
 use super::{Coercion, CoercionKind};
 use crate::{ArgumentError, ErrorKind, ToolError};
 
+/// The characters JSON counts as whitespace (RFC 8259 section 2, `ws`).
+pub const JSON_WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
+
 /// The arguments held by `text`, sent for tool `tool` as one string, and the change recorded
 /// for the result's `_meta` ([`CoercionKind::JsonText`], pointer `""`).
 ///
-/// A string of only whitespace holds no arguments (`null`): models send `""` for a tool
-/// without parameters.
+/// A string of only JSON whitespace (space, tab, line feed, carriage return: RFC 8259
+/// section 2) holds no arguments (`null`): models send `""` for a tool without parameters.
 ///
 /// # Errors
 /// `invalid_arguments` for `tool` when `text` is not JSON
 /// ([`ToolError::arguments_not_json`]: `arguments for `tool` are not valid JSON at line L
 /// column C`), or is JSON of another type than an object.
 pub(crate) fn decode(tool: &str, text: String) -> Result<(Value, Coercion), ToolError> {
-    let value = if text.trim().is_empty() {
+    let value = if text.trim_matches(JSON_WHITESPACE).is_empty() {
         Value::Null
     } else {
         match serde_json::from_str::<Value>(&text) {
@@ -167,6 +170,9 @@ mod tests {
         }
         let (args, _) = decode("now", "null".into()).unwrap();
         assert_eq!(args, Value::Null);
+        // Only JSON's own whitespace: a no-break space is no JSON at all.
+        let e = decode("now", "\u{a0}".into()).unwrap_err();
+        assert!(e.message().contains("not valid JSON"), "{}", e.message());
     }
 
     #[test]

@@ -12,19 +12,21 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 
 use schemars::JsonSchema;
 use schemars::generate::{Contract, SchemaSettings};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use toolgate_runtime::Dialect;
+use toolgate_runtime::{Dialect, Identity};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder};
 use utoipa::openapi::security::{SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder, schema};
 use utoipa::{OpenApi, PartialSchema, ToSchema};
 
-use crate::gateway::Gateway;
+use super::tool_operations::describe_tools;
+use super::tools::LIST_WAITS_FOR_DISCOVERY;
+use crate::gateway::{Caller, Gateway};
 
 /// The `description` of a placeholder schema (replaced by [`document`]).
 const PLACEHOLDER: &str = "toolgate: replaced by the schemars schema of the runtime type";
@@ -126,6 +128,28 @@ impl PartialSchema for CallArguments {
 
 impl ToSchema for CallArguments {}
 
+/// The `arguments` of a call of `POST /calls`: an object, or a JSON string holding one (the
+/// field being optional, utoipa adds `null`).
+pub(crate) struct BatchArguments;
+
+impl PartialSchema for BatchArguments {
+    fn schema() -> RefOr<schema::Schema> {
+        schema::OneOfBuilder::new()
+            .item(CallArguments::schema())
+            .item(
+                schema::ObjectBuilder::new()
+                    .schema_type(schema::Type::String)
+                    .description(Some("The arguments object as JSON text, decoded before the call.")),
+            )
+            .description(Some(
+                "The tool's arguments by name (see its input schema at `GET /tools/{name}`), or the same as JSON text.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for BatchArguments {}
+
 /// A failure, as every error response carries it: `kind` says what failed (and decides the
 /// HTTP status), `message` says what was wrong and where.
 //
@@ -158,7 +182,7 @@ pub(crate) struct ToolErrorBody {
 #[openapi(
     info(
         title = "toolgate",
-        description = "The REST API of `toolgate serve`: list, describe and call every tool of the toolset (built-in, OpenAPI, MCP, A2A), and see the state of each source. Every error body is a ToolError; its `kind` decides the HTTP status. The same tools are served over MCP at `/mcp`.",
+        description = "The REST API of `toolgate serve`: list, describe and call every tool of the toolset (built-in, OpenAPI, MCP, A2A), and see the state of each source. Each tool the caller may list is an operation of its own, `POST /tools/{exported name}/call`, whose body is the tool's input schema; the same route takes the tool's internal name (`everything.echo`) too. Every error body is a ToolError; its `kind` decides the HTTP status. The same tools are served over MCP at `/mcp`.",
     ),
     servers((url = "/", description = "The gateway that serves this document.")),
     paths(
@@ -185,15 +209,37 @@ struct ApiDoc;
 
 /// This document (OpenAPI 3.1).
 ///
-/// Generated from the code; when the gateway has API keys, it says so in `security`.
+/// Generated from the code and the catalog: every tool the caller may list is an operation of
+/// its own, `POST /tools/{exported name}/call` (see [`tool_operations`](super::tool_operations)).
+/// Waits (at most 35 s) for start-up discovery, as `GET /tools` does. When the gateway has API
+/// keys, it says so in `security`.
 #[utoipa::path(
     get,
     path = "/openapi.json",
     operation_id = "getOpenApi",
     tag = "meta",
-    responses((status = 200, description = "The OpenAPI 3.1 document of this API.", body = Object))
+    responses((status = 200, description = "The OpenAPI 3.1 document of this API, with one operation per tool the caller may list.", body = Object))
 )]
-pub(super) async fn get_openapi(State(gateway): State<Gateway>) -> Json<Value> {
+pub(super) async fn get_openapi(
+    State(gateway): State<Gateway>,
+    caller: Option<Extension<Caller>>,
+) -> Json<Value> {
+    let identity = caller.map(|Extension(c)| c).unwrap_or_default().identity();
+    gateway.wait_ready(LIST_WAITS_FOR_DISCOVERY).await;
+    Json(document(&gateway, &identity))
+}
+
+/// Operations answering without a credential whatever the `Host` (`security.rs` `OPEN_PATHS`).
+const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
+
+/// The OpenAPI 3.1 document of the REST API as `gateway` serves it to `identity`: title
+/// `toolgate`, version the crate's, one relative server (`/`), a unique `operationId` per
+/// operation, every error response described by the `ToolError` schema, and one operation per
+/// tool `identity` may list (at most [`MAX_TOOL_OPERATIONS`](super::tool_operations::MAX_TOOL_OPERATIONS)).
+/// When the gateway has API keys, the document requires one (`Authorization: Bearer` or
+/// `X-API-Key`) on every operation but the probes; so does a gateway that takes OAuth access
+/// tokens (`Authorization: Bearer <JWT>`).
+pub fn document(gateway: &Gateway, identity: &Identity) -> Value {
     static WITH_AUTH: OnceLock<Value> = OnceLock::new();
     static WITHOUT_AUTH: OnceLock<Value> = OnceLock::new();
     let authenticated = gateway.settings().authenticates();
@@ -202,22 +248,13 @@ pub(super) async fn get_openapi(State(gateway): State<Gateway>) -> Json<Value> {
     } else {
         &WITHOUT_AUTH
     };
-    Json(cell.get_or_init(|| document_for(authenticated)).clone())
+    let mut doc = cell.get_or_init(|| document_for(authenticated)).clone();
+    describe_tools(&mut doc, &gateway.toolset().tools_for(identity));
+    doc
 }
 
-/// Operations answering without a credential whatever the `Host` (`security.rs` `OPEN_PATHS`).
-const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
-
-/// The OpenAPI 3.1 document of the REST API as `gateway` serves it: title `toolgate`, version
-/// the crate's, one relative server (`/`), a unique `operationId` per operation, every error
-/// response described by the `ToolError` schema. When the gateway has API keys, the document
-/// requires one (`Authorization: Bearer` or `X-API-Key`) on every operation but the probes; so
-/// does a gateway that takes OAuth access tokens (`Authorization: Bearer <JWT>`).
-pub fn document(gateway: &Gateway) -> Value {
-    document_for(gateway.settings().authenticates())
-}
-
-/// [`document`] for a gateway that checks credentials (`true`: API keys or access tokens) or not. A problem in assembling it
+/// [`document`] without its tool operations (the template `POST /tools/{name}/call` in their
+/// place), for a gateway that checks credentials (`true`: API keys or access tokens) or not. A problem in assembling it
 /// (a bug: see [`assemble`]) is logged; the document is served as it is.
 pub(crate) fn document_for(authenticated: bool) -> Value {
     let (doc, checked) = assemble(authenticated);

@@ -14,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 use toolgate_runtime::{ErrorKind, ProgressReporter, ToolError, ToolOutput};
 use utoipa::ToSchema;
 
-use super::api_doc::{CallArguments, ToolErrorBody, ToolOutputSchema};
+use super::api_doc::{BatchArguments, ToolErrorBody, ToolOutputSchema};
 use super::call::{body_rejection, check_content_type};
 use super::error::RestError;
+use super::integer::{MAX_TIMEOUT_MS, whole};
 use crate::gateway::{Caller, Gateway};
 
 /// How many calls of a batch run at once when the request does not say.
@@ -33,16 +34,18 @@ pub struct BatchRequest {
     /// The calls, answered in this order.
     #[schema(max_items = 1000)]
     pub calls: Vec<BatchCall>,
-    /// How many calls run at once (default 8, at most 64; at least 1). Each call still passes
-    /// through its tool's policies: a tool's own `concurrency` limit makes its calls wait,
-    /// a rate limit refuses the calls over it.
-    #[serde(default)]
-    #[schema(minimum = 1)]
-    pub concurrency: Option<usize>,
-    /// The longest the whole batch may take, in milliseconds (at least 1): every call's
-    /// deadline. Past it the calls still running are cancelled and answered `timeout`.
-    #[serde(default)]
-    #[schema(minimum = 1)]
+    /// How many calls run at once (default 8; at least 1; a larger number is lowered to 64).
+    /// Each call still passes through its tool's policies: a tool's own `concurrency` limit
+    /// makes its calls wait, a rate limit refuses the calls over it. A whole number, written
+    /// `4` or `4.0` (JSON Schema's `integer`).
+    #[serde(default, deserialize_with = "whole")]
+    #[schema(value_type = Option<u64>, minimum = 1)]
+    pub concurrency: Option<u64>,
+    /// The longest the whole batch may take, in milliseconds (at least 1, at most 86400000:
+    /// one day): every call's deadline. Past it the calls still running are cancelled and
+    /// answered `timeout`.
+    #[serde(default, deserialize_with = "whole")]
+    #[schema(value_type = Option<u64>, minimum = 1, maximum = 86_400_000)]
     pub timeout_ms: Option<u64>,
 }
 
@@ -53,9 +56,11 @@ pub struct BatchCall {
     /// The tool's name inside toolgate (`everything.echo`) or as a model sees it
     /// (`everything__echo`).
     pub name: String,
-    /// The tool's arguments (an object; omitted or `null` for none).
+    /// The tool's arguments: an object, a JSON string holding one (decoded, as OpenAI's
+    /// function calling hands arguments over), or omitted or `null` for none. Any other JSON
+    /// type refuses the whole batch with 400.
     #[serde(default)]
-    #[schema(value_type = Option<CallArguments>)]
+    #[schema(value_type = Option<BatchArguments>)]
     pub arguments: Value,
 }
 
@@ -114,7 +119,7 @@ impl From<Result<ToolOutput, ToolError>> for BatchResult {
     request_body(content = BatchRequest, content_type = "application/json"),
     responses(
         (status = 200, description = "One result per call, in the order of the request: `{\"output\"}` (the tool's result) or `{\"error\"}` (its ToolError, e.g. `rate_limited` with `retry_after_ms`).", body = BatchResponse),
-        (status = 400, description = "The body is not a batch: not JSON, an unknown field, no `calls`, more than 1000 calls, `concurrency` or `timeout_ms` of 0.", body = ToolErrorBody),
+        (status = 400, description = "The body is not a batch: not JSON, an unknown field, no `calls`, more than 1000 calls, `arguments` neither an object, a string nor null, `concurrency` or `timeout_ms` not a whole number or 0, `timeout_ms` over a day.", body = ToolErrorBody),
         (status = 408, description = "The body did not arrive whole within gateway.body_timeout_ms (the connection is closed).", body = ToolErrorBody),
         (status = 413, description = "The body is larger than gateway.max_body_bytes.", body = ToolErrorBody),
         (status = 415, description = "The body is sent with a Content-Type other than JSON.", body = ToolErrorBody),
@@ -129,10 +134,9 @@ pub(super) async fn call_batch(
     check_content_type(&headers)?;
     let body = body.map_err(|e| body_rejection(&gateway, &e))?;
     let request = parse(&body)?;
-    let concurrency = request
-        .concurrency
-        .unwrap_or(DEFAULT_BATCH_CONCURRENCY)
-        .min(MAX_BATCH_CONCURRENCY);
+    let concurrency = request.concurrency.map_or(DEFAULT_BATCH_CONCURRENCY, |n| {
+        usize::try_from(n).map_or(MAX_BATCH_CONCURRENCY, |n| n.min(MAX_BATCH_CONCURRENCY))
+    });
     let caller = caller.map(|Extension(c)| c).unwrap_or_default();
     // As `Gateway::call`: counted in flight (shutdown waits for it), cancelled when this
     // future is dropped (the client went away) or when the shutdown grace period ends.
@@ -163,17 +167,54 @@ fn parse(body: &[u8]) -> Result<BatchRequest, RestError> {
             request.calls.len()
         )));
     }
+    if let Some((i, call)) = request.calls.iter().enumerate().find(|(_, c)| {
+        !matches!(
+            c.arguments,
+            Value::Object(_) | Value::String(_) | Value::Null
+        )
+    }) {
+        return Err(RestError::bad_request(format!(
+            "`calls[{i}].arguments` (for `{}`) must be a JSON object, a string holding one, or null, not {}",
+            call.name,
+            json_type(&call.arguments)
+        )));
+    }
     if request.concurrency == Some(0) {
         return Err(RestError::bad_request(
             "`concurrency` must be at least 1 (calls run at once)",
         ));
     }
-    if request.timeout_ms == Some(0) {
-        return Err(RestError::bad_request(
-            "`timeout_ms` must be at least 1 (milliseconds)",
-        ));
+    if let Some(ms) = request.timeout_ms {
+        check_timeout("`timeout_ms`", ms)?;
     }
     Ok(request)
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Array(_) => "an array",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Null => "null",
+        Value::String(_) => "a string",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A deadline of `ms` milliseconds as a request sets it: at least 1, at most
+/// [`MAX_TIMEOUT_MS`]; otherwise a 400 naming `what`.
+pub(super) fn check_timeout(what: &str, ms: u64) -> Result<Duration, RestError> {
+    if ms == 0 {
+        return Err(RestError::bad_request(format!(
+            "{what} must be at least 1 (milliseconds)"
+        )));
+    }
+    if ms > MAX_TIMEOUT_MS {
+        return Err(RestError::bad_request(format!(
+            "{what} is {ms} ms; at most {MAX_TIMEOUT_MS} (one day) is accepted"
+        )));
+    }
+    Ok(Duration::from_millis(ms))
 }
 
 #[cfg(test)]
@@ -189,6 +230,9 @@ mod tests {
         assert_eq!(r.calls.len(), 2);
         assert_eq!(r.calls[1].arguments, Value::Null);
         assert_eq!(r.concurrency, None);
+        // JSON Schema's integers: 234.0 is one; above 64 is lowered when the batch runs.
+        let r = parse(br#"{"calls": [], "concurrency": 234.0, "timeout_ms": 1500.0}"#).unwrap();
+        assert_eq!((r.concurrency, r.timeout_ms), (Some(234), Some(1500)));
         for (body, says) in [
             (
                 &br#"{"calls": [], "concurrency": 0}"#[..],
@@ -197,6 +241,22 @@ mod tests {
             (
                 br#"{"calls": [], "timeout_ms": 0}"#,
                 "`timeout_ms` must be at least 1",
+            ),
+            (
+                br#"{"calls": [], "timeout_ms": 86400001}"#,
+                "at most 86400000 (one day)",
+            ),
+            (
+                br#"{"calls": [], "timeout_ms": 9223372036854775808}"#,
+                "too large",
+            ),
+            (
+                br#"{"calls": [], "concurrency": 2.5}"#,
+                "not a whole number",
+            ),
+            (
+                br#"{"calls": [{"name": "calc"}, {"name": "jq", "arguments": [1]}]}"#,
+                "`calls[1].arguments` (for `jq`) must be a JSON object, a string holding one, or null, not an array",
             ),
             (br#"{"calls": [{"tool": "x"}]}"#, "unknown field `tool`"),
             (br#"{"concurrency": 2}"#, "missing field `calls`"),

@@ -1,7 +1,5 @@
 //! `POST /tools/{name}/call`: one call through [`Gateway::call`], the path every front uses.
 
-use std::time::Duration;
-
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -23,10 +21,11 @@ use crate::gateway::{Caller, Gateway};
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct CallQuery {
-    /// The longest the call may take, in milliseconds (at least 1). It can only shorten the
-    /// tool's own timeout, which applies anyway; past it the call is cancelled and answered
-    /// with 504, kind `timeout`.
-    #[param(minimum = 1)]
+    /// The longest the call may take, in milliseconds (at least 1, at most 86400000: one
+    /// day). It can only shorten the tool's own timeout, which applies anyway; past it the call
+    /// is cancelled and answered with 504, kind `timeout`.
+    #[serde(default, deserialize_with = "super::integer::whole_in_query")]
+    #[param(value_type = Option<u64>, minimum = 1, maximum = 86_400_000)]
     pub timeout_ms: Option<u64>,
 }
 
@@ -57,7 +56,7 @@ pub struct CallQuery {
     ),
     responses(
         (status = 200, description = "The tool's result (MCP CallToolResult: content parts, structuredContent, isError, _meta). Also the answer when an A2A agent asks for more input (`input_required`): the question as text, `{state, taskId, contextId}` as structuredContent; call again with that taskId to continue.", body = ToolOutputSchema),
-        (status = 400, description = "The body is not JSON (`arguments for `{tool}` are not valid JSON at line L column C`), or an unknown query parameter.", body = ToolErrorBody),
+        (status = 400, description = "The body is not JSON (`arguments for `{tool}` are not valid JSON at line L column C`), or an unknown query parameter, or `timeout_ms` not a whole number from 1 to 86400000.", body = ToolErrorBody),
         (status = 402, description = "The caller's budget would be exceeded (`budget_exceeded`).", body = ToolErrorBody),
         (status = 404, description = "No tool of that name (`not_found`).", body = ToolErrorBody),
         (status = 408, description = "The body did not arrive whole within gateway.body_timeout_ms (the connection is closed).", body = ToolErrorBody),
@@ -78,14 +77,10 @@ pub(super) async fn call_tool(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ToolOutput>, RestError> {
-    let timeout = match query.timeout_ms {
-        Some(0) => {
-            return Err(RestError::bad_request(
-                "query parameter `timeout_ms` must be at least 1 (milliseconds)",
-            ));
-        }
-        ms => ms.map(Duration::from_millis),
-    };
+    let timeout = query
+        .timeout_ms
+        .map(|ms| super::batch::check_timeout("query parameter `timeout_ms`", ms))
+        .transpose()?;
     check_content_type(&headers)?;
     let body = body.map_err(|e| body_rejection(&gateway, &e))?;
     let args = arguments(&gateway, &name, &body)?;
@@ -166,7 +161,7 @@ pub(super) fn body_rejection(gateway: &Gateway, e: &BytesRejection) -> RestError
 }
 
 /// The body as the call's arguments: an object, a string holding one (decoded by the toolset,
-/// as on every front), or `null` (empty body) for none. Not JSON is a 400 naming the tool and
+/// as on every front), or an empty body for none (`Value::Null`). Not JSON is a 400 naming the tool and
 /// the place (`arguments for `calc` are not valid JSON at line 1 column 9: ...`); JSON of
 /// another type is a 422 `invalid_arguments` for the tool. `tool` is its name inside toolgate
 /// when the catalog knows it, so that errors name it as the toolset's own errors do.
@@ -187,7 +182,9 @@ fn arguments(gateway: &Gateway, name: &str, body: &[u8]) -> Result<Value, RestEr
         )
     })?;
     let kind = match &value {
-        Value::Object(_) | Value::Null | Value::String(_) => return Ok(value),
+        Value::Object(_) | Value::String(_) => return Ok(value),
+        // The document's body is an object: `null` is not one (an empty body is no arguments).
+        Value::Null => "null (send an empty body for no arguments)",
         Value::Array(_) => "an array",
         Value::Number(_) => "a number",
         Value::Bool(_) => "a boolean",

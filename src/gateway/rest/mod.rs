@@ -12,7 +12,7 @@
 //! | `POST /calls` | [`batch::BatchResponse`]: several calls at once, results in request order |
 //! | `GET /sources` | [`sources::SourceList`]: every source's `SourceStatus` |
 //! | `GET /healthz`, `GET /readyz` | [`health::Health`], [`health::Readiness`] |
-//! | `GET /openapi.json` | the OpenAPI document of all of the above |
+//! | `GET /openapi.json` | the OpenAPI document of all of the above, one operation per tool |
 //!
 //! `{name}` is the tool's name inside toolgate (`everything.echo`) or the one a model sees
 //! (`everything__echo`). Every error — a tool's, and the HTTP request's own (a query or body
@@ -29,12 +29,14 @@ pub mod api_doc;
 pub mod batch;
 pub mod error;
 pub mod health;
+pub mod integer;
 pub mod sources;
 pub mod tools;
 
 mod call;
 #[cfg(test)]
 mod tests;
+pub mod tool_operations;
 
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{FromRequestParts, Path, Query};

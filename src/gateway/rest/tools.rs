@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_model::names::exported_name;
-use toolgate_runtime::search::DEFAULT_K;
+use toolgate_runtime::search::{DEFAULT_K, MAX_QUERY_CHARS, query_terms};
 use toolgate_runtime::{
     Dialect, ErrorKind, SourceStatus, ToolAnnotations, ToolDescriptor, ToolError,
 };
@@ -40,7 +40,7 @@ async fn visible(
 
 /// How long `GET /tools` waits for start-up discovery before answering with what is known (as
 /// MCP `tools/list` does): an early client sees the whole toolset.
-const LIST_WAITS_FOR_DISCOVERY: Duration = Duration::from_secs(35);
+pub(super) const LIST_WAITS_FOR_DISCOVERY: Duration = Duration::from_secs(35);
 
 /// The query of `GET /tools`. Filters combine with AND; an unknown parameter is a 400.
 #[derive(Debug, Default, Deserialize, IntoParams)]
@@ -57,11 +57,14 @@ pub struct ListQuery {
     /// description, arguments, tags, category and source; accents folded, English stop words
     /// dropped, Chinese and Japanese in character bigrams; see docs/search.md), at most `k`,
     /// each with its `score` and `matched` fields. A query with nothing to search for (empty,
-    /// only stop words or punctuation) is a 400.
+    /// only stop words or punctuation) finds no tool, and `note` says why.
+    #[param(max_length = 1000)]
     pub q: Option<String>,
-    /// With `q`: the most tools to return (default 10, at least 1).
-    #[param(minimum = 1)]
-    pub k: Option<usize>,
+    /// The most tools to return (at least 1): with `q` the best `k` (default 10), without it
+    /// the first `k` in toolset order (default all).
+    #[serde(default, deserialize_with = "super::integer::whole_in_query")]
+    #[param(value_type = Option<u64>, minimum = 1)]
+    pub k: Option<u64>,
     /// Also give each listed tool's definition in this dialect (`definitions`).
     #[param(value_type = Option<DialectName>)]
     pub dialect: Option<String>,
@@ -126,6 +129,10 @@ pub struct ToolList {
     /// With `?dialect=`: the listed tools the dialect cannot express, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_exported: Vec<NotExported>,
+    /// Why no tool is listed, when the answer is empty for a reason other than the filters:
+    /// a `q` with nothing to search for (empty, only stop words such as `the`, or punctuation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The query of `GET /tools/{name}/schema`.
@@ -201,7 +208,7 @@ pub struct ToolMetadata {
     params(ListQuery),
     responses(
         (status = 200, description = "The tools that pass every filter.", body = ToolList),
-        (status = 400, description = "An unknown query parameter, an unknown dialect, `k` without `q` or below 1, or a `q` with nothing to search for (empty, only stop words).", body = ToolErrorBody),
+        (status = 400, description = "An unknown query parameter, an unknown dialect, `k` below 1 or not a whole number, or a `q` longer than 1000 characters.", body = ToolErrorBody),
     )
 )]
 pub(super) async fn list_tools(
@@ -219,19 +226,29 @@ pub(super) async fn list_tools(
         .map(|s| (s.id().to_string(), s.kind().to_string()))
         .collect();
     let toolset = gateway.toolset();
-    let (listed, scores): (Vec<_>, Vec<_>) = match query.q.as_deref() {
-        Some(q) => search(toolset, &identity, q, &query)?
-            .into_iter()
-            .map(|hit| {
-                let matched = hit.matched.iter().map(|f| f.as_str().to_string()).collect();
-                (hit.entry, Some((hit.score, matched)))
-            })
-            .unzip(),
-        None if query.k.is_some() => {
+    let k = match query.k {
+        Some(0) => {
             return Err(RestError::bad_request(
-                "query parameter `k` (the number of hits) needs a search query `q`",
+                "query parameter `k`: the number of tools must be at least 1",
             ));
         }
+        k => k.map(|k| usize::try_from(k).unwrap_or(usize::MAX)),
+    };
+    let mut note = None;
+    let (listed, scores): (Vec<_>, Vec<_>) = match query.q.as_deref() {
+        Some(q) => match nothing_to_search_for(q) {
+            Some(why) => {
+                note = Some(why);
+                (Vec::new(), Vec::new())
+            }
+            None => search(toolset, &identity, q, k, &query)?
+                .into_iter()
+                .map(|hit| {
+                    let matched = hit.matched.iter().map(|f| f.as_str().to_string()).collect();
+                    (hit.entry, Some((hit.score, matched)))
+                })
+                .unzip(),
+        },
         None => toolset
             .entries_for(&identity)
             .into_iter()
@@ -244,6 +261,7 @@ pub(super) async fn list_tools(
                     && query.source.as_ref().is_none_or(|s| &d.source == s)
                     && query.tag.as_ref().is_none_or(|t| d.tags.contains(t))
             })
+            .take(k.unwrap_or(usize::MAX))
             .map(|e| (e, None))
             .unzip(),
     };
@@ -252,6 +270,7 @@ pub(super) async fn list_tools(
         dialect: dialect.map(|d| d.as_str().to_string()),
         definitions: dialect.map(|_| Vec::with_capacity(listed.len())),
         not_exported: Vec::new(),
+        note,
     };
     for (entry, score) in listed.iter().zip(scores) {
         let d = entry.descriptor();
@@ -288,9 +307,10 @@ fn search(
     toolset: &toolgate_runtime::Toolset,
     identity: &toolgate_runtime::Identity,
     q: &str,
+    k: Option<usize>,
     query: &ListQuery,
 ) -> Result<Vec<toolgate_runtime::SearchHit>, RestError> {
-    let mut options = toolgate_runtime::SearchOptions::new().k(query.k.unwrap_or(DEFAULT_K));
+    let mut options = toolgate_runtime::SearchOptions::new().k(k.unwrap_or(DEFAULT_K));
     options.source.clone_from(&query.source);
     options.category.clone_from(&query.category);
     options.tags.extend(query.tag.iter().cloned());
@@ -304,6 +324,18 @@ fn search(
             ),
         )
     })
+}
+
+/// Why `q` can find no tool (it is empty, or only stop words or punctuation), or `None` when
+/// it has words to search for. A `q` over the length limit is not looked at here: [`search`]
+/// refuses it with a 400.
+fn nothing_to_search_for(q: &str) -> Option<String> {
+    if q.chars().count() > MAX_QUERY_CHARS {
+        return None;
+    }
+    query_terms(q)
+        .err()
+        .map(|e| format!("query parameter `q`: {}", e.message()))
 }
 
 /// `dialect` as a [`Dialect`], or a 400 naming the accepted ones.

@@ -267,6 +267,10 @@ impl OpContext<'_, '_> {
         } else {
             json!({})
         };
+        let mut schema = schema;
+        if location == ParamLocation::Path {
+            non_empty(&mut schema);
+        }
         let required = location == ParamLocation::Path
             || p.get("required").and_then(Value::as_bool).unwrap_or(false);
         Ok(Some(RawParam {
@@ -293,6 +297,35 @@ impl OpContext<'_, '_> {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         }))
+    }
+}
+
+/// Says in a path parameter's schema that its value is not empty. The value fills a path
+/// segment, and an empty one would call another path (`/pets/` for `/pets/{petId}`), so the
+/// request builder refuses it (`path parameter 'petId' is empty`); with `minLength` /
+/// `minItems` / `minProperties` of 1 for the types the schema allows (all three when it says
+/// no type: each keyword holds only for its own type, JSON Schema 2020-12 validation §6.3-6.5),
+/// a caller who follows the schema is never refused for it. A bound the document sets stays.
+fn non_empty(schema: &mut Value) {
+    let Value::Object(m) = schema else {
+        return;
+    };
+    let allows = |ty: &str| match m.get("type") {
+        Some(Value::String(t)) => t == ty,
+        Some(Value::Array(list)) => list.iter().any(|t| t == ty),
+        _ => true,
+    };
+    let bounds: Vec<&str> = [
+        ("string", "minLength"),
+        ("array", "minItems"),
+        ("object", "minProperties"),
+    ]
+    .into_iter()
+    .filter(|(ty, keyword)| allows(ty) && !m.contains_key(*keyword))
+    .map(|(_, keyword)| keyword)
+    .collect();
+    for keyword in bounds {
+        m.insert(keyword.into(), json!(1));
     }
 }
 

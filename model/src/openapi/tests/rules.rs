@@ -117,7 +117,7 @@ paths:
         t.input_schema,
         json!({"type": "object",
             "properties": {
-                "ownerId": {"type": "string"},
+                "ownerId": {"type": "string", "minLength": 1},
                 "dry_run": {"type": "boolean"},
                 "name": {"type": "string", "examples": ["Rex"]},
                 "tag": {"type": ["string", "null"]}},

@@ -7,13 +7,12 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::peers::{self, PeerProcess, free_port, try_spawn_http_peer, which};
+use support::peers;
+use support::redis::Redis;
 use toolgate_model::config::{PolicyConfig, RedisStore};
 use toolgate_runtime::mcp::{McpBackend, McpConnection, McpOptions};
 use toolgate_runtime::policy::pinning::PinState;
@@ -29,108 +28,6 @@ const DEADLINE: Duration = Duration::from_secs(30);
 const WITHIN: Duration = Duration::from_secs(1);
 
 const GREET: &str = "pin.greet";
-
-/// A redis-server of this test on 127.0.0.1, in memory only: killed when dropped.
-struct Redis {
-    peer: Option<PeerProcess>,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Self {
-        let mut errors = Vec::new();
-        for _ in 0..3 {
-            let port = free_port();
-            match Self::spawn(port) {
-                Ok(peer) => {
-                    return Self {
-                        peer: Some(peer),
-                        port,
-                    };
-                }
-                Err(e) => errors.push(e),
-            }
-        }
-        panic!("redis-server did not start:\n{}", errors.join("\n\n"));
-    }
-
-    fn spawn(port: u16) -> Result<PeerProcess, String> {
-        let binary = which("redis-server").unwrap_or_else(|| {
-            panic!("`redis-server` is not on PATH: run `scripts/install-peers.sh` as root")
-        });
-        let port_text = port.to_string();
-        let args = [
-            "--port",
-            &port_text,
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ];
-        let peer = try_spawn_http_peer(binary, &args, &[], port)?;
-        wait_for_ping(port)?;
-        Ok(peer)
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut peer) = self.peer.take() {
-            peer.kill();
-        }
-    }
-
-    /// Starts it again on the same port, empty (nothing is saved).
-    fn restart(&mut self) {
-        self.kill();
-        let until = Instant::now() + DEADLINE;
-        loop {
-            match Self::spawn(self.port) {
-                Ok(peer) => {
-                    self.peer = Some(peer);
-                    return;
-                }
-                Err(e) if Instant::now() > until => panic!("redis-server did not restart: {e}"),
-                Err(_) => std::thread::sleep(Duration::from_millis(100)),
-            }
-        }
-    }
-
-    /// A raw client, to look at the keys.
-    async fn client(&self) -> redis::aio::MultiplexedConnection {
-        redis::Client::open(self.url())
-            .unwrap()
-            .get_multiplexed_async_connection()
-            .await
-            .expect("a raw connection to the test's redis-server")
-    }
-}
-
-/// Until redis-server answers PING, within [`DEADLINE`].
-fn wait_for_ping(port: u16) -> Result<(), String> {
-    let until = Instant::now() + DEADLINE;
-    loop {
-        let answered = (|| {
-            let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-            s.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
-            s.write_all(b"PING\r\n").ok()?;
-            let mut buf = [0u8; 64];
-            let n = s.read(&mut buf).ok()?;
-            (n > 0 && matches!(buf[0], b'+' | b'-')).then_some(())
-        })();
-        if answered.is_some() {
-            return Ok(());
-        }
-        if Instant::now() > until {
-            return Err(format!("redis-server on port {port} did not answer PING"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// A prefix no other test uses.
 fn prefix(name: &str) -> String {

@@ -2,3 +2,5 @@
 #![allow(dead_code)]
 
 pub mod peers;
+#[cfg(feature = "redis")]
+pub mod redis;

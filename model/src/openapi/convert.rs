@@ -66,6 +66,7 @@ pub(crate) fn run(doc: &Document, options: &ConvertOptions) -> Result<Conversion
         schemas: &mut schemas,
         schemes: &schemes,
         max_output: options.max_output_schema_bytes,
+        xml_wrapped_default: super::xml::wrapped_by_default(root),
     };
     let mut out = Conversion {
         title: text("/info/title"),
@@ -271,6 +272,7 @@ pub(crate) fn run(doc: &Document, options: &ConvertOptions) -> Result<Conversion
                 input_schema: parts.input_schema,
                 output_schema: parts.output_schema,
                 output_wrapped: parts.output_wrapped,
+                output_xml: parts.output_xml,
                 parameters: parts.parameters,
                 body: parts.body,
                 security,
@@ -291,6 +293,20 @@ pub(crate) fn run(doc: &Document, options: &ConvertOptions) -> Result<Conversion
                 ),
             ));
         }
+    }
+    if ctx.xml_wrapped_default
+        && out
+            .tools
+            .iter()
+            .any(|t| t.output_xml.is_some() || t.body.as_ref().is_some_and(|b| b.xml.is_some()))
+    {
+        out.warnings.push(warning(
+            "W_XML_WRAPPED_DEFAULT",
+            "#",
+            "the document marks arrays `xml.wrapped: false` and none `wrapped: true`: its \
+             arrays without `wrapped` are read and written wrapped (one element around the \
+             items)",
+        ));
     }
     adapters::apply(&options.adapters, &mut out.tools, &mut out.warnings);
     let mut by_name: HashMap<&str, &Operation> = HashMap::new();

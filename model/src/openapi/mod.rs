@@ -6,8 +6,9 @@
 //! files), `schema` (JSON Schema 2020-12 normalisation; `schema::merge`: the `allOf` merge;
 //! `schema::defs`: `$defs` names and attaching), `names` (tool and argument names, filters),
 //! `operation` (parameters and argument names; `operation::body`: request bodies, media-type
-//! choice, flattening; `operation::responses`: output schemas, `Accept`), `security`, `servers`,
-//! `adapters`, `convert` (the driver). Nothing panics on any input; schema nesting is bounded.
+//! choice, flattening; `operation::responses`: output schemas, `Accept`), `xml` (the XML
+//! layout of XML bodies and responses), `security`, `servers`, `adapters`, `convert` (the
+//! driver). Nothing panics on any input; schema nesting is bounded.
 //!
 //! The rules, and the table of warning and skip codes ([`Warning::code`], each with a JSON
 //! pointer such as `#/paths/~1pets/get/requestBody`), are in `docs/openapi.md`; keep it in
@@ -45,6 +46,7 @@ mod security;
 mod servers;
 #[cfg(test)]
 mod tests;
+mod xml;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,6 +55,7 @@ use serde_json::Value;
 
 pub use model::*;
 pub use servers::ServerVariableError;
+pub use xml::{MAX_XML_DEPTH, XmlKind, XmlMapping, XmlNode, XmlProperty};
 
 use crate::config::{Adapter, ArgumentAdapter, OperationFilter};
 

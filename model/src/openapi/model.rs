@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::xml::XmlMapping;
+
 /// One OpenAPI document converted into tools.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Conversion {
@@ -161,6 +163,10 @@ pub struct Operation {
     /// The response body is sent back as `{"result": body}`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub output_wrapped: bool,
+    /// How an XML response is read into JSON (when the output schema comes from an XML media
+    /// type: `application/xml`, `text/xml`, `+xml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_xml: Option<XmlMapping>,
     /// Path, query, header and cookie parameters, in document order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parameters: Vec<Parameter>,
@@ -253,6 +259,9 @@ pub enum BodyEncoding {
     Form,
     /// `multipart/form-data`.
     Multipart,
+    /// `application/xml`, `text/xml` and `+xml` types: the JSON value written as XML by the
+    /// body's [`XmlMapping`].
+    Xml,
     /// `text/*`: the argument is the text.
     Text,
     /// Any other type (`application/octet-stream`, `image/png`): the argument is base64.
@@ -279,6 +288,9 @@ pub struct RequestBody {
     /// field or multipart part is serialized (form, multipart only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub encodings: BTreeMap<String, FieldEncoding>,
+    /// How the value is written as XML (XML bodies only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xml: Option<XmlMapping>,
 }
 
 /// How one property of a form or multipart body is serialized (OAS 3.1 §4.8.15 "Encoding

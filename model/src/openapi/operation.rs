@@ -33,6 +33,7 @@ pub(crate) struct OpParts {
     pub input_schema: Value,
     pub output_schema: Option<Value>,
     pub output_wrapped: bool,
+    pub output_xml: Option<super::XmlMapping>,
     pub parameters: Vec<Parameter>,
     pub body: Option<RequestBody>,
     pub accept: Vec<String>,
@@ -48,6 +49,8 @@ pub(crate) struct OpContext<'a, 'b> {
     pub schemas: &'b mut Schemas<'a>,
     pub schemes: &'b std::collections::BTreeMap<String, SecurityScheme>,
     pub max_output: usize,
+    /// The document's arrays are wrapped unless they say otherwise (see `openapi::xml`).
+    pub xml_wrapped_default: bool,
 }
 
 fn w(code: &str, pointer: &str, message: impl Into<String>) -> (String, String, String) {
@@ -150,7 +153,15 @@ impl OpContext<'_, '_> {
             let at = format!("{ptr}/requestBody");
             let (rb, target) =
                 refs::follow(self.root, rb, &at).map_err(|e| SchemaError::from_ref(e, &at))?;
-            body = self.body(rb, &at, &target, &mut taken, &mut properties, &mut required)?;
+            body = self.body(
+                rb,
+                &at,
+                &target,
+                &mut taken,
+                &mut properties,
+                &mut required,
+                &mut warnings,
+            )?;
         }
         let mut input = json!({"type": "object", "properties": properties});
         if !required.is_empty()
@@ -163,17 +174,17 @@ impl OpContext<'_, '_> {
         }
         self.schemas.attach_defs(&mut input, Mode::Input, None)?;
         // Responses.
-        let (output_schema, output_wrapped, accept, loosened) =
-            self.responses(op, ptr, &mut warnings);
+        let responses = self.responses(op, ptr, &mut warnings);
         Ok(OpParts {
             input_schema: input,
-            output_schema,
-            output_wrapped,
+            output_schema: responses.output_schema,
+            output_wrapped: responses.wrapped,
+            output_xml: responses.xml,
             parameters,
             body,
-            accept,
+            accept: responses.accept,
             warnings,
-            loosened,
+            loosened: responses.loosened,
         })
     }
 

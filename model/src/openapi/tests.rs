@@ -13,6 +13,7 @@ mod qa;
 mod real;
 mod review;
 mod rules;
+mod xml;
 
 fn conv(text: &str) -> Conversion {
     convert(
@@ -253,10 +254,10 @@ paths:
               type: object
               properties: {file: {type: string, format: binary}, note: {type: string}}
       responses: {'200': {description: ok}}
-  /xml:
+  /proto:
     post:
-      operationId: xml_only
-      requestBody: {content: {application/xml: {schema: {type: object}}}}
+      operationId: protobuf_only
+      requestBody: {content: {application/x-protobuf: {schema: {type: object}}}}
       responses: {'200': {description: ok}}
 "#,
     );
@@ -279,7 +280,7 @@ paths:
     assert_eq!(c.skipped[0].reason.code, "W_UNSUPPORTED_MEDIA_TYPE");
     assert_eq!(
         c.skipped[0].reason.pointer,
-        "#/paths/~1xml/post/requestBody"
+        "#/paths/~1proto/post/requestBody"
     );
 }
 

@@ -3,11 +3,14 @@
 //!
 //! - Media type: the first the gateway can encode, by class: JSON (`application/json`,
 //!   `text/json`, `*/*+json`, RFC 6839 §3.1), then `application/x-www-form-urlencoded`, then
-//!   `multipart/form-data`, then `text/*` (not `text/xml`, `text/html`), then binary
-//!   (`application/octet-stream`, `*/*`, `application/*`, PDF, zip, gzip, `image/*`,
-//!   `audio/*`, `video/*`, `font/*`). None of them: the operation is skipped with
-//!   `W_UNSUPPORTED_MEDIA_TYPE`.
-//! - Flattening: a JSON, form or multipart body whose schema (its root `$ref` followed) is a
+//!   `multipart/form-data`, then XML (`application/xml`, `text/xml`, `*/*+xml`, RFC 7303),
+//!   then `text/*` (not `text/html`), then binary (`application/octet-stream`, `*/*`,
+//!   `application/*`, PDF, zip, gzip, `image/*`, `audio/*`, `video/*`, `font/*`). None of
+//!   them: the operation is skipped with `W_UNSUPPORTED_MEDIA_TYPE`.
+//! - XML: the argument is typed by the body schema as for JSON; its XML layout (the XML
+//!   Object's `name`, `namespace`, `prefix`, `attribute`, `wrapped`) is kept as an
+//!   [`XmlMapping`](super::super::XmlMapping) (see `openapi::xml`).
+//! - Flattening: a JSON, XML, form or multipart body whose schema (its root `$ref` followed) is a
 //!   plain object — properties, no root `oneOf` / `anyOf` / `allOf` / `not` / `$ref` /
 //!   `patternProperties` / `if`, `additionalProperties` absent, boolean or `{}`, every property
 //!   a valid argument name not taken by a parameter — has its properties as arguments; they are
@@ -27,8 +30,9 @@ use serde_json::{Map, Value, json};
 use super::super::names::valid_arg;
 use super::super::refs::escape;
 use super::super::schema::{Mode, SchemaError};
+use super::super::xml::XmlBuilder;
 use super::super::{BodyEncoding, BodyField, BodyLayout, FieldEncoding, ParamStyle, RequestBody};
-use super::{OpContext, unique};
+use super::{OpContext, unique, w};
 
 impl OpContext<'_, '_> {
     #[allow(clippy::too_many_arguments)]
@@ -40,6 +44,7 @@ impl OpContext<'_, '_> {
         taken: &mut HashSet<String>,
         properties: &mut Map<String, Value>,
         required: &mut Vec<Value>,
+        warnings: &mut Vec<(String, String, String)>,
     ) -> Result<Option<RequestBody>, SchemaError> {
         let Some(content) = rb.get("content").and_then(Value::as_object) else {
             return Ok(None);
@@ -54,7 +59,7 @@ impl OpContext<'_, '_> {
                 pointer: at.to_string(),
                 message: format!(
                     "the request body is only offered as {} which the gateway cannot encode \
-                     (JSON, form, multipart, text or binary)",
+                     (JSON, form, multipart, XML, text or binary)",
                     types.join(", ")
                 ),
             });
@@ -91,9 +96,25 @@ impl OpContext<'_, '_> {
                 }
             }
         }
+        let xml = if encoding == BodyEncoding::Xml {
+            let raw = media.get("schema").cloned().unwrap_or(Value::Null);
+            let (mapping, fallback) =
+                XmlBuilder::new(self.root, self.xml_wrapped_default).mapping(&raw);
+            if fallback {
+                warnings.push(w(
+                    "W_XML_ROOT_NAME",
+                    &schema_ptr,
+                    "the XML body's schema names no root element (no `xml.name`, not a \
+                     component, not one property): it is sent as `<body>`",
+                ));
+            }
+            Some(mapping)
+        } else {
+            None
+        };
         let flat = matches!(
             encoding,
-            BodyEncoding::Json | BodyEncoding::Form | BodyEncoding::Multipart
+            BodyEncoding::Json | BodyEncoding::Xml | BodyEncoding::Form | BodyEncoding::Multipart
         ) && plain_object(&schema, taken);
         let layout = if flat {
             let mut fields = Vec::new();
@@ -145,6 +166,7 @@ impl OpContext<'_, '_> {
             layout,
             file_fields,
             encodings,
+            xml,
         }))
     }
 }
@@ -189,7 +211,18 @@ pub(crate) fn is_json(mt: &str) -> bool {
     base == "application/json" || base == "text/json" || base.ends_with("+json")
 }
 
-/// The body media type used: JSON first, then form, multipart, text, binary.
+/// `application/xml`, `text/xml`, `*/*+xml` (RFC 7303 §4.1, §9.2).
+pub(crate) fn is_xml(mt: &str) -> bool {
+    let base = mt
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    base == "application/xml" || base == "text/xml" || base.ends_with("+xml")
+}
+
+/// The body media type used: JSON first, then form, multipart, XML, text, binary.
 pub(crate) fn choose_media_type<'a>(
     types: impl Iterator<Item = &'a str> + Clone,
 ) -> Option<(String, BodyEncoding)> {
@@ -206,7 +239,9 @@ pub(crate) fn choose_media_type<'a>(
             Some(BodyEncoding::Form)
         } else if base == "multipart/form-data" {
             Some(BodyEncoding::Multipart)
-        } else if base.starts_with("text/") && base != "text/xml" && base != "text/html" {
+        } else if is_xml(&base) {
+            Some(BodyEncoding::Xml)
+        } else if base.starts_with("text/") && base != "text/html" {
             Some(BodyEncoding::Text)
         } else if base == "application/octet-stream"
             || base == "*/*"
@@ -227,6 +262,7 @@ pub(crate) fn choose_media_type<'a>(
         BodyEncoding::Json,
         BodyEncoding::Form,
         BodyEncoding::Multipart,
+        BodyEncoding::Xml,
         BodyEncoding::Text,
         BodyEncoding::Binary,
     ] {

@@ -41,6 +41,7 @@ mod response;
 mod style;
 #[cfg(test)]
 mod tests;
+mod xml;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -370,6 +371,7 @@ impl OpenApiSource {
                 received.content_type.as_deref(),
                 &received.body,
                 op.output_wrapped,
+                op.output_xml.as_ref(),
                 &uri,
             )?;
             if let Some((hook, full)) = &hooked {

@@ -310,7 +310,11 @@ fn body_of(
     args: &Map<String, Value>,
 ) -> Result<Option<Body>, ToolError> {
     let Some(value) = body_value(body, args) else {
-        if body.required && body.encoding != BodyEncoding::Json {
+        // An XML body whose fields (flattened) are all left out is not sent: an empty root
+        // element is not what such a body means.
+        let flat_xml = body.encoding == BodyEncoding::Xml
+            && matches!(body.layout, BodyLayout::Flattened { .. });
+        if body.required && body.encoding != BodyEncoding::Json && !flat_xml {
             return Err(arg_error(
                 tool,
                 body_arg(body),
@@ -318,7 +322,7 @@ fn body_of(
             ));
         }
         // A required JSON body whose fields are all optional is sent as `{}`.
-        return Ok(body.required.then(|| Body::Json(Value::Object(Map::new()))));
+        return Ok((body.required && !flat_xml).then(|| Body::Json(Value::Object(Map::new()))));
     };
     Ok(Some(match body.encoding {
         BodyEncoding::Json => Body::Json(value),
@@ -390,6 +394,19 @@ fn body_of(
                 }
             }
             Body::Multipart(out)
+        }
+        BodyEncoding::Xml => {
+            let Some(mapping) = &body.xml else {
+                return Err(arg_error(
+                    tool,
+                    body_arg(body),
+                    "the operation's XML body has no XML layout (convert the document again)",
+                ));
+            };
+            Body::Text(
+                super::xml::encode(mapping, &value)
+                    .map_err(|e| arg_error(tool, body_arg(body), e))?,
+            )
         }
         BodyEncoding::Text => Body::Text(style::prim_text(&value)),
         BodyEncoding::Binary => {

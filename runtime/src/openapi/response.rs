@@ -2,6 +2,10 @@
 //!
 //! * 2xx with an empty body (204, or a 200 whose `Content-Type` says JSON but which has no
 //!   bytes) → success, one text part `HTTP 204 No Content`;
+//! * 2xx XML (`application/xml`, `text/xml`, `+xml`, or a body starting with `<` under a
+//!   vague type) of an operation whose output schema came from an XML media type → read by
+//!   its [`XmlMapping`] into structured content (see `openapi::xml`); XML that does not read
+//!   → an `upstream` error (not retryable) with an excerpt;
 //! * 2xx JSON (`application/json`, `*/*+json`) → structured content (wrapped as
 //!   `{"result": ...}` when the operation's output schema says so); a body declared JSON that
 //!   does not parse → an `upstream` error (not retryable) with an excerpt of at most
@@ -20,6 +24,8 @@ use std::time::{Duration, SystemTime};
 use base64::Engine as _;
 use reqwest::StatusCode;
 use serde_json::Value;
+
+use toolgate_model::openapi::XmlMapping;
 
 use crate::{Content, ErrorKind, ResourceContents, ToolError, ToolOutput};
 
@@ -64,6 +70,37 @@ fn is_text(essence: &str) -> bool {
         )
 }
 
+/// A body that starts (after whitespace) with `<`: an XML answer sent with a vague type
+/// (`text/plain`, `text/html`, none) by an operation whose document declares XML.
+fn looks_like_xml(body: &[u8]) -> bool {
+    body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
+}
+
+/// `upstream`, not retryable: a 2xx body declared `format` that does not parse.
+fn not_readable(status: StatusCode, ess: &str, format: &str, why: &str, body: &[u8]) -> ToolError {
+    let text = String::from_utf8_lossy(body);
+    let excerpt = toolgate_model::text::cut_bytes(text.trim(), EXCERPT_BYTES);
+    let declared = if ess.is_empty() {
+        "without a type"
+    } else {
+        ess
+    };
+    ToolError::new(
+        ErrorKind::Upstream,
+        format!(
+            "{}: the response is declared `{declared}` but is not valid {format} ({why}): \
+             {excerpt}",
+            status_line(status)
+        ),
+    )
+    .with_retryable(false)
+    .with_details(serde_json::json!({
+        "status": status.as_u16(),
+        "content_type": ess,
+        "body": excerpt,
+    }))
+}
+
 /// A successful response as a tool output.
 ///
 /// # Errors
@@ -74,12 +111,24 @@ pub(crate) fn success(
     content_type: Option<&str>,
     body: &[u8],
     wrapped: bool,
+    xml: Option<&XmlMapping>,
     resource_uri: &str,
 ) -> Result<ToolOutput, ToolError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(ToolOutput::text(status_line(status)));
     }
     let ess = essence(content_type);
+    if let Some(mapping) = xml
+        && (super::xml::is_xml(&ess) || (looks_like_xml(body) && !is_json(&ess)))
+    {
+        return match super::xml::decode(mapping, body) {
+            Ok(value) => {
+                let wrap = wrapped || !value.is_object();
+                Ok(ToolOutput::structured_wrapped(value, wrap))
+            }
+            Err(e) => Err(not_readable(status, &ess, "XML", &e, body)),
+        };
+    }
     if is_json(&ess) || ess.is_empty() {
         match serde_json::from_slice::<Value>(body) {
             Ok(value) => {
@@ -87,22 +136,7 @@ pub(crate) fn success(
                 return Ok(ToolOutput::structured_wrapped(value, wrap));
             }
             Err(e) if is_json(&ess) => {
-                let text = String::from_utf8_lossy(body);
-                let excerpt = toolgate_model::text::cut_bytes(text.trim(), EXCERPT_BYTES);
-                return Err(ToolError::new(
-                    ErrorKind::Upstream,
-                    format!(
-                        "{}: the response is declared `{ess}` but is not valid JSON ({e}): \
-                         {excerpt}",
-                        status_line(status)
-                    ),
-                )
-                .with_retryable(false)
-                .with_details(serde_json::json!({
-                    "status": status.as_u16(),
-                    "content_type": ess,
-                    "body": excerpt,
-                })));
+                return Err(not_readable(status, &ess, "JSON", &e.to_string(), body));
             }
             Err(_) => {}
         }

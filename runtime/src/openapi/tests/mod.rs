@@ -7,6 +7,7 @@ mod requests;
 use crate::test_server as server;
 mod style;
 mod wire;
+mod xml;
 
 use serde_json::json;
 use toolgate_model::openapi::{Conversion, Operation, Server};
@@ -65,6 +66,7 @@ pub(super) fn op(name: &str, method: &str, path: &str) -> Operation {
         input_schema: json!({"type": "object"}),
         output_schema: None,
         output_wrapped: false,
+        output_xml: None,
         parameters: Vec::new(),
         body: None,
         security: Vec::new(),

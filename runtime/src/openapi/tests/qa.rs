@@ -39,6 +39,7 @@ fn body(encoding: BodyEncoding, media: &str, fields: &[&str]) -> RequestBody {
         layout: flat(fields),
         file_fields: Vec::new(),
         encodings: BTreeMap::new(),
+        xml: None,
     }
 }
 

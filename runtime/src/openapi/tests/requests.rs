@@ -122,6 +122,7 @@ fn body(encoding: BodyEncoding, media: &str, layout: BodyLayout) -> RequestBody 
         layout,
         file_fields: Vec::new(),
         encodings: Default::default(),
+        xml: None,
     }
 }
 

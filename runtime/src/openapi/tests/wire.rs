@@ -87,6 +87,7 @@ async fn c15_form_body_and_cookie() {
         },
         file_fields: Vec::new(),
         encodings: Default::default(),
+        xml: None,
     });
     let source = OpenApiSource::builder("api", conversion(&server.base, vec![o]))
         .config(&config(json!({})))

@@ -247,6 +247,10 @@ pub struct Parameter {
     /// serialized as that type, e.g. JSON text) instead of `schema` + `style`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// A query flag: `allowEmptyValue: true` and `enum: [true]` (how documents converted from
+    /// AWS models write a sub-resource such as `?tagging`); `true` is sent as the bare name.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flag: bool,
 }
 
 /// How a request body is encoded.

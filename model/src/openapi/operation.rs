@@ -7,7 +7,8 @@
 //! `Authorization` header parameters ignored (OAS 3.0 §4.7.12); a parameter that is an `apiKey`
 //! scheme's credential dropped (`W_CREDENTIAL_PARAMETER`); one without `name` or
 //! with an `in` other than `path` / `query` / `header` / `cookie` ignored (`W_PARAMETER`).
-//! Path parameters are always required; `style` defaults to `form` (query, cookie) or `simple`
+//! A query parameter with `allowEmptyValue: true` and `enum: [true]` is a flag (sent as
+//! `?name`). Path parameters are always required; `style` defaults to `form` (query, cookie) or `simple`
 //! (path, header), `explode` to `style == form` (OAS 3.0 §4.7.12.4).
 //!
 //! Argument names: the wire name when it is a valid property name (`^[a-zA-Z0-9_.-]{1,64}$`)
@@ -297,6 +298,10 @@ impl OpContext<'_, '_> {
                     .unwrap_or(false),
                 required,
                 content,
+                flag: location == ParamLocation::Query
+                    && p.get("allowEmptyValue").and_then(Value::as_bool) == Some(true)
+                    && p.get("schema").and_then(|s| s.get("enum"))
+                        == Some(&Value::Array(vec![Value::Bool(true)])),
             },
             schema,
             description: p

@@ -142,8 +142,8 @@ pub(crate) fn apply_fills(
 
 /// Builds the request parts of `op` from (filled) `args`.
 ///
-/// Path values are expanded per their style and encoded as single segments; a `{...}`
-/// left in the path fails with `missing path parameter '<name>'` before anything is sent.
+/// Path values are expanded per their style and encoded as single segments; the template's
+/// `#fragment`, if any, is left out; a `{...}` left in the path fails with `missing path parameter '<name>'` before anything is sent.
 ///
 /// # Errors
 /// `invalid_arguments`: a required parameter or body missing, a path placeholder left, bad
@@ -194,7 +194,11 @@ pub(crate) fn build(
             ParamLocation::Cookie => parts.cookies.extend(style::cookie_pairs(p, value)),
         }
     }
-    let path = fill_path(tool, &op.path, &expanded)?;
+    // A `#fragment` of the template is never sent (APIs.guru's AWS documents tell operations
+    // on one path apart this way: `/{Bucket}#tagging`); values are encoded, so only the
+    // template's own `#` counts.
+    let template = op.path.split('#').next().unwrap_or_default();
+    let path = fill_path(tool, template, &expanded)?;
     if let Some(name) = placeholder(&path) {
         return Err(arg_error(
             tool,

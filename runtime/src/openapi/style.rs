@@ -168,11 +168,15 @@ pub(crate) fn path_value(p: &Parameter, v: &Value) -> String {
     }
 }
 
-/// The query-string pieces of a parameter (`name=value`, already encoded), to join with `&`.
+/// The query-string pieces of a parameter (`name=value`, already encoded), to join with `&`; a
+/// [flag](Parameter::flag) set to `true` is its bare name.
 pub(crate) fn query_pieces(p: &Parameter, v: &Value) -> Vec<String> {
     let ar = p.allow_reserved;
     let enc = move |s: &str| encode_query(s, ar);
     let name = encode_query(&p.name, false);
+    if p.flag && *v == Value::Bool(true) {
+        return vec![name];
+    }
     let v = content_value(p, v);
     match (p.style, shape(&v)) {
         (_, Shape::Prim(s)) => vec![format!("{name}={}", enc(&s))],
@@ -276,6 +280,7 @@ pub(crate) fn form_field(name: &str, v: &Value, enc: Option<&FieldEncoding>) -> 
         allow_reserved: enc.is_some_and(|e| e.allow_reserved),
         required: false,
         content: None,
+        flag: false,
     };
     query_pieces(&p, v)
 }
@@ -337,5 +342,6 @@ pub(crate) fn param(
         allow_reserved: false,
         required: false,
         content: None,
+        flag: false,
     }
 }

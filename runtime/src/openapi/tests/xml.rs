@@ -167,7 +167,10 @@ paths:
   /{Bucket}#delete:
     post:
       operationId: DeleteObjects
-      parameters: [{name: Bucket, in: path, required: true, schema: {type: string}}]
+      parameters:
+        - {name: Bucket, in: path, required: true, schema: {type: string}}
+        - {name: delete, in: query, required: true, allowEmptyValue: true,
+           schema: {type: boolean, enum: [true]}}
       requestBody:
         required: true
         content:
@@ -220,8 +223,12 @@ fn a_document_that_only_says_wrapped_false_wraps_its_other_arrays() {
     // Through the request builder: the flattened argument becomes the XML document.
     let mut args = Map::new();
     args.insert("Bucket".into(), json!("b"));
+    args.insert("delete".into(), json!(true));
     args.insert("Delete".into(), json!({"Objects": [{"Key": "a"}]}));
     let parts = build("s3.DeleteObjects", delete, &args).unwrap();
+    // The path's `#delete` is not sent; the flag is a bare `?delete`.
+    assert_eq!(parts.path, "/b");
+    assert_eq!(parts.query, ["delete"]);
     let (media, body) = parts.body.unwrap();
     assert_eq!(media, "text/xml");
     let Body::Text(text) = body else {

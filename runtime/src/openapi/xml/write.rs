@@ -144,6 +144,16 @@ impl Encoder<'_> {
                         ));
                     }
                 }
+                for (k, v) in map.iter().filter(|(k, _)| !named.contains(&k.as_str())) {
+                    if let Some(attr) = k.strip_prefix('@')
+                        && let Some(text) = scalar_text(v)
+                    {
+                        if !valid_name(attr) {
+                            return Err(format!("`{attr}` is not an XML attribute name"));
+                        }
+                        start.push_attribute((attr, text.as_str()));
+                    }
+                }
                 let qname = qualified(&name, n.prefix.as_deref());
                 self.event(Event::Start(start))?;
                 for p in properties {
@@ -157,7 +167,12 @@ impl Encoder<'_> {
                 let any = XmlNode::default();
                 let other = additional.as_deref().unwrap_or(&any);
                 for (k, v) in map.iter().filter(|(k, _)| !named.contains(&k.as_str())) {
-                    self.element(k, other, v, depth + 1)?;
+                    if k == "#text" {
+                        let text = scalar_text(v).unwrap_or_default();
+                        self.event(Event::Text(BytesText::new(&text)))?;
+                    } else if !k.starts_with('@') {
+                        self.element(k, other, v, depth + 1)?;
+                    }
                 }
                 self.event(Event::End(BytesEnd::new(qname)))
             }

@@ -380,3 +380,22 @@ fn an_xml_answer_is_structured_content_even_under_a_vague_type() {
     .unwrap();
     assert_eq!(out.structured, None::<Value>);
 }
+
+#[test]
+fn every_cut_of_an_answer_reads_or_fails_without_a_panic() {
+    let ops = ops(PETS);
+    let m = find(&ops, "put_pet").output_xml.as_ref().unwrap();
+    let answer = br#"<?xml version="1.0"?><!-- c --><p:pet xmlns:p="urn:x" id="7"><name>R&amp;x &#65;</name><![CDATA[<raw>]]><tagList><tag>a</tag></tagList><pet id="8"/></p:pet>"#;
+    let mut read = 0;
+    for end in 0..=answer.len() {
+        if decode(m, &answer[..end]).is_ok() {
+            read += 1;
+        }
+    }
+    // Only the whole document reads: every shorter cut ends inside an element.
+    assert_eq!(read, 1);
+    assert_eq!(
+        decode(m, answer).unwrap(),
+        json!({"id": 7, "name": "R&x A", "tags": ["a"], "children": [{"id": 8}]})
+    );
+}

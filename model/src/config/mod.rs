@@ -34,6 +34,7 @@
 mod a2a;
 mod diagnostic;
 mod gateway;
+mod guardrails;
 mod interpolate;
 mod json_schema;
 mod local;
@@ -71,8 +72,9 @@ pub use openapi::{
     SchemeCredentials,
 };
 pub use policy::{
-    AccessRule, ArgumentRule, Budgets, CircuitBreakerConfig, ExtraArguments, Fallback, Pinning,
-    PolicyConfig, RateLimit, ToolPolicy, ValidationMode, parse_rate_limit,
+    AccessRule, ArgumentRule, Budgets, CircuitBreakerConfig, DenyRule, Detector, ExtraArguments,
+    Fallback, GuardDirection, GuardrailConfig, MaskConfig, MaskPattern, Pinning, PolicyConfig,
+    RateLimit, ToolPolicy, ValidationMode, WebhookFailMode, WebhookGuardrail, parse_rate_limit,
 };
 /// The error kind names a fallback's `on` may list.
 pub use policy_rules::ERROR_KINDS;

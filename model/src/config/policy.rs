@@ -5,6 +5,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::guardrails::{
+    DenyRule, Detector, GuardDirection, GuardrailConfig, MaskConfig, MaskPattern, WebhookFailMode,
+    WebhookGuardrail,
+};
 pub use super::policy_rules::{
     AccessRule, ArgumentRule, Budgets, CircuitBreakerConfig, Fallback, Pinning,
 };
@@ -45,6 +49,10 @@ pub struct PolicyConfig {
     /// Tool pinning of remote tools (see [`Pinning`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinning: Option<Pinning>,
+    /// Named guardrails (masking, deny rules, webhooks), applied to the tools whose
+    /// `guardrails:` list names them (see [`GuardrailConfig`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub guardrails: BTreeMap<String, GuardrailConfig>,
 }
 
 /// How a tool's arguments are checked against its input schema before it runs.
@@ -153,6 +161,10 @@ pub struct ToolPolicy {
     /// Another tool to call when this one fails with given error kinds (see [`Fallback`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<Fallback>,
+    /// The guardrails the tool runs under, by name in `policy.guardrails` (or registered in
+    /// code), in order; `[]` turns off those of the source or defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guardrails: Option<Vec<String>>,
 }
 
 impl ToolPolicy {
@@ -197,6 +209,10 @@ impl ToolPolicy {
                 .clone()
                 .or_else(|| fallback.circuit_breaker.clone()),
             fallback: self.fallback.clone().or_else(|| fallback.fallback.clone()),
+            guardrails: self
+                .guardrails
+                .clone()
+                .or_else(|| fallback.guardrails.clone()),
         }
     }
 }

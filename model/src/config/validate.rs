@@ -7,6 +7,7 @@ use super::{CONFIG_VERSION, Diagnostic, LoadedConfig, McpTransport, ToolPolicy, 
 use crate::names::{LOCAL_SOURCE_ID, validate_source_id};
 
 mod gateway;
+mod guardrails;
 mod oauth2;
 mod openapi;
 
@@ -275,6 +276,7 @@ fn check_source_ids(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
 fn check_policy(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>, warnings: &mut Vec<Diagnostic>) {
     let p = &cfg.policy;
     check_access_and_budgets(cfg, errors);
+    guardrails::check(cfg, errors, warnings);
     check_tool_policy(cfg, "/policy/defaults", &p.defaults, errors);
     for (name, tp) in &p.tools {
         let pointer = format!("/policy/tools/{}", escape(name));

@@ -5,12 +5,15 @@
 //! Outermost first; the order is fixed:
 //!
 //! ```text
-//! fallback → telemetry → authorize → validate → argument rules → budget → rate limit
-//!          → circuit breaker → concurrency limit → cache → timeout → retry → backend
+//! fallback → telemetry → authorize → guardrails (arguments) → validate → argument rules
+//!          → budget → rate limit → circuit breaker → concurrency limit → cache
+//!          → guardrails (result) → timeout → retry → backend
 //! ```
 //!
 //! * a fallback sees every failure, the telemetry layer every outcome (refusals included);
 //! * a refused caller costs nothing and touches no limit (authorize first);
+//! * guardrails see the arguments before anything reads them, and the result once, after the
+//!   last retry; the cache keeps only results the guardrails passed ([`guardrails`]);
 //! * only valid arguments are charged, counted or cached (validate before budget);
 //! * a budget is charged before the call, not after (`budget_exceeded` means nothing ran);
 //! * a rate-limited call never reaches the breaker, an open breaker takes no concurrency slot;
@@ -37,6 +40,7 @@ pub mod call;
 mod concurrency;
 mod deadline;
 mod fallback;
+pub mod guardrails;
 pub mod pinning;
 pub(crate) mod pipeline;
 mod rate_limit;

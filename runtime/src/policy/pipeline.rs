@@ -10,8 +10,8 @@ use toolgate_model::config::{PolicyConfig, ToolPolicy};
 
 use super::call::{Call, CallFuture, CallStack, LayerInputs, Optional};
 use super::{
-    arguments, authorize, breaker, budget, cache, concurrency, fallback, rate_limit, retry,
-    telemetry, validate,
+    arguments, authorize, breaker, budget, cache, concurrency, fallback, guardrails, rate_limit,
+    retry, telemetry, validate,
 };
 use crate::catalog::{Settled, ToolEntry};
 use crate::validate::ArgumentPolicy;
@@ -28,6 +28,8 @@ pub(crate) struct Pipeline {
     pub config: PolicyConfig,
     /// What the layers share across tools and calls.
     pub shared: Shared,
+    /// The guardrails (`policy.guardrails` and those registered in code), compiled.
+    pub guardrails: guardrails::Registry,
 }
 
 /// State shared by the layers of every tool of a toolset (one toolset's limits never touch
@@ -52,6 +54,7 @@ impl Pipeline {
             default_timeout,
             config,
             shared: Shared::default(),
+            guardrails: guardrails::Registry::default(),
         }
     }
 
@@ -158,11 +161,13 @@ impl Pipeline {
         let budget = budget::layer(inputs);
         let cache = cache::layer(inputs);
         let retry = retry::layer(inputs);
+        let (guard_in, guard_out) = guardrails::layers(inputs);
         let reports = budget.is_some() || cache.is_some() || retry.is_some();
         let stack = ServiceBuilder::new()
             .layer(Optional(fallback::layer(inputs)))
             .layer(Optional(telemetry::layer(inputs)))
             .layer(Optional(authorize::layer(inputs)))
+            .layer(Optional(guard_in))
             .layer(Optional(arguments.map(validate::ValidateLayer::new)))
             .layer(Optional(arguments::layer(inputs)))
             .layer(Optional(budget))
@@ -170,6 +175,7 @@ impl Pipeline {
             .layer(Optional(breaker::layer(inputs)))
             .layer(Optional(concurrency::layer(inputs)))
             .layer(Optional(cache))
+            .layer(Optional(guard_out))
             .layer(super::TimeoutLayer::new(timeout))
             .layer(Optional(retry))
             .service(super::Backend);

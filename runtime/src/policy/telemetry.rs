@@ -24,6 +24,7 @@
 //! | `toolgate_cache_hits_total` / `toolgate_cache_misses_total` | counter | `tool` | result cache (the cache layer) |
 //! | `toolgate_spend_micros_total` | counter | `caller`, `currency` | cost charged, in millionths of the currency |
 //! | `toolgate_circuit_breaker_state` | gauge | `source` | 0 closed, 1 half-open, 2 open |
+//! | `toolgate_guardrail_*_total` | counter | `tool`, `guardrail`, `kind`, `direction` | guardrails (see [`guardrails`](super::guardrails)) |
 //!
 //! A call dropped before it ends (the caller went away) counts with outcome `cancelled`.
 
@@ -88,6 +89,22 @@ pub fn describe_metrics() {
     describe_counter!(
         SPEND_MICROS_TOTAL,
         "Cost charged to callers' budgets, in millionths of the currency."
+    );
+    describe_counter!(
+        super::guardrails::GUARDRAIL_MASKED_TOTAL,
+        "Values masked by a guardrail, by tool, guardrail, kind (detector or pattern) and direction."
+    );
+    describe_counter!(
+        super::guardrails::GUARDRAIL_DENIED_TOTAL,
+        "Calls refused and results withheld by a guardrail, by tool, guardrail, kind and direction."
+    );
+    describe_counter!(
+        super::guardrails::GUARDRAIL_MODIFIED_TOTAL,
+        "Arguments or results replaced by a guardrail (webhook or custom)."
+    );
+    describe_counter!(
+        super::guardrails::GUARDRAIL_WEBHOOK_FAILURES_TOTAL,
+        "Guardrail webhook checks without a usable answer (timeout or error)."
     );
     describe_gauge!(
         CIRCUIT_BREAKER_STATE,

@@ -33,6 +33,8 @@ pub struct ToolsetBuilder {
     config_dir: Option<std::path::PathBuf>,
     /// Semantic ranking of searches: the model is loaded at `build()`.
     semantic: Option<crate::search::semantic::SemanticSearch>,
+    /// Guardrails registered in code.
+    guardrails: Vec<crate::policy::guardrails::CustomGuardrail>,
     /// MCP servers, built at `build()` (each a source and its handle for the passthrough).
     #[cfg(feature = "mcp")]
     mcp: Vec<crate::mcp::McpFactory>,
@@ -54,6 +56,7 @@ impl Default for ToolsetBuilder {
             policy: PolicyConfig::default(),
             config_dir: None,
             semantic: None,
+            guardrails: Vec::new(),
             #[cfg(feature = "mcp")]
             mcp: Vec::new(),
             #[cfg(feature = "redis")]
@@ -267,6 +270,23 @@ impl ToolsetBuilder {
         self
     }
 
+    /// Adds a guardrail of your own (see [`Guardrail`](crate::policy::guardrails::Guardrail)):
+    /// it checks the arguments and results of the tools its settings select, and of those
+    /// whose `guardrails:` list (tools.yaml's `policy:`, or [`policy`](Self::policy)) names it.
+    /// [`build`](Self::build) fails when its name is also a guardrail of `policy.guardrails`.
+    ///
+    /// ```
+    /// use toolgate_runtime::policy::guardrails::{CustomGuardrail, Guardrail};
+    /// struct Audit;
+    /// impl Guardrail for Audit {}
+    /// let builder = toolgate_runtime::Toolset::builder()
+    ///     .guardrail(CustomGuardrail::new("audit", Audit).sources(["github"]));
+    /// ```
+    pub fn guardrail(mut self, guardrail: crate::policy::guardrails::CustomGuardrail) -> Self {
+        self.guardrails.push(guardrail);
+        self
+    }
+
     /// Keeps the rate-limit buckets and budgets of the [`policy`](Self::policy) in `store`
     /// (tools.yaml `store.redis`) instead of this process' memory, so that every toolset built
     /// with the same store and key prefix (the replicas of one gateway) shares them: all of a
@@ -290,8 +310,15 @@ impl ToolsetBuilder {
     /// [`BuildError::DuplicateSource`] / [`BuildError::DuplicateTool`] when sources clash;
     /// [`BuildError::Source`] (source `policy.pinning`) when the approvals file cannot be read;
     /// [`BuildError::Semantic`] when [`semantic_search`](Self::semantic_search) was asked for in
-    /// a build without the `semantic` feature, or its model does not load.
+    /// a build without the `semantic` feature, or its model does not load;
+    /// [`BuildError::Source`] (source `policy.guardrails`) when a guardrail does not compile
+    /// (a pattern, a webhook URL or header), or a `guardrails:` list names an unknown one.
     pub fn build(self) -> Result<Toolset, BuildError> {
+        let guardrails = crate::policy::guardrails::Registry::build(&self.policy, self.guardrails)
+            .map_err(|message| BuildError::Source {
+                source_id: "policy.guardrails".into(),
+                message,
+            })?;
         let semantic = match &self.semantic {
             Some(settings) => Some(Arc::new(
                 crate::search::semantic::load(settings).map_err(BuildError::Semantic)?,
@@ -379,6 +406,7 @@ impl ToolsetBuilder {
         #[allow(unused_mut)]
         let mut pipeline =
             crate::policy::Pipeline::new(self.validation.is_some(), self.default_timeout, policy);
+        pipeline.guardrails = guardrails;
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let sink = store.result_sink();

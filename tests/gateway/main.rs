@@ -12,6 +12,7 @@ mod prism;
 mod a2a;
 mod conformance;
 mod connections;
+mod guardrails;
 mod inspector;
 mod jq_bombs;
 mod mcp_errors;

@@ -9,6 +9,7 @@ import json
 import sys
 
 from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel
 
 CALLS = sys.argv[1]
 server = MCPServer("guard-demo")
@@ -29,11 +30,20 @@ def leak() -> str:
     )
 
 
+class Contact(BaseModel):
+    emails: list[str]
+
+
+class Profile(BaseModel):
+    contact: Contact
+    card: str
+
+
 @server.tool()
-def profile() -> dict:
+def profile() -> Profile:
     """A customer record, as structured content."""
     record("profile", {})
-    return {"contact": {"emails": ["bob@example.net"]}, "card": "5555-5555-5555-4444"}
+    return Profile(contact=Contact(emails=["bob@example.net"]), card="5555-5555-5555-4444")
 
 
 @server.tool()

@@ -424,7 +424,14 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
     let good = json!({
         "version": 1,
         "tools": {"local": [{"fn": "crate::tools::forecast", "category": "weather"}]},
-        "policy": {"defaults": {"timeout_ms": 10000}}
+        "policy": {
+            "defaults": {"timeout_ms": 10000, "guardrails": ["pii"]},
+            "guardrails": {
+                "pii": {"mask": {"detectors": ["email", "card", "secrets"], "arguments": true}},
+                "sql": {"deny": [{"name": "drop", "pattern": "(?i)drop table", "argument": "query"}]},
+                "hook": {"webhook": {"url": "https://guard.example.com/check", "fail": "open"}}
+            }
+        }
     });
     let errors: Vec<String> = validator
         .iter_errors(&good)
@@ -432,6 +439,9 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
         .collect();
     assert!(errors.is_empty(), "a valid config is rejected: {errors:?}");
     assert!(!validator.is_valid(&json!({"version": 1, "tols": {}})));
+    let unknown_detector =
+        json!({"version": 1, "policy": {"guardrails": {"g": {"mask": {"detectors": ["ssn"]}}}}});
+    assert!(!validator.is_valid(&unknown_detector));
 }
 
 #[test]

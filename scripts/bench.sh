@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL=(dispatch validation pipeline instructions scale search store mcp a2a gateway openapi)
+ALL=(dispatch validation pipeline guardrails instructions scale search store mcp a2a gateway openapi)
 only=""
 quick=0
 install=1

@@ -2,7 +2,7 @@
 //!
 //! The runtime records through the `metrics` facade (see `toolgate_runtime::policy`: calls by
 //! tool, source and outcome, the latency histogram, rate-limited calls, cache hits and misses,
-//! spend, circuit breaker states); the gateway installs a Prometheus recorder for it when it is
+//! spend, circuit breaker states, guardrail maskings and refusals); the gateway installs a Prometheus recorder for it when it is
 //! built ([`install`]), before any call. Each scrape also sets the gauges that are read, not
 //! counted (breaker states), and adds one line per source:
 //!

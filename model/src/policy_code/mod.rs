@@ -159,12 +159,52 @@ pub struct CompiledCode {
 
 enum Inner {
     #[cfg(feature = "rego")]
-    Rego(rego_rule::RegoRule),
+    Rego(Box<rego_rule::RegoRule>),
     #[cfg(feature = "cel")]
     Cel(cel_rule::CelRule),
     /// Never built: keeps the enum inhabited-by-type when both features are off.
     #[allow(dead_code)]
     None,
+}
+
+impl Inner {
+    fn compile(
+        language: Language,
+        text: &str,
+        name: &str,
+        time_limit: std::time::Duration,
+    ) -> Result<(Self, bool), CodeError> {
+        let _ = (text, name, time_limit);
+        match language {
+            #[cfg(feature = "rego")]
+            Language::Rego => {
+                let rule = rego_rule::RegoRule::compile(text, name, time_limit)?;
+                Ok((Inner::Rego(Box::new(rule)), names_arguments(text, '#')))
+            }
+            #[cfg(feature = "cel")]
+            Language::Cel => {
+                let rule = cel_rule::CelRule::compile(text)?;
+                let needs = rule.needs_arguments();
+                Ok((Inner::Cel(rule), needs))
+            }
+            #[allow(unreachable_patterns)]
+            other => Err(CodeError {
+                message: missing_feature(other),
+                location: None,
+            }),
+        }
+    }
+
+    fn decide(&self, language: Language, input: &serde_json::Value) -> Result<Decision, String> {
+        let _ = input;
+        match self {
+            #[cfg(feature = "rego")]
+            Inner::Rego(rule) => rule.decide(input),
+            #[cfg(feature = "cel")]
+            Inner::Cel(rule) => rule.decide(input),
+            Inner::None => Err(missing_feature(language)),
+        }
+    }
 }
 
 impl std::fmt::Debug for CompiledCode {
@@ -191,27 +231,7 @@ impl CompiledCode {
         reason: Option<String>,
         time_limit: std::time::Duration,
     ) -> Result<Self, CodeError> {
-        let _ = (text, name, time_limit);
-        let (inner, needs_arguments) = match language {
-            #[cfg(feature = "rego")]
-            Language::Rego => {
-                let rule = rego_rule::RegoRule::compile(text, name, time_limit)?;
-                (Inner::Rego(rule), names_arguments(text, '#'))
-            }
-            #[cfg(feature = "cel")]
-            Language::Cel => {
-                let rule = cel_rule::CelRule::compile(text)?;
-                let needs = rule.needs_arguments();
-                (Inner::Cel(rule), needs)
-            }
-            #[allow(unreachable_patterns)]
-            other => {
-                return Err(CodeError {
-                    message: missing_feature(other),
-                    location: None,
-                });
-            }
-        };
+        let (inner, needs_arguments) = Inner::compile(language, text, name, time_limit)?;
         Ok(Self {
             language,
             needs_arguments,
@@ -237,14 +257,7 @@ impl CompiledCode {
     /// Why the rule could not decide (its time limit ran out, a Rego runtime error, a CEL
     /// expression that did not give a boolean); the caller treats it as a refusal.
     pub fn decide(&self, input: &serde_json::Value) -> Result<Decision, String> {
-        let _ = input;
-        let decision = match &self.inner {
-            #[cfg(feature = "rego")]
-            Inner::Rego(rule) => rule.decide(input)?,
-            #[cfg(feature = "cel")]
-            Inner::Cel(rule) => rule.decide(input)?,
-            Inner::None => return Err(missing_feature(self.language)),
-        };
+        let decision = self.inner.decide(self.language, input)?;
         Ok(match decision {
             Decision::Deny(None) => Decision::Deny(self.reason.clone()),
             d => d,
@@ -280,6 +293,7 @@ pub fn read_text(key: &CodeKey<'_>, base: &Path) -> Result<String, String> {
     })
 }
 
+#[cfg(any(feature = "rego", feature = "cel"))]
 /// The host of `text` as the argument rules read it (lower case, no brackets, no trailing
 /// dot), or `None` when it is not an absolute URL with a host.
 pub fn url_host(text: &str) -> Option<String> {

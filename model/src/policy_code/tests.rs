@@ -2,6 +2,7 @@ use serde_json::json;
 
 use super::*;
 
+#[cfg(any(feature = "rego", feature = "cel"))]
 fn input(roles: &[&str], tool: &str, arguments: serde_json::Value) -> serde_json::Value {
     json!({
         "caller": {"id": "k", "roles": roles, "claims": {}},

@@ -290,7 +290,9 @@ impl ToolsetBuilder {
     /// [`BuildError::DuplicateSource`] / [`BuildError::DuplicateTool`] when sources clash;
     /// [`BuildError::Source`] (source `policy.pinning`) when the approvals file cannot be read;
     /// [`BuildError::Semantic`] when [`semantic_search`](Self::semantic_search) was asked for in
-    /// a build without the `semantic` feature, or its model does not load.
+    /// a build without the `semantic` feature, or its model does not load;
+    /// [`BuildError::Policy`] when a `rego` / `cel` rule of `policy.rules` does not compile
+    /// (files relative to [`config_dir`](Self::config_dir)).
     pub fn build(self) -> Result<Toolset, BuildError> {
         let semantic = match &self.semantic {
             Some(settings) => Some(Arc::new(
@@ -376,9 +378,15 @@ impl ToolsetBuilder {
             .collect();
         let catalog =
             crate::catalog::Catalog::build(&sources, None, super::fresh_changes(&watches));
-        #[allow(unused_mut)]
+        let base = self
+            .config_dir
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from("."));
+        let code =
+            crate::policy::code::CodeRules::compile(&policy, &base).map_err(BuildError::Policy)?;
         let mut pipeline =
             crate::policy::Pipeline::new(self.validation.is_some(), self.default_timeout, policy);
+        pipeline.code = code;
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let sink = store.result_sink();

@@ -424,7 +424,10 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
     let good = json!({
         "version": 1,
         "tools": {"local": [{"fn": "crate::tools::forecast", "category": "weather"}]},
-        "policy": {"defaults": {"timeout_ms": 10000}}
+        "policy": {"defaults": {"timeout_ms": 10000}, "rules": [
+            {"tools": ["file_write"], "cel": "'admin' in caller.roles", "reason": "admins only"},
+            {"rego_file": "policies/fetch.rego", "timeout_ms": 50}
+        ]}
     });
     let errors: Vec<String> = validator
         .iter_errors(&good)
@@ -432,6 +435,9 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
         .collect();
     assert!(errors.is_empty(), "a valid config is rejected: {errors:?}");
     assert!(!validator.is_valid(&json!({"version": 1, "tols": {}})));
+    assert!(
+        !validator.is_valid(&json!({"version": 1, "policy": {"rules": [{"cel_text": "true"}]}}))
+    );
 }
 
 #[test]

@@ -425,7 +425,16 @@ pub(crate) fn check_rule(cfg: &LoadedConfig, index: usize, rule: &AccessRule) ->
         } else {
             format!("the {} policy does not compile: {e}", code.language.name())
         };
-        let d = cfg.error_at(&pointer, message);
+        // A block scalar (`rego: |`) starts on the line after its key, its lines indented as
+        // the first: the error's own line and column in tools.yaml.
+        let at = match (e.location, code.is_file() || !text.contains('\n')) {
+            (Some(inner), false) => {
+                let start = cfg.locate(&pointer);
+                Location::new(start.line + inner.line - 1, start.column + inner.column - 1)
+            }
+            _ => cfg.locate(&pointer),
+        };
+        let d = Diagnostic::error(&cfg.path, Some(at), message);
         return vec![if code.language.available() {
             d
         } else {

@@ -12,6 +12,7 @@ pub mod dialect;
 pub mod import;
 pub mod names;
 pub mod openapi;
+pub mod policy_code;
 pub mod secrets;
 pub mod text;
 pub mod uri;

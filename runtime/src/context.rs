@@ -22,6 +22,9 @@ pub struct Identity {
     /// The task (a conversation, as the caller names it) the call is part of, if known: budgets
     /// are kept per task (`policy.budgets.per_task`).
     pub task: Option<String>,
+    /// The claims of the caller's access token (a JSON object), when it came with one: what
+    /// `rego` / `cel` policies read as `caller.claims`.
+    pub claims: Option<Arc<Value>>,
 }
 
 /// One progress report of a long-running tool (MCP `notifications/progress`).
@@ -363,6 +366,12 @@ impl ToolContextBuilder {
     /// The task the call is part of (budgets are kept per task).
     pub fn task(mut self, task: impl Into<String>) -> Self {
         self.identity.task = Some(task.into());
+        self
+    }
+
+    /// The claims of the caller's access token (a JSON object).
+    pub fn claims(mut self, claims: Arc<Value>) -> Self {
+        self.identity.claims = Some(claims);
         self
     }
 

@@ -533,6 +533,11 @@ pub enum BuildError {
     /// the model does not load (the message says which file and why).
     #[error("semantic tool search cannot start: {0}")]
     Semantic(String),
+    /// A `rego` / `cel` rule of `policy.rules` does not compile, cannot be read, or needs a
+    /// cargo feature this build lacks (the message names the rule, and the line and column in
+    /// the policy).
+    #[error("a policy rule cannot be built: {0}")]
+    Policy(String),
 }
 
 #[cfg(test)]

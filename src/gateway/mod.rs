@@ -510,6 +510,9 @@ impl Gateway {
         if let Some(task) = &caller.task {
             ctx = ctx.task(task.clone());
         }
+        if let Some(claims) = &caller.claims {
+            ctx = ctx.claims(std::sync::Arc::clone(claims));
+        }
         ctx.traceparent(caller.traceparent_or_new())
     }
 

@@ -33,6 +33,9 @@ pub struct Caller {
     pub scopes: Vec<String>,
     /// The roles calls run with.
     pub roles: Vec<String>,
+    /// The access token's claims (a JSON object), what `rego` / `cel` policies read as
+    /// `caller.claims`; `None` for an API key or an anonymous caller.
+    pub claims: Option<std::sync::Arc<serde_json::Value>>,
     /// The agent acting for the caller, from the `X-Toolgate-Agent` header (budgets per agent).
     pub agent: Option<String>,
     /// The task (conversation) the request is part of, from the `X-Toolgate-Task` header
@@ -70,6 +73,7 @@ impl Caller {
             agent: self.agent.clone(),
             roles: self.roles.clone(),
             task: self.task.clone(),
+            claims: self.claims.clone(),
         }
     }
 }

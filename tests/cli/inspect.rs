@@ -430,7 +430,11 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
                 "pii": {"mask": {"detectors": ["email", "card", "secrets"], "arguments": true}},
                 "sql": {"deny": [{"name": "drop", "pattern": "(?i)drop table", "argument": "query"}]},
                 "hook": {"webhook": {"url": "https://guard.example.com/check", "fail": "open"}}
-            }
+            },
+            "rules": [
+                {"tools": ["file_write"], "cel": "'admin' in caller.roles", "reason": "admins only"},
+                {"rego_file": "policies/fetch.rego", "timeout_ms": 50}
+            ]
         }
     });
     let errors: Vec<String> = validator
@@ -442,6 +446,9 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
     let unknown_detector =
         json!({"version": 1, "policy": {"guardrails": {"g": {"mask": {"detectors": ["ssn"]}}}}});
     assert!(!validator.is_valid(&unknown_detector));
+    assert!(
+        !validator.is_valid(&json!({"version": 1, "policy": {"rules": [{"cel_text": "true"}]}}))
+    );
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod mcp_http;
 mod oauth;
 mod passthrough;
 mod policy_access;
+mod policy_code;
 mod policy_limits;
 mod policy_resilience;
 mod policy_telemetry;

@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 ///
 /// A rule *matches* a tool when every selector it gives matches (no selector: every tool). A
 /// caller may call a tool when, for every rule that matches it, the caller has one of the rule's
-/// `roles` (a rule with `deny: true` refuses everyone). A caller never sees a tool it may not
-/// call: listings (`tools/list`, `GET /tools`, `toolgate list`) leave it out.
+/// `roles` (a rule with `deny: true` refuses everyone), and every `rego` / `cel` rule that
+/// matches allows the call: any refusal wins. A caller never sees a tool it may not call:
+/// listings (`tools/list`, `GET /tools`, `toolgate list`, search) leave it out (a `rego` / `cel`
+/// rule that reads the `arguments` is checked at call time only).
 ///
 /// ```yaml
 /// policy:
@@ -18,6 +20,7 @@ use serde::{Deserialize, Serialize};
 ///     - {dangerous: true, roles: [admin]}            # harmful tools: admins only
 ///     - {tools: ["github.delete_*"], deny: true}     # nobody
 ///     - {sources: [billing], roles: [finance, admin]}
+///     - {tools: [file_write], cel: "'admin' in caller.roles", reason: "file_write needs admin"}
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +49,40 @@ pub struct AccessRule {
     /// Nobody may call the matched tools.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deny: bool,
+    /// A Rego policy deciding calls of the matched tools (instead of `roles` / `deny`): it
+    /// declares `allow` (refused unless `true`) and/or `deny` (a set of messages; any refuses).
+    /// Its `input` is `{caller: {id, roles, claims}, tool: {name, source, category, tags,
+    /// annotations}, arguments}`. Needs the cargo feature `rego`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rego: Option<String>,
+    /// A file holding the Rego policy (relative to the tools.yaml), instead of `rego`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rego_file: Option<String>,
+    /// A CEL expression deciding calls of the matched tools (instead of `roles` / `deny`):
+    /// `true` allows, `false` refuses. Its variables are `caller`, `tool` and `arguments` (as
+    /// for `rego`). Needs the cargo feature `cel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cel: Option<String>,
+    /// A file holding the CEL expression (relative to the tools.yaml), instead of `cel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cel_file: Option<String>,
+    /// The reason shown to a caller a `rego` / `cel` rule refuses (a Rego `deny` message wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The longest one evaluation of a `rego` rule may run, in milliseconds (default 100): a
+    /// policy that runs longer refuses the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+impl AccessRule {
+    /// The time limit of one evaluation of the rule's Rego policy.
+    pub fn time_limit(&self) -> std::time::Duration {
+        self.timeout_ms.map_or(
+            crate::policy_code::DEFAULT_TIME_LIMIT,
+            std::time::Duration::from_millis,
+        )
+    }
 }
 
 /// A rule on one argument's value, checked before the call (`policy.arguments`): e.g. "no

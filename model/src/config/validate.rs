@@ -437,10 +437,12 @@ fn check_access_and_budgets(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
     };
     for (i, rule) in p.rules.iter().enumerate() {
         let at = format!("/policy/rules/{i}");
-        if rule.roles.is_empty() && !rule.deny {
+        if rule.code().is_some() || rule.reason.is_some() || rule.timeout_ms.is_some() {
+            errors.extend(crate::policy_code::check_rule(cfg, i, rule));
+        } else if rule.roles.is_empty() && !rule.deny {
             errors.push(
                 cfg.error_at(&at, "this access rule has neither `roles` nor `deny: true`, so it refuses nobody")
-                    .with_hint("give the roles that may call the matched tools, e.g. roles: [admin], or deny: true"),
+                    .with_hint("give the roles that may call the matched tools, e.g. roles: [admin], deny: true, or a rego / cel policy"),
             );
         }
         if let Some(e) = rule.tools.iter().find_map(bad_glob) {

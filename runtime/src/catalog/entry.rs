@@ -6,8 +6,6 @@ use std::time::Duration;
 use serde_json::Value;
 use toolgate_model::dialect::{Dialect, ExportError};
 
-use toolgate_model::config::PolicyConfig;
-
 use crate::policy::authorize::Requirements;
 use crate::policy::{CallStack, Pipeline};
 use crate::{ArgumentValidator, SourceTool, ToolDescriptor, ToolError, ToolKey, ToolSource};
@@ -150,11 +148,11 @@ impl ToolEntry {
     }
 
     /// What a caller needs to call the tool (roles, rules, `requires_auth`), worked out from
-    /// `config` (the toolset's policy, the same for every entry) on first use: a listing checks
+    /// `pipeline` (the toolset's policy, the same for every entry) on first use: a listing checks
     /// every entry for its caller.
-    pub(crate) fn access(&self, config: &PolicyConfig) -> &Requirements {
+    pub(crate) fn access(&self, pipeline: &crate::policy::Pipeline) -> &Requirements {
         self.access
-            .get_or_init(|| Requirements::of(config, &self.tool.descriptor))
+            .get_or_init(|| Requirements::of(pipeline, &self.tool.descriptor))
     }
 
     /// The tool's fields as the search index holds them, normalized on first use (a catalog

@@ -11,9 +11,13 @@
 //! * Value rules (`deny_values`, `allow_values`): globs on the value as text (a string as it
 //!   is, anything else as JSON).
 //!
+//! The `rego` / `cel` rules of `policy.rules` that read the `arguments` are checked here too,
+//! after the argument rules (see [`super::code`]).
+//!
 //! # Errors
 //! `policy_denied` naming the tool, the argument's pointer, the host, path or value refused,
-//! and the rule by its 1-based index in `policy.arguments`; nothing runs.
+//! and the rule by its 1-based index in `policy.arguments`; for a code rule, its reason and its
+//! index in `policy.rules`; nothing runs.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -219,8 +223,21 @@ fn applies(rule: &ArgumentRule, name: &str) -> bool {
         })
 }
 
-/// The layer for a tool, when some argument rule applies to it.
+/// The layer for a tool, when some argument rule (or code rule reading the arguments) applies
+/// to it.
 pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<ArgumentsLayer> {
+    let pipeline = inputs.pipeline;
+    let code = pipeline.code.matching(
+        &pipeline.config,
+        inputs.tool,
+        super::authorize::matches,
+        true,
+    );
+    let tool_input = if code.is_empty() {
+        Value::Null
+    } else {
+        super::code::tool_input(inputs.tool)
+    };
     let rules: Vec<Rule> = inputs
         .pipeline
         .config
@@ -230,15 +247,20 @@ pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<ArgumentsLayer> {
         .filter(|(_, r)| applies(r, &inputs.tool.name))
         .map(|(i, r)| Rule::compile(i, r))
         .collect();
-    (!rules.is_empty()).then(|| ArgumentsLayer {
+    (!rules.is_empty() || !code.is_empty()).then(|| ArgumentsLayer {
         rules: Arc::new(rules),
+        code: Arc::new((code, tool_input)),
     })
 }
+
+/// The code rules of a tool that read its arguments, and the `tool` part of their input.
+type CodeRules = Arc<(Vec<Arc<super::code::CodeRule>>, Value)>;
 
 /// Refuses calls whose arguments break a rule.
 #[derive(Clone)]
 pub(crate) struct ArgumentsLayer {
     rules: Arc<Vec<Rule>>,
+    code: CodeRules,
 }
 
 impl<S> Layer<S> for ArgumentsLayer {
@@ -247,6 +269,7 @@ impl<S> Layer<S> for ArgumentsLayer {
     fn layer(&self, inner: S) -> Self::Service {
         Arguments {
             rules: Arc::clone(&self.rules),
+            code: Arc::clone(&self.code),
             inner,
         }
     }
@@ -256,6 +279,7 @@ impl<S> Layer<S> for ArgumentsLayer {
 #[derive(Clone)]
 pub(crate) struct Arguments<S> {
     rules: Arc<Vec<Rule>>,
+    code: CodeRules,
     inner: S,
 }
 
@@ -280,6 +304,18 @@ where
                     serde_json::json!({"argument": rule.pointer, "rule": rule.index}),
                 );
                 return ToolFuture::err(e);
+            }
+        }
+        let (code, tool_input) = &*self.code;
+        if !code.is_empty() {
+            let input = super::code::input(call.ctx.identity(), tool_input, Some(&call.args));
+            for rule in code {
+                if let Err(why) = rule.check(call.name(), &input) {
+                    tracing::info!(tool = %call.name(), rule = rule.index, "call refused: {why}");
+                    let e = ToolError::new(ErrorKind::PolicyDenied, why)
+                        .with_details(serde_json::json!({"rule": rule.index}));
+                    return ToolFuture::err(e);
+                }
             }
         }
         // The URL rules that checked an argument check the URLs the tool follows from it.

@@ -18,14 +18,17 @@
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use toolgate_model::config::{AccessRule, PolicyConfig};
+use serde_json::Value;
+use toolgate_model::config::AccessRule;
 use tower::{Layer, Service};
 
+use super::Pipeline;
 use super::call::{Call, CallFuture, LayerInputs};
+use super::code::{self, CodeRule};
 use crate::{ErrorKind, Identity, ToolDescriptor, ToolError, ToolFuture, ToolOutput};
 
 /// What a caller needs to call one tool, worked out once per tool.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Requirements {
     /// The tool's name, for messages.
     tool: String,
@@ -35,20 +38,25 @@ pub(crate) struct Requirements {
     roles: Vec<(Vec<String>, String)>,
     /// A `deny` rule matches: nobody may call it (where it comes from).
     denied: Option<String>,
+    /// The `rego` / `cel` rules that match and do not read the arguments, in order.
+    code: Vec<Arc<CodeRule>>,
+    /// The `tool` part of their input (`Null` when there is none).
+    tool_input: Value,
 }
 
 impl Requirements {
-    /// The requirements of `tool` under `config`.
-    pub(crate) fn of(config: &PolicyConfig, tool: &ToolDescriptor) -> Self {
-        Self::matching(config, tool, matches)
+    /// The requirements of `tool` under `pipeline`'s policy.
+    pub(crate) fn of(pipeline: &Pipeline, tool: &ToolDescriptor) -> Self {
+        Self::matching(pipeline, tool, matches)
     }
 
-    /// The requirements of `tool` under `config`, for the rules `applies` picks.
+    /// The requirements of `tool` under `pipeline`'s policy, for the rules `applies` picks.
     fn matching(
-        config: &PolicyConfig,
+        pipeline: &Pipeline,
         tool: &ToolDescriptor,
         applies: fn(&AccessRule, &ToolDescriptor) -> bool,
     ) -> Self {
+        let config = &pipeline.config;
         let mut req = Self {
             tool: tool.name.clone(),
             authenticated: tool.requires_auth,
@@ -60,7 +68,7 @@ impl Requirements {
                 .push((policy.roles, "its policy's `roles`".to_string()));
         }
         for (i, rule) in config.rules.iter().enumerate() {
-            if !applies(rule, tool) {
+            if !applies(rule, tool) || pipeline.code.get(i).is_some() {
                 continue;
             }
             let origin = format!("rule {} of policy.rules: {}", i + 1, describe(rule));
@@ -70,12 +78,19 @@ impl Requirements {
                 req.roles.push((rule.roles.clone(), origin));
             }
         }
+        req.code = pipeline.code.matching(config, tool, applies, false);
+        if !req.code.is_empty() {
+            req.tool_input = code::tool_input(tool);
+        }
         req
     }
 
     /// Whether nothing is required (the layer can be left out).
     pub(crate) fn is_empty(&self) -> bool {
-        !self.authenticated && self.roles.is_empty() && self.denied.is_none()
+        !self.authenticated
+            && self.roles.is_empty()
+            && self.denied.is_none()
+            && self.code.is_empty()
     }
 
     /// Whether `identity` may call the tool ([`check`](Self::check) without the reason: a
@@ -87,6 +102,18 @@ impl Requirements {
                 .roles
                 .iter()
                 .all(|(roles, _)| roles.iter().any(|r| identity.roles.contains(r)))
+            && self.code_check(identity).is_ok()
+    }
+
+    /// `Ok` when every code rule allows `identity`; else the first refusal's message.
+    fn code_check(&self, identity: &Identity) -> Result<(), String> {
+        if self.code.is_empty() {
+            return Ok(());
+        }
+        let input = code::input(identity, &self.tool_input, None);
+        self.code
+            .iter()
+            .try_for_each(|rule| rule.check(&self.tool, &input))
     }
 
     /// `Ok` when `identity` may call the tool; else why not.
@@ -115,18 +142,18 @@ impl Requirements {
                 ));
             }
         }
-        Ok(())
+        self.code_check(identity)
     }
 }
 
 /// Whether `identity` may call `tool` under `config`; else why not (the message of the
 /// `permission_denied` error). Used by the layer and by listings.
 pub(crate) fn allowed(
-    config: &PolicyConfig,
+    pipeline: &Pipeline,
     tool: &ToolDescriptor,
     identity: &Identity,
 ) -> Result<(), String> {
-    Requirements::of(config, tool).check(identity)
+    Requirements::of(pipeline, tool).check(identity)
 }
 
 /// Whether `identity` may call `tool`, a remote tool known only by its name and source (its
@@ -134,11 +161,11 @@ pub(crate) fn allowed(
 /// whose `tools` and `sources` selectors match applies, whatever its other selectors say (a
 /// `{dangerous: true, roles: [admin]}` rule too). Remote tools are never `requires_auth`.
 pub(crate) fn allowed_unlisted(
-    config: &PolicyConfig,
+    pipeline: &Pipeline,
     tool: &ToolDescriptor,
     identity: &Identity,
 ) -> Result<(), String> {
-    Requirements::matching(config, tool, matches_unlisted).check(identity)
+    Requirements::matching(pipeline, tool, matches_unlisted).check(identity)
 }
 
 /// [`matches`] for a tool whose descriptor is unknown: the name and source selectors decide,
@@ -161,7 +188,7 @@ fn matches_name_and_source(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
 }
 
 /// Whether every selector `rule` gives matches `tool` (no selector: every tool).
-fn matches(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
+pub(crate) fn matches(rule: &AccessRule, tool: &ToolDescriptor) -> bool {
     matches_name_and_source(rule, tool)
         && (rule.categories.is_empty()
             || tool
@@ -205,7 +232,7 @@ fn describe(rule: &AccessRule) -> String {
 
 /// The layer for a tool, when anything is required to call it.
 pub(crate) fn layer(inputs: &LayerInputs<'_>) -> Option<AuthorizeLayer> {
-    let req = Requirements::of(&inputs.pipeline.config, inputs.tool);
+    let req = Requirements::of(inputs.pipeline, inputs.tool);
     (!req.is_empty()).then(|| AuthorizeLayer { req: Arc::new(req) })
 }
 
@@ -259,7 +286,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolgate_model::config::ToolPolicy;
+    use toolgate_model::config::{PolicyConfig, ToolPolicy};
 
     fn tool(name: &str, dangerous: bool) -> ToolDescriptor {
         ToolDescriptor {
@@ -276,6 +303,10 @@ mod tests {
             roles: roles.iter().map(|r| (*r).to_owned()).collect(),
             ..Identity::default()
         }
+    }
+
+    fn pipe(cfg: &PolicyConfig) -> Pipeline {
+        Pipeline::new(false, None, cfg.clone())
     }
 
     fn config(rules: Vec<AccessRule>) -> PolicyConfig {
@@ -322,7 +353,7 @@ mod tests {
             who(None, &["admin", "finance"]),
         ];
         for t in &tools {
-            let req = Requirements::of(&cfg, t);
+            let req = Requirements::of(&pipe(&cfg), t);
             for c in &callers {
                 assert_eq!(
                     req.permits(c),
@@ -344,16 +375,16 @@ mod tests {
             ..AccessRule::default()
         }]);
         let wipe = tool("wipe", true);
-        let err = allowed(&cfg, &wipe, &who(Some("bob"), &["reader"])).unwrap_err();
+        let err = allowed(&pipe(&cfg), &wipe, &who(Some("bob"), &["reader"])).unwrap_err();
         assert!(
             err.contains(
                 "tool `wipe` needs one of the roles admin (rule 1 of policy.rules: dangerous tools)"
             ),
             "{err}"
         );
-        assert!(allowed(&cfg, &wipe, &who(Some("ann"), &["reader", "admin"])).is_ok());
+        assert!(allowed(&pipe(&cfg), &wipe, &who(Some("ann"), &["reader", "admin"])).is_ok());
         // The rule does not match a harmless tool.
-        assert!(allowed(&cfg, &tool("calc", false), &who(None, &[])).is_ok());
+        assert!(allowed(&pipe(&cfg), &tool("calc", false), &who(None, &[])).is_ok());
     }
 
     #[test]
@@ -365,15 +396,15 @@ mod tests {
         }]);
         let mut t = tool("github.delete_repo", false);
         t.source = "github".into();
-        let err = allowed(&cfg, &t, &who(Some("root"), &["admin"])).unwrap_err();
+        let err = allowed(&pipe(&cfg), &t, &who(Some("root"), &["admin"])).unwrap_err();
         assert!(err.contains("may not be called by anyone (rule 1"), "{err}");
         let cfg = config(vec![AccessRule {
             tools: vec!["github__delete_*".into()],
             deny: true,
             ..AccessRule::default()
         }]);
-        assert!(allowed(&cfg, &t, &who(None, &[])).is_err());
-        assert!(allowed(&cfg, &tool("github.list", false), &who(None, &[])).is_ok());
+        assert!(allowed(&pipe(&cfg), &t, &who(None, &[])).is_err());
+        assert!(allowed(&pipe(&cfg), &tool("github.list", false), &who(None, &[])).is_ok());
     }
 
     #[test]
@@ -400,9 +431,9 @@ mod tests {
                 ..AccessRule::default()
             },
         ]);
-        let err = allowed(&cfg, &t, &who(Some("f"), &["finance"])).unwrap_err();
+        let err = allowed(&pipe(&cfg), &t, &who(Some("f"), &["finance"])).unwrap_err();
         assert!(err.contains("rule 2 of policy.rules"), "{err}");
-        assert!(allowed(&cfg, &t, &who(Some("a"), &["admin"])).is_ok());
+        assert!(allowed(&pipe(&cfg), &t, &who(Some("a"), &["admin"])).is_ok());
     }
 
     #[tokio::test]
@@ -421,7 +452,7 @@ mod tests {
             crate::ToolFuture::ready(Ok(ToolOutput::text("wiped")))
         });
         let layer = AuthorizeLayer {
-            req: Arc::new(Requirements::of(&cfg, &wipe)),
+            req: Arc::new(Requirements::of(&pipe(&cfg), &wipe)),
         };
         let svc = layer.layer(backend);
         let call = |roles: &[&str]| {
@@ -460,20 +491,20 @@ mod tests {
             },
         );
         let calc = tool("calc", false);
-        let err = allowed(&cfg, &calc, &who(None, &[])).unwrap_err();
+        let err = allowed(&pipe(&cfg), &calc, &who(None, &[])).unwrap_err();
         assert!(
             err.contains(
                 "needs one of the roles math (its policy's `roles`); the caller has no role"
             ),
             "{err}"
         );
-        assert!(allowed(&cfg, &calc, &who(None, &["math"])).is_ok());
+        assert!(allowed(&pipe(&cfg), &calc, &who(None, &["math"])).is_ok());
         let mut secret = tool("secret", false);
         secret.requires_auth = true;
-        let err = allowed(&cfg, &secret, &who(None, &[])).unwrap_err();
+        let err = allowed(&pipe(&cfg), &secret, &who(None, &[])).unwrap_err();
         assert!(err.contains("requires an authenticated caller"), "{err}");
-        assert!(allowed(&cfg, &secret, &who(Some("k"), &[])).is_ok());
+        assert!(allowed(&pipe(&cfg), &secret, &who(Some("k"), &[])).is_ok());
         // Nothing required: no layer.
-        assert!(Requirements::of(&cfg, &tool("other", false)).is_empty());
+        assert!(Requirements::of(&pipe(&cfg), &tool("other", false)).is_empty());
     }
 }

@@ -37,6 +37,7 @@ mod breaker;
 pub(crate) mod budget;
 mod cache;
 pub mod call;
+pub(crate) mod code;
 mod concurrency;
 mod deadline;
 mod fallback;

@@ -26,6 +26,8 @@ pub(crate) struct Pipeline {
     pub default_timeout: Option<Duration>,
     /// The `policy:` section (defaults, per source, per tool, rules).
     pub config: PolicyConfig,
+    /// The `rego` / `cel` entries of `config.rules`, compiled.
+    pub code: super::code::CodeRules,
     /// What the layers share across tools and calls.
     pub shared: Shared,
     /// The guardrails (`policy.guardrails` and those registered in code), compiled.
@@ -53,6 +55,7 @@ impl Pipeline {
             validate,
             default_timeout,
             config,
+            code: super::code::CodeRules::default(),
             shared: Shared::default(),
             guardrails: guardrails::Registry::default(),
         }
@@ -135,7 +138,7 @@ impl Pipeline {
         identity: &Identity,
         error: ToolError,
     ) -> Result<Box<dyn CallStack>, ToolError> {
-        if let Err(why) = authorize::allowed_unlisted(&self.config, tool, identity) {
+        if let Err(why) = authorize::allowed_unlisted(self, tool, identity) {
             tracing::debug!(tool = %tool.name, "no fallback for an unlisted tool: {why}");
             return Err(error);
         }

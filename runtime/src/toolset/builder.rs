@@ -312,7 +312,9 @@ impl ToolsetBuilder {
     /// [`BuildError::Semantic`] when [`semantic_search`](Self::semantic_search) was asked for in
     /// a build without the `semantic` feature, or its model does not load;
     /// [`BuildError::Source`] (source `policy.guardrails`) when a guardrail does not compile
-    /// (a pattern, a webhook URL or header), or a `guardrails:` list names an unknown one.
+    /// (a pattern, a webhook URL or header), or a `guardrails:` list names an unknown one;
+    /// [`BuildError::Policy`] when a `rego` / `cel` rule of `policy.rules` does not compile
+    /// (files relative to [`config_dir`](Self::config_dir)).
     pub fn build(self) -> Result<Toolset, BuildError> {
         let guardrails = crate::policy::guardrails::Registry::build(&self.policy, self.guardrails)
             .map_err(|message| BuildError::Source {
@@ -403,10 +405,16 @@ impl ToolsetBuilder {
             .collect();
         let catalog =
             crate::catalog::Catalog::build(&sources, None, super::fresh_changes(&watches));
-        #[allow(unused_mut)]
+        let base = self
+            .config_dir
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from("."));
+        let code =
+            crate::policy::code::CodeRules::compile(&policy, &base).map_err(BuildError::Policy)?;
         let mut pipeline =
             crate::policy::Pipeline::new(self.validation.is_some(), self.default_timeout, policy);
         pipeline.guardrails = guardrails;
+        pipeline.code = code;
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let sink = store.result_sink();

@@ -202,8 +202,7 @@ impl Toolset {
     /// [`tools_for`](Self::tools_for) checks of each entry, for a listing that walks the catalog
     /// itself (one page of an MCP `tools/list`).
     pub fn shows(&self, entry: &ToolEntry, identity: &crate::Identity) -> bool {
-        self.pin_state(entry).is_none()
-            && entry.access(&self.inner.pipeline.config).permits(identity)
+        self.pin_state(entry).is_none() && entry.access(&self.inner.pipeline).permits(identity)
     }
 
     /// The tools that best fit `query`, best first: at most `options.k`, each with its score
@@ -237,7 +236,7 @@ impl Toolset {
 
     /// Whether `identity` may call `tool` (its roles, the `policy.rules`, `requires_auth`).
     pub fn may_call(&self, tool: &ToolDescriptor, identity: &crate::Identity) -> bool {
-        crate::policy::authorize::allowed(&self.inner.pipeline.config, tool, identity).is_ok()
+        crate::policy::authorize::allowed(&self.inner.pipeline, tool, identity).is_ok()
     }
 
     /// The tool called `name`, if any source offers it (and pinning does not withhold it).

@@ -271,6 +271,7 @@ impl ResourceServer {
             subject: Some(subject.to_string()),
             roles: issuer.roles(&claims, &scopes),
             scopes,
+            claims: Some(std::sync::Arc::new(claims.clone())),
             ..Caller::default()
         };
         Ok((caller, exp))

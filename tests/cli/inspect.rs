@@ -424,7 +424,8 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
     let good = json!({
         "version": 1,
         "tools": {"local": [{"fn": "crate::tools::forecast", "category": "weather"}]},
-        "policy": {"defaults": {"timeout_ms": 10000}}
+        "policy": {"defaults": {"timeout_ms": 10000}},
+        "gateway": {"servers": [{"id": "gh", "tools": {"include": [{"source": "github", "annotations": {"readOnlyHint": true}}]}, "roles": ["reader"], "prefix": "gh_"}]}
     });
     let errors: Vec<String> = validator
         .iter_errors(&good)
@@ -432,6 +433,9 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
         .collect();
     assert!(errors.is_empty(), "a valid config is rejected: {errors:?}");
     assert!(!validator.is_valid(&json!({"version": 1, "tols": {}})));
+    assert!(!validator.is_valid(
+        &json!({"version": 1, "gateway": {"servers": [{"id": "gh", "tools": {"include": [{"sorce": "github"}]}}]}})
+    ));
 }
 
 #[test]

@@ -25,6 +25,7 @@ mod redact;
 pub mod rest;
 mod security;
 mod server;
+mod servers;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,6 +99,8 @@ pub(crate) struct Settings {
     /// `gateway.session_key`: seals MCP session ids (and keys `tools/list` cursors) so that
     /// every replica holding it serves every session.
     pub(crate) session_key: Option<Arc<mcp::http::sealed::Seal>>,
+    /// `gateway.servers`: the virtual servers.
+    pub(crate) servers: Vec<Arc<servers::VirtualServer>>,
 }
 
 impl Settings {
@@ -126,6 +129,7 @@ impl Default for Settings {
             page_size: DEFAULT_PAGE_SIZE,
             tool_search: ToolSearchConfig::default(),
             session_key: None,
+            servers: Vec::new(),
         }
     }
 }
@@ -378,6 +382,12 @@ impl GatewayBuilder {
                 })?;
             self = self.session_key(&bytes);
         }
+        let cursor_key = self.settings.session_key.as_ref().map(|s| s.cursor_key());
+        self.settings.servers = config
+            .servers
+            .iter()
+            .map(|s| servers::VirtualServer::new(s, cursor_key).map(Arc::new))
+            .collect::<Result<_, _>>()?;
         Ok(self)
     }
 
@@ -474,6 +484,7 @@ impl Gateway {
             return Err(GatewayError::NameConflicts(conflicts));
         }
         self.inner.ready.send_replace(true);
+        servers::warn_empty(self);
         Ok(statuses)
     }
 
@@ -587,6 +598,7 @@ impl Gateway {
             .merge(mcp::http::router(self))
             .merge(mcp::sse::router(self))
             .merge(rest::router(self))
+            .merge(servers::router(self))
             .merge(metrics::router(self))
             .merge(auth::oauth::router(self));
         security::layer(self, router).layer(axum::middleware::from_fn(redact::responses))

@@ -435,7 +435,8 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
                 {"tools": ["file_write"], "cel": "'admin' in caller.roles", "reason": "admins only"},
                 {"rego_file": "policies/fetch.rego", "timeout_ms": 50}
             ]
-        }
+        },
+        "gateway": {"servers": [{"id": "gh", "tools": {"include": [{"source": "github", "annotations": {"readOnlyHint": true}}]}, "roles": ["reader"], "prefix": "gh_"}]}
     });
     let errors: Vec<String> = validator
         .iter_errors(&good)
@@ -449,6 +450,9 @@ fn schema_config_prints_the_json_schema_of_tools_yaml() {
     assert!(
         !validator.is_valid(&json!({"version": 1, "policy": {"rules": [{"cel_text": "true"}]}}))
     );
+    assert!(!validator.is_valid(
+        &json!({"version": 1, "gateway": {"servers": [{"id": "gh", "tools": {"include": [{"sorce": "github"}]}}]}})
+    ));
 }
 
 #[test]

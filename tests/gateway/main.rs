@@ -29,6 +29,7 @@ mod rest;
 mod schemathesis;
 mod secrets;
 mod self_openapi;
+mod servers;
 mod sse;
 mod stdio;
 mod text_arguments;

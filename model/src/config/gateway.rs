@@ -5,8 +5,12 @@ use serde::{Deserialize, Serialize};
 use super::interpolate::Interpolated;
 
 pub mod auth;
+pub mod servers;
 
 pub use auth::{GatewayAuth, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS};
+pub use servers::{
+    AnnotationHints, ToolSelection, ToolSelector, VirtualServerConfig, is_server_id,
+};
 
 /// Settings of `toolgate serve`. Every field is optional:
 ///
@@ -28,6 +32,8 @@ pub use auth::{GatewayAuth, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS};
 ///   page_size: 100
 ///   tool_search: {mode: meta, always: [calc]}   # MCP tools/list: search instead of every tool
 ///   session_key: "${TOOLGATE_SESSION_KEY}"     # replicas resume each other's MCP sessions
+///   servers:                        # virtual servers: /mcp/{id}, /servers/{id}/tools
+///     - {id: readers, tools: {include: [{tag: read}]}, roles: [reader], prefix: r_}
 ///   # tool_search: {semantic: {model: .peers/models/all-minilm-l6-v2}}  # `semantic` builds only
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -104,6 +110,11 @@ pub struct GatewayConfig {
     /// session lives on the replica that opened it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_key: Option<Interpolated>,
+    /// Virtual servers: curated parts of the toolset, each at its own MCP endpoint
+    /// (`/mcp/{id}`) and REST prefix (`/servers/{id}/tools`), with its own listing, title,
+    /// instructions and roles. The default server (`/mcp`, `/tools`) shows every tool as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<VirtualServerConfig>,
 }
 
 /// `gateway.tool_search`: progressive disclosure of a big toolset over MCP (docs/search.md).

@@ -57,8 +57,9 @@ use serde_saphyr::MessageFormatter as _;
 pub use a2a::{A2aAgent, A2aSkill};
 pub use diagnostic::{ConfigError, Diagnostic, DisplayAll, Severity};
 pub use gateway::{
-    ApiKey, GatewayAuth, GatewayConfig, IssuerConfig, OAuthConfig, SemanticSearchConfig,
-    TOKEN_ALGORITHMS, ToolSearchConfig, ToolSearchMode,
+    AnnotationHints, ApiKey, GatewayAuth, GatewayConfig, IssuerConfig, OAuthConfig,
+    SemanticSearchConfig, TOKEN_ALGORITHMS, ToolSearchConfig, ToolSearchMode, ToolSelection,
+    ToolSelector, VirtualServerConfig, is_server_id,
 };
 pub use interpolate::{Interpolated, InterpolationError, Secret};
 pub use json_schema::JsonSchemaSource;

@@ -506,3 +506,49 @@ fn gateway_oauth_settings_are_checked() {
             .is_empty()
     );
 }
+
+#[test]
+fn virtual_servers_are_checked_for_ids_globs_prefixes_and_roles() {
+    let base = "version: 1\ntools: {}\n";
+    let ok = load(&format!(
+        "{base}gateway:\n  api_keys: [{{name: ci, key: \"${{K}}\", roles: [reader]}}]\n  servers:\n    - {{id: read-only, tools: {{include: [{{source: github, annotations: {{readOnlyHint: true}}}}], exclude: [{{name: \"github.*_secret*\"}}]}}, roles: [reader], prefix: gh_}}\n"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ok.gateway.servers[0].id, "read-only");
+    assert!(ok.warnings.is_empty(), "{:?}", ok.warnings);
+
+    let e = errors(&format!(
+        "{base}gateway:\n  servers:\n    - {{id: a}}\n    - {{id: a}}\n    - {{id: \"a/b\"}}\n    - {{id: c, tools: {{include: [{{name: \"[x\"}}]}}}}\n    - {{id: d, prefix: \"g h\"}}\n"
+    ));
+    assert_eq!(e.len(), 4, "{e:#?}");
+    assert!(
+        e[0].contains("two virtual servers have the id `a`"),
+        "{e:#?}"
+    );
+    assert!(e[1].contains("`a/b` is not one URL path segment"), "{e:#?}");
+    assert!(e[2].contains("`[x` is not a glob"), "{e:#?}");
+    assert!(e[3].contains("prefix `g h`"), "{e:#?}");
+
+    let unknown_role = load(&format!(
+        "{base}gateway:\n  api_keys: [{{name: ci, key: \"${{K}}\", roles: [reader]}}]\n  servers: [{{id: ops, roles: [opps]}}]\n"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        unknown_role.warnings.len(),
+        1,
+        "{:?}",
+        unknown_role.warnings
+    );
+    assert!(
+        unknown_role.warnings[0]
+            .to_string()
+            .contains("no API key has the role `opps`"),
+        "{}",
+        unknown_role.warnings[0]
+    );
+    // An unknown selector field is refused, as everywhere in tools.yaml.
+    let typo = errors(&format!(
+        "{base}gateway:\n  servers: [{{id: x, tools: {{include: [{{sorce: github}}]}}}}]\n"
+    ));
+    assert!(typo[0].contains("sorce"), "{typo:#?}");
+}

@@ -34,6 +34,16 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The `/mcp` route.
 pub(crate) fn router(gateway: &Gateway) -> axum::Router {
+    router_at(gateway, "/mcp", None)
+}
+
+/// The streamable HTTP route at `path`, for virtual server `server` (`None`: the default
+/// server).
+pub(crate) fn router_at(
+    gateway: &Gateway,
+    path: &str,
+    server: Option<Arc<crate::gateway::servers::VirtualServer>>,
+) -> axum::Router {
     let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(gateway.streams_token().child_token())
@@ -51,11 +61,10 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
     let service = StreamableHttpService::new(
         move || {
             let reasons = factory_reasons.clone();
-            Ok(McpHandler::with_reasons(
-                factory_gateway.clone(),
-                Caller::default(),
-                reasons,
-            ))
+            Ok(
+                McpHandler::with_reasons(factory_gateway.clone(), Caller::default(), reasons)
+                    .on_server(server.clone()),
+            )
         },
         Arc::clone(&manager),
         config,
@@ -65,7 +74,7 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
         seal: seal.clone(),
     };
     let router = axum::Router::new()
-        .route_service("/mcp", service)
+        .route_service(path, service)
         .layer(axum::middleware::from_fn_with_state(front, answer_as_mcp));
     if !gateway.settings().authenticates() {
         return router;

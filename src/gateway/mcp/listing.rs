@@ -29,6 +29,7 @@ use toolgate_runtime::catalog::{Catalog, ToolEntry};
 use toolgate_runtime::{Identity, Toolset};
 
 use super::convert;
+use crate::gateway::servers::VirtualServer;
 
 /// The longest cursor text quoted back in an error.
 const QUOTED_CURSOR_CHARS: usize = 64;
@@ -129,6 +130,22 @@ impl ToolListing {
         cursor: Option<&str>,
         page_size: usize,
     ) -> Result<ListToolsResult, McpError> {
+        self.page_of(toolset, identity, cursor, page_size, None)
+    }
+
+    /// [`page`](Self::page) of the tools virtual server `server` selects, under the names it
+    /// shows them by (`None`: every tool, as the default server lists them).
+    ///
+    /// # Errors
+    /// As [`page`](Self::page).
+    pub(crate) fn page_of(
+        &self,
+        toolset: &Toolset,
+        identity: &Identity,
+        cursor: Option<&str>,
+        page_size: usize,
+        server: Option<&VirtualServer>,
+    ) -> Result<ListToolsResult, McpError> {
         let converted = self.converted(toolset.catalog());
         let entries = converted.catalog.entries();
         let start = match cursor {
@@ -142,7 +159,7 @@ impl ToolListing {
         let mut tools = Vec::with_capacity(page_size.min(entries.len() - start));
         let mut next = None;
         for (i, entry) in entries.iter().enumerate().skip(start) {
-            if !toolset.shows(entry, identity) {
+            if !toolset.shows(entry, identity) || server.is_some_and(|s| !s.selects(entry)) {
                 continue;
             }
             if tools.len() == page_size {
@@ -150,7 +167,11 @@ impl ToolListing {
                 break;
             }
             if let Some(tool) = converted.tool(i) {
-                tools.push(Tool::clone(tool));
+                let mut tool = Tool::clone(tool);
+                if let Some(server) = server {
+                    tool.name = server.shown_name(&tool.name).into();
+                }
+                tools.push(tool);
             }
         }
         let mut result = ListToolsResult::with_all_items(tools);

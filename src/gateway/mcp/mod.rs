@@ -20,6 +20,7 @@ mod convert;
 pub mod http;
 pub(crate) mod listing;
 mod meta;
+mod on_server;
 mod passthrough;
 mod progress;
 pub mod sse;
@@ -42,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate_model::config::ToolSearchMode;
 use toolgate_runtime::{ProgressReporter, ToolError};
 
+use super::servers::VirtualServer;
 use super::{Caller, Gateway};
 
 /// rmcp's server handler for one MCP session of the gateway. Made per session (streamable
@@ -51,6 +53,8 @@ use super::{Caller, Gateway};
 pub struct McpHandler {
     gateway: Gateway,
     session: Arc<Session>,
+    /// The virtual server the session is on (`None`: the default server).
+    server: Option<Arc<VirtualServer>>,
 }
 
 /// What one session remembers.
@@ -110,7 +114,14 @@ impl McpHandler {
                 passthrough: passthrough::SessionState::default(),
                 reasons,
             }),
+            server: None,
         }
+    }
+
+    /// The handler serving virtual server `server` (`None`: the default server).
+    pub(crate) fn on_server(mut self, server: Option<Arc<VirtualServer>>) -> Self {
+        self.server = server;
+        self
     }
 
     /// The slot for request `id`'s cancel reason, if this session's transport notes them,
@@ -166,6 +177,9 @@ impl McpHandler {
         args: serde_json::Value,
         context: &RequestContext<RoleServer>,
     ) -> rmcp::model::CallToolResult {
+        if let Some(server) = &self.server {
+            return self.run_server_tool(server, name, args, context).await;
+        }
         // The meta tools read an object: a string holding one is theirs too.
         let args = match args {
             serde_json::Value::String(text) if meta::meta(&self.gateway, &name).is_some() => {
@@ -225,16 +239,19 @@ impl McpHandler {
         }
     }
 
-    /// Sends `notifications/tools/list_changed` on `peer` whenever the toolset's tools change,
-    /// until the session ends.
+    /// Sends `notifications/tools/list_changed` on `peer` whenever the tools the session's
+    /// server lists change, until the session ends.
     fn watch_tools(&self, peer: rmcp::Peer<RoleServer>) {
         let mut watch = self.gateway.toolset().watch_tools();
+        let mut seen = self.listing_fingerprint();
         let closed = self.session.closed.clone();
+        let gateway = self.gateway.clone();
+        let server = self.server.clone();
         tokio::spawn(async move {
             loop {
                 tokio::select! {
                     () = closed.cancelled() => return,
-                    changed = watch.changed() => {
+                    changed = Self::listing_changed(&gateway, server.as_deref(), &mut watch, &mut seen) => {
                         if !changed || peer.notify_tool_list_changed().await.is_err() {
                             return;
                         }
@@ -277,6 +294,16 @@ impl ServerHandler for McpHandler {
             .enable_logging()
             .build();
         passthrough::capabilities(&self.gateway, &mut capabilities);
+        if let Some(server) = &self.server {
+            let config = ServerConfig::new(capabilities).with_server_info(
+                Implementation::new(server.id().to_string(), env!("CARGO_PKG_VERSION"))
+                    .with_title(server.title().to_string()),
+            );
+            return match server.instructions() {
+                Some(text) => config.with_instructions(text.to_string()),
+                None => config,
+            };
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
@@ -304,6 +331,7 @@ impl ServerHandler for McpHandler {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let mut watch = self.gateway.toolset().watch_tools();
+        let mut seen = self.listing_fingerprint();
         tracing::debug!(sources = watch.len(), "watching tools");
         let tools = context.accepted().tools_list_changed == Some(true);
         tracing::debug!(accepted = ?context.accepted(), "subscriptions/listen opened");
@@ -311,7 +339,7 @@ impl ServerHandler for McpHandler {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = watch.changed(), if tools => {
+                changed = Self::listing_changed(&self.gateway, self.server.as_deref(), &mut watch, &mut seen), if tools => {
                     if !changed {
                         return Ok(());
                     }
@@ -352,6 +380,15 @@ impl ServerHandler for McpHandler {
         // A caller never sees a tool it may not call.
         let identity = self.caller(&context.extensions).identity();
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        if let Some(server) = &self.server {
+            return server.listing().page_of(
+                self.gateway.toolset(),
+                &identity,
+                cursor,
+                self.gateway.settings().page_size,
+                Some(server),
+            );
+        }
         let mode = self.gateway.settings().tool_search.mode;
         if mode == ToolSearchMode::Meta {
             if let Some(cursor) = cursor {
@@ -388,6 +425,14 @@ impl ServerHandler for McpHandler {
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        if let Some(server) = &self.server {
+            let entry = server.entry(self.gateway.toolset(), name)?;
+            let mut tool = server
+                .listing()
+                .tool(self.gateway.toolset(), entry.name())?;
+            tool.name = name.to_string().into();
+            return Some(tool);
+        }
         if meta::meta(&self.gateway, name).is_some() {
             return meta::definition(name);
         }

@@ -75,6 +75,8 @@ const SESSION_NOT_FOUND: i64 = -32001;
 #[derive(Clone)]
 struct Sessions {
     gateway: Gateway,
+    /// The virtual server the sessions are on (`None`: the default server).
+    server: Option<Arc<crate::gateway::servers::VirtualServer>>,
     open: Arc<Mutex<HashMap<String, Entry>>>,
 }
 
@@ -94,8 +96,18 @@ impl Sessions {
 
 /// The `/sse` and `/message` routes.
 pub(crate) fn router(gateway: &Gateway) -> axum::Router {
+    router_for(gateway, None)
+}
+
+/// The `/sse` and `/message` routes of virtual server `server` (to be nested under its prefix;
+/// `None`: the default server).
+pub(crate) fn router_for(
+    gateway: &Gateway,
+    server: Option<Arc<crate::gateway::servers::VirtualServer>>,
+) -> axum::Router {
     let sessions = Sessions {
         gateway: gateway.clone(),
+        server,
         open: Arc::default(),
     };
     axum::Router::new()
@@ -180,9 +192,12 @@ async fn run_session(
 ) {
     let (pending, closing) = (session.pending(), session.closing());
     let gateway = sessions.gateway.clone();
+    let server = sessions.server.clone();
     let mut run = tokio::spawn({
         let gateway = gateway.clone();
-        session.run(move |r| McpHandler::with_reasons(gateway.clone(), caller.clone(), r))
+        session.run(move |r| {
+            McpHandler::with_reasons(gateway.clone(), caller.clone(), r).on_server(server.clone())
+        })
     });
     let shutdown = gateway.shutdown_token();
     let label = format!("SSE session {id}");

@@ -214,8 +214,11 @@ pub struct ToolMetadata {
 pub(super) async fn list_tools(
     State(gateway): State<Gateway>,
     caller: Option<Extension<Caller>>,
+    server: Option<Extension<std::sync::Arc<crate::gateway::servers::VirtualServer>>>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<ToolList>, RestError> {
+    // On a virtual server (`/servers/{id}/tools`): its tools only, under its names.
+    let server = server.map(|Extension(s)| s);
     let identity = caller.map(|Extension(c)| c).unwrap_or_default().identity();
     let dialect = query.dialect.as_deref().map(parse_dialect).transpose()?;
     gateway.wait_ready(LIST_WAITS_FOR_DISCOVERY).await;
@@ -243,6 +246,7 @@ pub(super) async fn list_tools(
             }
             None => search(toolset, &identity, q, k, &query)?
                 .into_iter()
+                .filter(|hit| server.as_ref().is_none_or(|s| s.selects(&hit.entry)))
                 .map(|hit| {
                     let matched = hit.matched.iter().map(|f| f.as_str().to_string()).collect();
                     (hit.entry, Some((hit.score, matched)))
@@ -252,6 +256,7 @@ pub(super) async fn list_tools(
         None => toolset
             .entries_for(&identity)
             .into_iter()
+            .filter(|e| server.as_ref().is_none_or(|s| s.selects(e)))
             .filter(|e| {
                 let d = e.descriptor();
                 query
@@ -287,7 +292,10 @@ pub(super) async fn list_tools(
         }
         list.tools.push(ToolSummary {
             name: d.name.clone(),
-            exported_name: exported_name(&d.name).into_owned(),
+            exported_name: match &server {
+                Some(server) => server.shown_name(&exported_name(&d.name)),
+                None => exported_name(&d.name).into_owned(),
+            },
             description: d.description.clone(),
             category: d.category.clone(),
             tags: d.tags.clone(),

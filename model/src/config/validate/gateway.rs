@@ -147,6 +147,84 @@ pub(super) fn check_gateway(
     if let Some(key) = &g.session_key {
         check_session_key(cfg, key, errors, warnings);
     }
+    check_servers(cfg, errors, warnings);
+}
+
+/// `gateway.servers`: ids that are one URL path segment, each once; name globs that parse;
+/// roles some caller can have when the callers' roles are all known (API keys only).
+fn check_servers(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>, warnings: &mut Vec<Diagnostic>) {
+    use crate::config::is_server_id;
+    let g = &cfg.gateway;
+    let mut ids = std::collections::HashSet::new();
+    // Roles are a closed set when every caller comes with an API key.
+    let known_roles: Option<std::collections::HashSet<&str>> =
+        (!g.api_keys.is_empty() && g.auth.oauth.is_none()).then(|| {
+            g.api_keys
+                .iter()
+                .flat_map(|k| k.roles.iter().map(String::as_str))
+                .collect()
+        });
+    for (i, server) in g.servers.iter().enumerate() {
+        let at = format!("/gateway/servers/{i}");
+        if !is_server_id(&server.id) {
+            errors.push(
+                cfg.error_at(
+                    &format!("{at}/id"),
+                    format!(
+                        "virtual server id `{}` is not one URL path segment",
+                        server.id
+                    ),
+                )
+                .with_hint("use 1 to 64 letters, digits, `-` and `_`, e.g. github-read"),
+            );
+        } else if !ids.insert(server.id.as_str()) {
+            errors.push(cfg.error_at(
+                &format!("{at}/id"),
+                format!("two virtual servers have the id `{}`", server.id),
+            ));
+        }
+        for (list, selectors) in [
+            ("include", &server.tools.include),
+            ("exclude", &server.tools.exclude),
+        ] {
+            for (j, selector) in selectors.iter().enumerate() {
+                if let Some(name) = &selector.name
+                    && let Err(e) = glob::Pattern::new(name)
+                {
+                    errors.push(cfg.error_at(
+                        &format!("{at}/tools/{list}/{j}/name"),
+                        format!("`{name}` is not a glob: {e}"),
+                    ));
+                }
+            }
+        }
+        if let Some(prefix) = &server.prefix
+            && !prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            errors.push(
+                cfg.error_at(
+                    &format!("{at}/prefix"),
+                    format!("prefix `{prefix}` would make tool names MCP clients refuse"),
+                )
+                .with_hint("use letters, digits, `-` and `_`, e.g. gh_"),
+            );
+        }
+        if let Some(known) = &known_roles {
+            for (j, role) in server.roles.iter().enumerate() {
+                if !known.contains(role.as_str()) {
+                    warnings.push(
+                        cfg.warning_at(
+                            &format!("{at}/roles/{j}"),
+                            format!("no API key has the role `{role}`: nobody can use virtual server `{}` with it", server.id),
+                        )
+                        .with_hint("give the role to an API key in gateway.api_keys, or fix its spelling"),
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// `gateway.session_key`: written as a reference (a literal is checked for its form and

@@ -177,6 +177,7 @@ async fn relay_one(
             let handler = McpHandler {
                 gateway: gateway.clone(),
                 session,
+                server: None,
             };
             if handler
                 .log_level()

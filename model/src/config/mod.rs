@@ -42,6 +42,7 @@ pub mod location;
 mod mcp;
 mod mcp_json;
 mod openapi;
+mod overrides;
 mod policy;
 mod policy_rules;
 mod store;
@@ -71,6 +72,10 @@ pub use openapi::{
     Adapter, ApiKeyAuth, ApiKeyLocation, ArgumentAdapter, AuthConfig, BasicAuth, ClientAuth,
     ContextField, LoadMode, OAuth2ClientCredentials, OpenApiSource, OperationFilter,
     SchemeCredentials,
+};
+pub use overrides::{
+    AnnotationOverride, ArgumentOverride, OverrideError, ToolOverride, fill_arguments,
+    rewrite_schema, values_check,
 };
 pub use policy::{
     AccessRule, ArgumentRule, Budgets, CircuitBreakerConfig, DenyRule, Detector, ExtraArguments,
@@ -149,6 +154,10 @@ pub struct ToolsSection {
     /// over `allow`), e.g. `"*.delete_*"`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deny: Vec<String>,
+    /// How tools are presented and which arguments toolgate fills in, per tool by its name
+    /// inside toolgate (`read_file`, `github.repos_get`); see [`ToolOverride`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub overrides: BTreeMap<String, ToolOverride>,
 }
 
 /// A loaded tools.yaml: the model, the file it came from, its text, and where each node is.

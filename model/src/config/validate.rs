@@ -10,6 +10,7 @@ mod gateway;
 mod guardrails;
 mod oauth2;
 mod openapi;
+mod overrides;
 
 /// Every broken rule of `cfg` (errors), and the warnings.
 pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
@@ -25,6 +26,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
         );
     }
     check_source_ids(cfg, &mut errors);
+    overrides::check(cfg, &mut errors);
     for (i, s) in cfg.tools.mcp.iter().enumerate() {
         match &s.transport {
             McpTransport::Stdio(t) if t.command.trim().is_empty() => errors.push(cfg.error_at(

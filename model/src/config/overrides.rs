@@ -153,7 +153,7 @@ pub fn rewrite_schema(
             return Err(missing());
         }
         if a.value.is_some() {
-            properties.remove(name);
+            properties.shift_remove(name);
         } else if let Some(property) = properties.get_mut(name) {
             let property = as_object(property);
             if let Some(d) = &a.description {
@@ -170,7 +170,7 @@ pub fn rewrite_schema(
         }
     }
     if matches!(root.get("required"), Some(Value::Array(r)) if r.is_empty()) {
-        root.remove("required");
+        root.shift_remove("required");
     }
     Ok(out)
 }
@@ -207,7 +207,7 @@ pub fn values_check(
     }
     let mut check = schema.clone();
     let root = check.as_object_mut()?;
-    root.remove("required");
+    root.shift_remove("required");
     let properties: Map<String, Value> = root
         .get("properties")
         .and_then(Value::as_object)

@@ -20,6 +20,8 @@ pub(crate) struct Input<'a> {
     pub mcp_base: Option<String>,
     /// Whether tools.yaml has `a2a` entries (read from `TOOLS_YAML` at run time).
     pub a2a: bool,
+    /// Whether tools.yaml has `tools.overrides` (read from `TOOLS_YAML` at run time).
+    pub overrides: bool,
     /// The OpenAPI sources compiled in.
     pub openapi_sources: &'a [crate::OpenApiSourceInfo],
     /// The folder of tools.yaml relative to the crate, when it has `load: runtime` OpenAPI
@@ -86,6 +88,10 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
     });
     // A2A agents too: discovered at run time, secrets resolved then.
     let a2a = input.a2a.then(|| quote!(.a2a_agents_from_yaml(TOOLS_YAML)));
+    // Overrides: checked at build time (codegen/src/check/overrides.rs), applied at run time.
+    let overrides = input
+        .overrides
+        .then(|| quote!(.tool_overrides_from_yaml(TOOLS_YAML)));
     let openapi_sources = input
         .openapi_sources
         .iter()
@@ -130,6 +136,7 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
                 #openapi_runtime
                 #mcp
                 #a2a
+                #overrides
                 #timeout
                 #(#arguments)*
         }

@@ -31,6 +31,7 @@ mod discover;
 mod emit;
 mod json_schema;
 mod openapi;
+mod overrides;
 
 use std::path::{Path, PathBuf};
 
@@ -230,6 +231,19 @@ impl Builder {
         let mut config_errors = resolved.errors;
         config_errors.extend(json.errors);
         config_errors.extend(api.errors);
+        let mut known = overrides::Known::new();
+        known.extend(taken.iter().map(|n| (n.clone(), None)));
+        for s in &json.sources {
+            for t in &s.tools {
+                known.insert(s.full_name(t), Some(t.input_schema.clone()));
+            }
+        }
+        for s in &api.sources {
+            for op in &s.conversion.tools {
+                known.insert(s.full_name(op), Some(op.input_schema.clone()));
+            }
+        }
+        config_errors.extend(overrides::check(&config, &known, !runtime_config));
         config_errors.sort_by_key(|d| d.location);
         errors.extend(config_errors);
         if !errors.is_empty() {
@@ -286,6 +300,7 @@ impl Builder {
             config_text: &report.config.source,
             mcp_base: (!report.config.config.tools.mcp.is_empty()).then(tools_dir),
             a2a: !report.config.config.tools.a2a.is_empty(),
+            overrides: !report.config.config.tools.overrides.is_empty(),
             openapi_sources: &report.openapi_sources,
             openapi_runtime_base: report
                 .config

@@ -538,6 +538,15 @@ pub enum BuildError {
     /// the policy).
     #[error("a policy rule cannot be built: {0}")]
     Policy(String),
+    /// A `tools.overrides` entry does not fit: it names no tool, or an argument its tool's
+    /// schema lacks, or a fixed value or default the argument's schema refuses.
+    #[error("{message}")]
+    Override {
+        /// The tool the override is keyed by (its name inside toolgate).
+        tool: String,
+        /// What is wrong, naming the tool.
+        message: String,
+    },
 }
 
 #[cfg(test)]

@@ -94,6 +94,7 @@ pub(super) fn toolset_and_config(
     let compiled = compiled_openapi_ids();
     let builder = toolgate::builtin::toolset(settings.clone())
         .policy(&loaded.config.policy)
+        .tool_overrides(&loaded.config.tools.overrides)
         .config_dir(&base)
         .openapi_sources(
             &loaded.config.tools,
@@ -116,11 +117,26 @@ pub(super) fn toolset_and_config(
             exit::CONFIG,
             loaded.error_at(SEMANTIC_POINTER, e.to_string()).to_string(),
         ),
+        // At the override's line.
+        toolgate::BuildError::Override { ref tool, .. } => Failure::new(
+            exit::CONFIG,
+            loaded
+                .error_at(&overrides_pointer(tool), e.to_string())
+                .to_string(),
+        ),
         e => Failure::new(exit::CONFIG, format!("error: {e}")),
     };
     let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
     Ok((tools, loaded, settings))
+}
+
+/// Where the override of `tool` is in tools.yaml.
+pub(super) fn overrides_pointer(tool: &str) -> String {
+    format!(
+        "/tools/overrides/{}",
+        toolgate::model::config::location::escape(tool)
+    )
 }
 
 /// Where `store.redis.url` is in tools.yaml (for messages).

@@ -18,6 +18,7 @@ mod jq_bombs;
 mod mcp_errors;
 mod mcp_http;
 mod oauth;
+mod overrides;
 mod passthrough;
 mod policy_access;
 mod policy_code;

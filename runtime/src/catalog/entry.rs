@@ -1,10 +1,13 @@
 //! [`ToolEntry`]: everything a toolset knows of one tool, resolved once.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
 use toolgate_model::dialect::{Dialect, ExportError};
+
+use toolgate_model::config::{ArgumentOverride, ToolOverride};
 
 use crate::policy::authorize::Requirements;
 use crate::policy::{CallStack, Pipeline};
@@ -21,6 +24,11 @@ use crate::{ArgumentValidator, SourceTool, ToolDescriptor, ToolError, ToolKey, T
 /// everything computed in it).
 pub struct ToolEntry {
     tool: SourceTool,
+    /// The descriptor the tool is presented with: the source's, or the one its `tools.overrides`
+    /// entry makes (new name, description, input schema...).
+    presented: Arc<ToolDescriptor>,
+    /// The arguments its override fills in before a call is checked and sent.
+    fill: Option<Arc<BTreeMap<String, ArgumentOverride>>>,
     source: Arc<dyn ToolSource>,
     exported: Arc<str>,
     remote: bool,
@@ -51,10 +59,35 @@ type Export = Result<(Arc<Value>, Arc<[String]>), ExportError>;
 impl ToolEntry {
     /// The entry of `tool`, offered by `source`.
     pub(crate) fn new(tool: SourceTool, source: Arc<dyn ToolSource>) -> Self {
-        let exported = toolgate_model::names::exported_name(&tool.descriptor.name).into();
+        let presented = Arc::clone(&tool.descriptor);
+        Self::presented(tool, source, presented, None)
+    }
+
+    /// The entry of `tool`, offered by `source`, presented as `presented` (made from its
+    /// override `o` by [`super::overrides::present`]); the call reaches the source with the
+    /// tool as listed, the arguments filled in per `o`.
+    pub(crate) fn overridden(
+        tool: SourceTool,
+        source: Arc<dyn ToolSource>,
+        presented: ToolDescriptor,
+        o: &ToolOverride,
+    ) -> Self {
+        let fill = o.fills_arguments().then(|| Arc::new(o.arguments.clone()));
+        Self::presented(tool, source, Arc::new(presented), fill)
+    }
+
+    fn presented(
+        tool: SourceTool,
+        source: Arc<dyn ToolSource>,
+        presented: Arc<ToolDescriptor>,
+        fill: Option<Arc<BTreeMap<String, ArgumentOverride>>>,
+    ) -> Self {
+        let exported = toolgate_model::names::exported_name(&presented.name).into();
         let remote = crate::policy::pinning::is_remote(source.kind());
         Self {
             tool,
+            presented,
+            fill,
             source,
             exported,
             remote,
@@ -68,14 +101,21 @@ impl ToolEntry {
         }
     }
 
-    /// What the tool is.
+    /// What the tool is, as it is presented (with its `tools.overrides` entry applied; the
+    /// source's own descriptor is [`source_tool`](Self::source_tool)'s).
     pub fn descriptor(&self) -> &Arc<ToolDescriptor> {
-        &self.tool.descriptor
+        &self.presented
     }
 
-    /// The tool's name inside the toolset (`read_file`, `github.get_repo`).
+    /// The tool's name inside the toolset (`read_file`, `github.get_repo`, or the name its
+    /// override gives it).
     pub fn name(&self) -> &str {
-        &self.tool.descriptor.name
+        &self.presented.name
+    }
+
+    /// The arguments the tool's override fills in (fixed values and defaults), if any.
+    pub fn filled_arguments(&self) -> Option<&BTreeMap<String, ArgumentOverride>> {
+        self.fill.as_deref()
     }
 
     /// The name a model sees (`github__get_repo`; the same as [`name`](Self::name) for a name
@@ -124,8 +164,7 @@ impl ToolEntry {
     ) -> Result<(Arc<Value>, Arc<[String]>), ExportError> {
         let cell = &self.exports[dialect_index(dialect)];
         cell.get_or_init(|| {
-            self.tool
-                .descriptor
+            self.presented
                 .export_with_notes(dialect)
                 .map(|(v, notes)| (Arc::new(v), notes.into()))
         })
@@ -133,7 +172,8 @@ impl ToolEntry {
     }
 
     /// The tool's compiled argument validator (compiled on first use; a schema that does not
-    /// compile is remembered as its error).
+    /// compile is remembered as its error). It checks the source's own input schema: the
+    /// arguments an override fills in are in the arguments by then.
     ///
     /// # Errors
     /// `internal`, naming the tool, when its input schema cannot be compiled.
@@ -152,14 +192,14 @@ impl ToolEntry {
     /// every entry for its caller.
     pub(crate) fn access(&self, pipeline: &crate::policy::Pipeline) -> &Requirements {
         self.access
-            .get_or_init(|| Requirements::of(pipeline, &self.tool.descriptor))
+            .get_or_init(|| Requirements::of(pipeline, &self.presented))
     }
 
     /// The tool's fields as the search index holds them, normalized on first use (a catalog
     /// rebuilt while the tool is listed the same way keeps them).
     pub(crate) fn search_doc(&self) -> &crate::search::ToolDoc {
         self.search
-            .get_or_init(|| crate::search::ToolDoc::of(&self.tool.descriptor))
+            .get_or_init(|| crate::search::ToolDoc::of(&self.presented))
     }
 
     /// The tool's vector for semantic search, set once by the first search that needs it (a

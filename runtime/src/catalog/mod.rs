@@ -14,6 +14,7 @@
 //! one contiguous buffer of every name.
 
 mod entry;
+pub mod overrides;
 
 pub(crate) use entry::Settled;
 pub use entry::ToolEntry;
@@ -99,6 +100,7 @@ impl Catalog {
         sources: &[Arc<dyn ToolSource>],
         previous: Option<&Catalog>,
         changes: Vec<tokio::sync::watch::Receiver<u64>>,
+        overrides: &overrides::Overrides,
     ) -> Self {
         let listed: Vec<(usize, Vec<SourceTool>)> = sources
             .iter()
@@ -108,19 +110,57 @@ impl Catalog {
         let count = listed.iter().map(|(_, t)| t.len()).sum::<usize>();
         let mut entries = Vec::with_capacity(count);
         let mut names = Names::new(count * 2);
+        let mut unmatched: Vec<&str> = overrides.keys().map(String::as_str).collect();
         for (i, tools) in listed {
             let source = &sources[i];
+            if !tools.is_empty() {
+                // An override of a tool this source does not list (a typo, or the server
+                // dropped the tool): said at each listing, the tool names being the server's.
+                let prefix = format!("{}.", source.id());
+                unmatched.retain(|key| {
+                    !key.starts_with(&prefix)
+                        || tools.iter().any(|t| t.descriptor.name == *key)
+                        || {
+                            tracing::warn!(
+                                tool = %key,
+                                source = %source.id(),
+                                "tools.overrides names a tool that source `{}` does not list",
+                                source.id()
+                            );
+                            false
+                        }
+                });
+            }
             for tool in tools {
                 let position = entries.len() as u32;
-                if !names.insert(&tool.descriptor.name, position) {
-                    continue; // an earlier source (an overlay, the first listed) keeps the name
-                }
+                let o = overrides.get(&tool.descriptor.name);
+                let name = o.and_then(|o| o.name.as_deref());
+                let name = name.unwrap_or(&tool.descriptor.name);
                 let kept = previous
-                    .and_then(|p| p.get(&tool.descriptor.name))
+                    .and_then(|p| p.get(name))
                     .filter(|e| e.serves(&tool, source))
                     .map(Arc::clone);
-                let entry =
-                    kept.unwrap_or_else(|| Arc::new(ToolEntry::new(tool, Arc::clone(source))));
+                let entry = match (kept, o) {
+                    (Some(kept), _) => kept,
+                    (None, None) => Arc::new(ToolEntry::new(tool, Arc::clone(source))),
+                    (None, Some(o)) => match overrides::present(&tool.descriptor, o) {
+                        Ok(presented) => Arc::new(ToolEntry::overridden(
+                            tool,
+                            Arc::clone(source),
+                            presented,
+                            o,
+                        )),
+                        Err(message) => {
+                            // Never offered without its override: a hidden argument would
+                            // become the model's to choose.
+                            tracing::error!(tool = %tool.descriptor.name, "{message}; the tool is not offered");
+                            continue;
+                        }
+                    },
+                };
+                if !names.insert(entry.name(), position) {
+                    continue; // an earlier source (an overlay, the first listed) keeps the name
+                }
                 let exported = entry.exported_name();
                 if exported != entry.name() {
                     names.insert(exported, position);

@@ -18,7 +18,7 @@ fn stub(id: &str, tools: &[&str]) -> Arc<dyn ToolSource> {
 #[test]
 fn every_entry_answers_to_its_name_and_its_exported_name() {
     let sources = [stub("local", &["read_file"]), stub("gh", &["gh.get_repo"])];
-    let c = Catalog::build(&sources, None, Vec::new());
+    let c = Catalog::build(&sources, None, Vec::new(), &Default::default());
     assert_eq!(c.len(), 2);
     assert_eq!(c.get("read_file").unwrap().name(), "read_file");
     assert_eq!(c.get("gh.get_repo").unwrap().name(), "gh.get_repo");
@@ -38,7 +38,7 @@ fn the_first_source_that_offers_a_name_keeps_it() {
         stub("overlay", &["fetch"]),
         stub("local", &["fetch", "calc"]),
     ];
-    let c = Catalog::build(&sources, None, Vec::new());
+    let c = Catalog::build(&sources, None, Vec::new(), &Default::default());
     let names: Vec<_> = c.entries().iter().map(|e| e.name()).collect();
     assert_eq!(names, ["fetch", "calc"]);
     assert_eq!(c.get("fetch").unwrap().source().id(), "overlay");
@@ -47,9 +47,9 @@ fn the_first_source_that_offers_a_name_keeps_it() {
 #[test]
 fn a_rebuild_keeps_the_entries_of_tools_listed_the_same_way() {
     let sources = [stub("local", &["a", "b"])];
-    let first = Catalog::build(&sources, None, Vec::new());
+    let first = Catalog::build(&sources, None, Vec::new(), &Default::default());
     let a = Arc::clone(first.get("a").unwrap());
-    let again = Catalog::build(&sources, Some(&first), Vec::new());
+    let again = Catalog::build(&sources, Some(&first), Vec::new(), &Default::default());
     assert!(
         Arc::ptr_eq(&a, again.get("a").unwrap()),
         "same tool, same entry"
@@ -58,14 +58,14 @@ fn a_rebuild_keeps_the_entries_of_tools_listed_the_same_way() {
 
     // Another source with a tool of the same name and schema is another entry.
     let other = [stub("other", &["a"])];
-    let moved = Catalog::build(&other, Some(&again), Vec::new());
+    let moved = Catalog::build(&other, Some(&again), Vec::new(), &Default::default());
     assert!(!Arc::ptr_eq(&a, moved.get("a").unwrap()));
 }
 
 #[test]
 fn exports_are_computed_once_and_shared() {
     let sources = [stub("local", &["a"])];
-    let c = Catalog::build(&sources, None, Vec::new());
+    let c = Catalog::build(&sources, None, Vec::new(), &Default::default());
     let e = c.get("a").unwrap();
     let one = e.export(Dialect::Mcp).unwrap();
     let two = e.export(Dialect::Mcp).unwrap();
@@ -80,7 +80,12 @@ fn a_big_catalog_finds_every_name() {
     for n in &names {
         s = s.stub(n, |_| Ok(ToolOutput::text("ok")));
     }
-    let c = Catalog::build(&[Arc::new(s) as Arc<dyn ToolSource>], None, Vec::new());
+    let c = Catalog::build(
+        &[Arc::new(s) as Arc<dyn ToolSource>],
+        None,
+        Vec::new(),
+        &Default::default(),
+    );
     for (i, n) in names.iter().enumerate() {
         assert!(Arc::ptr_eq(c.get(n).unwrap(), &c.entries()[i]), "{n}");
     }

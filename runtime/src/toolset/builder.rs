@@ -29,6 +29,8 @@ pub struct ToolsetBuilder {
     validation: Option<Validation>,
     /// The `policy:` section the pipeline's layers read.
     policy: PolicyConfig,
+    /// `tools.overrides`.
+    overrides: crate::catalog::overrides::Overrides,
     /// The directory relative paths of the `policy:` section (the approvals file) start from.
     config_dir: Option<std::path::PathBuf>,
     /// Semantic ranking of searches: the model is loaded at `build()`.
@@ -54,6 +56,7 @@ impl Default for ToolsetBuilder {
             default_timeout: None,
             validation: Some(Validation::default()),
             policy: PolicyConfig::default(),
+            overrides: Default::default(),
             config_dir: None,
             semantic: None,
             guardrails: Vec::new(),
@@ -253,6 +256,41 @@ impl ToolsetBuilder {
         self
     }
 
+    /// Presents tools as `overrides` (tools.yaml `tools.overrides`, by each tool's name inside
+    /// toolgate) says: new name, title, description, annotations and argument descriptions;
+    /// fixed arguments hidden from the schema and filled in, defaults filled in (see
+    /// [`ToolOverride`](toolgate_model::config::ToolOverride)). Replaces overrides set before.
+    /// [`build`](Self::build) checks those of tools known then (compiled, OpenAPI); those of a
+    /// remote source's tools apply when it lists them (one that does not fit is logged and the
+    /// tool not offered).
+    pub fn tool_overrides(
+        mut self,
+        overrides: &std::collections::BTreeMap<String, toolgate_model::config::ToolOverride>,
+    ) -> Self {
+        self.overrides = Arc::new(overrides.clone());
+        self
+    }
+
+    /// [`tool_overrides`](Self::tool_overrides) from tools.yaml text (generated code embeds
+    /// the crate's tools.yaml, checked at build time).
+    pub fn tool_overrides_from_yaml(self, yaml: &str) -> Self {
+        match toolgate_model::config::ToolsConfig::from_yaml_str(
+            yaml,
+            std::path::Path::new("tools.yaml"),
+        ) {
+            Ok(loaded) => self.tool_overrides(&loaded.config.tools.overrides),
+            Err(e) => {
+                let message = e.to_string();
+                self.source_with(move |_| {
+                    Err(BuildError::Source {
+                        source_id: "tools.overrides".to_string(),
+                        message,
+                    })
+                })
+            }
+        }
+    }
+
     /// The directory of the tools.yaml the [`policy`](Self::policy) comes from: the
     /// `policy.pinning.file` is relative to it (default: the current directory).
     pub fn config_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
@@ -368,6 +406,7 @@ impl ToolsetBuilder {
         }
         let mut ids = HashMap::new();
         let mut names: HashMap<String, String> = HashMap::new();
+        let mut listed = std::collections::HashSet::new();
         for (i, s) in sources.iter().enumerate() {
             if ids.insert(s.id().to_string(), ()).is_some() {
                 return Err(BuildError::DuplicateSource(s.id().to_string()));
@@ -380,19 +419,45 @@ impl ToolsetBuilder {
             }
             for tool in s.tools() {
                 let d = &tool.descriptor;
+                if let Some(o) = self.overrides.get(&d.name) {
+                    crate::catalog::overrides::present(d, o).map_err(|message| {
+                        BuildError::Override {
+                            tool: d.name.clone(),
+                            message,
+                        }
+                    })?;
+                }
+                let name = crate::catalog::overrides::presented_name(&self.overrides, &d.name);
                 // Unique as named inside toolgate and as exported (`a.b` and `a__b` would be
                 // one name to a model).
-                let exported = toolgate_model::names::exported_name(&d.name).into_owned();
-                let first = names.get(&d.name).or_else(|| names.get(&exported)).cloned();
+                let exported = toolgate_model::names::exported_name(name).into_owned();
+                let first = names.get(name).or_else(|| names.get(&exported)).cloned();
                 if let Some(first) = first {
                     return Err(BuildError::DuplicateTool {
-                        name: d.name.clone(),
+                        name: name.to_string(),
                         first,
                         second: s.id().to_string(),
                     });
                 }
-                names.insert(d.name.clone(), s.id().to_string());
+                names.insert(name.to_string(), s.id().to_string());
                 names.insert(exported, s.id().to_string());
+                listed.insert(d.name.clone());
+            }
+        }
+        // An override must name a tool: one listed now, or one of a source that lists its tools
+        // later (an MCP server, an A2A agent: checked when it lists them).
+        for tool in self.overrides.keys() {
+            let later = sources.iter().any(|s| {
+                s.lifecycle().is_some()
+                    && tool
+                        .strip_prefix(s.id())
+                        .is_some_and(|rest| rest.starts_with('.'))
+            });
+            if !listed.contains(tool) && !later {
+                return Err(BuildError::Override {
+                    tool: tool.clone(),
+                    message: format!("tools.overrides names `{tool}`, which no source offers"),
+                });
             }
         }
         let mut policy = self.policy;
@@ -403,8 +468,12 @@ impl ToolsetBuilder {
             .iter()
             .filter_map(|s| s.lifecycle().and_then(|l| l.tool_changes()))
             .collect();
-        let catalog =
-            crate::catalog::Catalog::build(&sources, None, super::fresh_changes(&watches));
+        let catalog = crate::catalog::Catalog::build(
+            &sources,
+            None,
+            super::fresh_changes(&watches),
+            &self.overrides,
+        );
         let base = self
             .config_dir
             .clone()
@@ -436,6 +505,7 @@ impl ToolsetBuilder {
                 default_timeout: self.default_timeout,
                 blocking_runtime: OnceLock::new(),
                 pipeline,
+                overrides: self.overrides,
                 pins,
                 semantic,
                 #[cfg(feature = "mcp")]

@@ -183,6 +183,18 @@ impl Toolset {
             &entry.descriptor().input_schema,
             &mut args,
         )?);
+        // Arguments the tool's override fixes or defaults, before they are checked.
+        if let Some(fill) = entry.filled_arguments() {
+            toolgate_model::config::fill_arguments(&mut args, fill).map_err(|message| {
+                ToolError::invalid_arguments(
+                    entry.name(),
+                    vec![crate::ArgumentError {
+                        pointer: String::new(),
+                        message,
+                    }],
+                )
+            })?;
+        }
         let settled = entry.settled(&self.inner.pipeline);
         // The call's deadline is set before any layer runs, so that what waits before the
         // timeout layer (a concurrency slot) waits within it too.

@@ -64,6 +64,8 @@ struct Inner {
     blocking_runtime: OnceLock<Result<tokio::runtime::Runtime, String>>,
     /// The policy layers every call goes through, and the state they share.
     pipeline: crate::policy::Pipeline,
+    /// `tools.overrides`, applied by every catalog snapshot.
+    overrides: crate::catalog::overrides::Overrides,
     /// Tool pinning of remote tools (`policy.pinning`), when configured.
     pins: Option<crate::policy::pinning::Pins>,
     /// The model of semantic search, when the builder was given one.
@@ -131,6 +133,7 @@ impl Toolset {
             &self.inner.sources,
             Some(&current),
             fresh_changes(&self.inner.watches),
+            &self.inner.overrides,
         );
         tracing::debug!(
             tools = next.len(),

@@ -43,7 +43,11 @@ fn repos_get() -> Value {
 fn a_hidden_argument_leaves_properties_and_required_and_defs_stay() {
     let schema = rewrite_schema(&repos_get(), &args(&[("owner", fixed(json!("my-org")))])).unwrap();
     assert_eq!(
-        schema["properties"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
         ["repo", "per_page", "filter"]
     );
     assert_eq!(schema["required"], json!(["repo", "per_page"]));
@@ -65,7 +69,8 @@ fn a_default_is_shown_and_the_argument_is_no_longer_required() {
 
 #[test]
 fn a_description_replaces_the_arguments_and_an_empty_required_goes() {
-    let only = json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+    let only =
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
     let schema = rewrite_schema(
         &only,
         &args(&[(
@@ -101,7 +106,10 @@ fn value_and_default_together_are_refused() {
 fn the_values_check_keeps_defs_and_only_the_filled_arguments() {
     let (schema, instance) = values_check(
         &repos_get(),
-        &args(&[("owner", fixed(json!("o"))), ("per_page", defaulted(json!(500)))]),
+        &args(&[
+            ("owner", fixed(json!("o"))),
+            ("per_page", defaulted(json!(500))),
+        ]),
     )
     .unwrap();
     assert_eq!(instance, json!({"owner": "o", "per_page": 500}));
@@ -116,7 +124,10 @@ fn the_values_check_keeps_defs_and_only_the_filled_arguments() {
 
 #[test]
 fn filling_sets_fixed_values_and_absent_or_null_defaults() {
-    let o = args(&[("owner", fixed(json!("my-org"))), ("per_page", defaulted(json!(30)))]);
+    let o = args(&[
+        ("owner", fixed(json!("my-org"))),
+        ("per_page", defaulted(json!(30))),
+    ]);
     let mut a = json!({"repo": "r", "per_page": null});
     fill_arguments(&mut a, &o).unwrap();
     assert_eq!(a, json!({"repo": "r", "owner": "my-org", "per_page": 30}));
@@ -133,6 +144,9 @@ fn a_caller_sending_a_hidden_argument_is_refused() {
     let o = args(&[("owner", fixed(json!("my-org")))]);
     let mut a = json!({"owner": "someone-else"});
     let e = fill_arguments(&mut a, &o).unwrap_err();
-    assert!(e.contains("`owner` is set by the gateway's configuration"), "{e}");
+    assert!(
+        e.contains("`owner` is set by the gateway's configuration"),
+        "{e}"
+    );
     assert!(fill_arguments(&mut json!([1]), &o).is_err());
 }

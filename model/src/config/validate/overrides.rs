@@ -16,10 +16,9 @@ pub(super) fn check(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
         let at = format!("/tools/overrides/{}", escape(tool));
         if let Some(name) = &o.name {
             if let Err(e) = validate_tool_name(name) {
-                errors.push(cfg.error_at(
-                    &format!("{at}/name"),
-                    format!("override of `{tool}`: {e}"),
-                ));
+                errors.push(
+                    cfg.error_at(&format!("{at}/name"), format!("override of `{tool}`: {e}")),
+                );
             } else if let Some(first) = taken.insert(name, tool) {
                 errors.push(cfg.error_at(
                     &format!("{at}/name"),
@@ -31,7 +30,9 @@ pub(super) fn check(cfg: &LoadedConfig, errors: &mut Vec<Diagnostic>) {
             if a.value.is_some() && a.default.is_some() {
                 errors.push(cfg.error_at(
                     &format!("{at}/arguments/{}", escape(arg)),
-                    format!("override of `{tool}`: argument `{arg}` has both `value` and `default`"),
+                    format!(
+                        "override of `{tool}`: argument `{arg}` has both `value` and `default`"
+                    ),
                 ));
             }
         }

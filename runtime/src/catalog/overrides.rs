@@ -76,3 +76,6 @@ pub fn presented_name<'a>(overrides: &'a Overrides, tool: &'a str) -> &'a str {
         .and_then(|o| o.name.as_deref())
         .unwrap_or(tool)
 }
+
+#[cfg(test)]
+mod tests;

@@ -150,3 +150,34 @@ fn a_caller_sending_a_hidden_argument_is_refused() {
     );
     assert!(fill_arguments(&mut json!([1]), &o).is_err());
 }
+
+#[test]
+fn the_config_schema_describes_overrides_and_accepts_the_documented_example() {
+    let schema = crate::config::ToolsConfig::json_schema();
+    let defs = schema["$defs"].as_object().unwrap();
+    for name in ["ToolOverride", "ArgumentOverride", "AnnotationOverride"] {
+        assert!(defs.contains_key(name), "no $defs/{name}");
+    }
+    assert!(
+        schema["$defs"]["ToolsSection"]["properties"]["overrides"].is_object(),
+        "{}",
+        schema["$defs"]["ToolsSection"]
+    );
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let example = "version: 1\ntools:\n  overrides:\n    github.repos_get:\n      name: get_repo\n      title: Get a repository\n      description: Reads one repository of my-org.\n      annotations: {read_only_hint: true}\n      arguments:\n        owner: {value: my-org}\n        repo: {description: The repository's name.}\n        per_page: {default: 30}\n";
+    let value: Value = serde_saphyr::from_str(example).unwrap();
+    let problems: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+    let loaded =
+        crate::config::ToolsConfig::from_yaml_str(example, std::path::Path::new("t.yaml")).unwrap();
+    assert_eq!(
+        loaded.tools.overrides["github.repos_get"].arguments.len(),
+        3
+    );
+    let typo: Value =
+        serde_saphyr::from_str("version: 1\ntools: {overrides: {a: {nmae: b}}}").unwrap();
+    assert!(!validator.is_valid(&typo));
+}

@@ -65,7 +65,7 @@ fn recorder() -> (u16, Arc<Mutex<Vec<String>>>) {
 fn serve(api_port: u16) -> Served {
     let spec = harness::repo_root().join("tests/specs/petstore/swagger-petstore3-openapi.yaml");
     let mcp = format!(
-        "{}  openapi:\n    - {{id: pets, spec: {}, base_url: \"http://127.0.0.1:{api_port}\", include: {{operations: [getPetById]}}}}\n  overrides:\n    current_time:\n      name: tokyo_time\n      description: The time in Tokyo.\n      title: Tokyo clock\n      arguments: {{time_zone: {{value: Asia/Tokyo}}}}\n    ev.echo:\n      name: say\n      description: Says the configured words.\n      annotations: {{read_only_hint: true}}\n      arguments: {{message: {{value: fixed-by-gateway}}}}\n    pets.getPetById:\n      name: pet_seven\n      description: Reads pet 7.\n      arguments: {{petId: {{value: 7}}}}\n",
+        "{}  openapi:\n    - {{id: pets, spec: {}, base_url: \"http://127.0.0.1:{api_port}\", allow_private: true, include: {{operations: [getPetById]}}}}\n  overrides:\n    current_time:\n      name: tokyo_time\n      description: The time in Tokyo.\n      title: Tokyo clock\n      arguments: {{time_zone: {{value: Asia/Tokyo}}}}\n    ev.echo:\n      name: say\n      description: Says the configured words.\n      annotations: {{read_only_hint: true}}\n      arguments: {{message: {{value: fixed-by-gateway}}}}\n    pets.getPetById:\n      name: pet_seven\n      description: Reads pet 7.\n      arguments: {{petId: {{value: 7}}}}\n",
         harness::everything_stdio_entry("ev", ""),
         spec.display()
     );
@@ -113,7 +113,8 @@ fn renamed_tools_with_a_hidden_argument_export_the_new_shape_and_send_the_fixed_
             let text = export["definition"].to_string();
             assert!(text.contains(&format!("\"{tool}\"")), "{path}: {text}");
             assert!(text.contains(description), "{path}: {text}");
-            let schema = export["definition"].pointer(pointer).expect(pointer);
+            // (a dialect may leave out the parameters of a tool that has none left)
+            let schema = export["definition"].pointer(pointer).unwrap_or(&Value::Null);
             assert!(
                 schema["properties"].get(argument).is_none(),
                 "{path}: {argument} still offered: {schema}"

@@ -114,7 +114,9 @@ fn renamed_tools_with_a_hidden_argument_export_the_new_shape_and_send_the_fixed_
             assert!(text.contains(&format!("\"{tool}\"")), "{path}: {text}");
             assert!(text.contains(description), "{path}: {text}");
             // (a dialect may leave out the parameters of a tool that has none left)
-            let schema = export["definition"].pointer(pointer).unwrap_or(&Value::Null);
+            let schema = export["definition"]
+                .pointer(pointer)
+                .unwrap_or(&Value::Null);
             assert!(
                 schema["properties"].get(argument).is_none(),
                 "{path}: {argument} still offered: {schema}"

@@ -57,7 +57,7 @@ async fn the_new_name_and_schema_are_exported_and_the_source_gets_the_fixed_valu
     assert!(catalog.get("repos_get").is_none(), "the old name is gone");
     let entry = catalog.get("get_repo").unwrap();
     for dialect in Dialect::ALL {
-        let export = entry.export(*dialect).unwrap().to_string();
+        let export = entry.export(dialect).unwrap().to_string();
         assert!(export.contains("\"get_repo\""), "{dialect:?}: {export}");
         assert!(
             export.contains("Reads a repository of my-org."),

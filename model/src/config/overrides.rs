@@ -163,10 +163,10 @@ pub fn rewrite_schema(
                 property.insert("default".into(), d.clone());
             }
         }
-        if a.value.is_some() || a.default.is_some() {
-            if let Some(Value::Array(required)) = root.get_mut("required") {
-                required.retain(|r| r.as_str() != Some(name));
-            }
+        if (a.value.is_some() || a.default.is_some())
+            && let Some(Value::Array(required)) = root.get_mut("required")
+        {
+            required.retain(|r| r.as_str() != Some(name));
         }
     }
     if matches!(root.get("required"), Some(Value::Array(r)) if r.is_empty()) {

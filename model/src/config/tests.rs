@@ -558,7 +558,14 @@ fn versions_and_require_are_read_and_described_by_the_schema() {
     let req = cfg.tools.mcp[0].require.as_ref().unwrap();
     assert_eq!(req.for_tool("greet").unwrap().text, "^2");
     assert!(req.for_tool("other").is_none());
-    assert!(cfg.tools.mcp[1].require.as_ref().unwrap().for_tool("any").is_some());
+    assert!(
+        cfg.tools.mcp[1]
+            .require
+            .as_ref()
+            .unwrap()
+            .for_tool("any")
+            .is_some()
+    );
     assert_eq!(cfg.tools.openapi[0].version.as_deref(), Some("2024.5.1"));
     let validator = jsonschema::validator_for(&ToolsConfig::json_schema()).unwrap();
     let value: Value = serde_saphyr::from_str(yaml).unwrap();
@@ -579,13 +586,26 @@ fn malformed_versions_and_constraints_are_errors_at_their_line() {
         all.contains(":4:") || all.contains(":6:"),
         "the entry's line: {all}"
     );
-    assert!(all.contains("tool `greet`") && all.contains("not a semver constraint"), "{all}");
+    assert!(
+        all.contains("tool `greet`") && all.contains("not a semver constraint"),
+        "{all}"
+    );
     let all = errors(
         "version: 1\ntools:\n  openapi:\n    - id: o\n      spec: o.yaml\n      version: \"2024-05-01\"\n      require: \"^^2\"\n",
     )
     .join("\n");
-    assert!(all.contains(":6:") && all.contains("not a semantic version"), "{all}");
-    assert!(all.contains(":7:") && all.contains("not a semver constraint"), "{all}");
-    let all = errors("version: 1\ntools:\n  local:\n    - {fn: crate::a, version: \"1.0\"}\n").join("\n");
-    assert!(all.contains(":4:") && all.contains("not a semantic version"), "{all}");
+    assert!(
+        all.contains(":6:") && all.contains("not a semantic version"),
+        "{all}"
+    );
+    assert!(
+        all.contains(":7:") && all.contains("not a semver constraint"),
+        "{all}"
+    );
+    let all =
+        errors("version: 1\ntools:\n  local:\n    - {fn: crate::a, version: \"1.0\"}\n").join("\n");
+    assert!(
+        all.contains(":4:") && all.contains("not a semantic version"),
+        "{all}"
+    );
 }

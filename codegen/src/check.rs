@@ -109,6 +109,24 @@ pub(crate) fn resolve(c: &Crate<'_>) -> Resolved {
                     .get(LOCAL_SOURCE_ID)
                     .and_then(|p| p.timeout_ms)
             });
+        if let Some(l) = &listed
+            && let Some(Ok(req)) = l
+                .require
+                .as_deref()
+                .map(toolgate_model::config::Constraint::parse)
+        {
+            let version = l.version.as_deref().or(found.attr_version.as_deref());
+            if let Err(why) = req.check(version) {
+                r.errors.push(
+                    c.config
+                        .error_at(
+                            &format!("/tools/local/{entry}/require"),
+                            format!("tool `{name}`: {why}"),
+                        )
+                        .with_hint("give the tool a matching `version` (in tools.yaml or `#[tool(version = \"...\")]`), or change `require`"),
+                );
+            }
+        }
         r.tools.push(ToolInfo {
             name,
             variant: String::new(),

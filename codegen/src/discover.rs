@@ -29,6 +29,8 @@ pub struct FoundTool {
     pub ident: String,
     /// The `name = "..."` option of the attribute, if any.
     pub attr_name: Option<String>,
+    /// The `version = "..."` option of the attribute, if any.
+    pub attr_version: Option<String>,
     /// Its `State<T>` parameters, in order.
     pub states: Vec<StateParam>,
     /// Whether it has any `pub` visibility (the generated table lives in another module).
@@ -162,9 +164,12 @@ fn visit_fn(f: &syn::ItemFn, module: &str, file: &Path, scan: &mut Scan) {
         scan.other_fns.push(path);
         return;
     };
-    let attr_name = match &attr.meta {
-        syn::Meta::List(list) => name_option(&list.tokens),
-        _ => None,
+    let (attr_name, attr_version) = match &attr.meta {
+        syn::Meta::List(list) => (
+            str_option(&list.tokens, "name"),
+            str_option(&list.tokens, "version"),
+        ),
+        _ => (None, None),
     };
     let states = f
         .sig
@@ -181,6 +186,7 @@ fn visit_fn(f: &syn::ItemFn, module: &str, file: &Path, scan: &mut Scan) {
         module: module.to_string(),
         ident,
         attr_name,
+        attr_version,
         states,
         is_pub: !matches!(f.vis, syn::Visibility::Inherited),
         has_description: f.attrs.iter().any(|a| a.path().is_ident("doc"))
@@ -207,16 +213,16 @@ fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-/// The `name = "..."` option among the attribute's top-level tokens (other options are the
+/// The `key = "..."` option among the attribute's top-level tokens (other options are the
 /// macro's business, and may be any expression).
-fn name_option(tokens: &TokenStream) -> Option<String> {
+fn str_option(tokens: &TokenStream, key: &str) -> Option<String> {
     let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
     tts.windows(3).find_map(|w| match w {
         [
             TokenTree::Ident(i),
             TokenTree::Punct(p),
             TokenTree::Literal(l),
-        ] if i == "name" && p.as_char() == '=' => syn::parse2::<syn::LitStr>(l.to_token_stream())
+        ] if i == key && p.as_char() == '=' => syn::parse2::<syn::LitStr>(l.to_token_stream())
             .ok()
             .map(|s| s.value()),
         _ => None,

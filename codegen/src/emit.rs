@@ -360,6 +360,9 @@ fn descriptor_arm(t: &ToolInfo) -> Result<TokenStream, String> {
         if let Some(cat) = &l.category {
             sets.push(quote!(d.category = ::core::option::Option::Some(#cat.into());));
         }
+        if let Some(version) = &l.version {
+            sets.push(quote!(d.version = ::core::option::Option::Some(#version.into());));
+        }
         if let Some(tags) = &l.tags {
             sets.push(quote!(d.tags = ::std::vec![#(#tags.into()),*];));
         }

@@ -149,6 +149,7 @@ pub(crate) fn resolve(
             conversion,
         };
         check_server_variables(config, &source, &mut out.errors);
+        check_require(config, &source, &mut out.errors);
         report_remarks(config, &source, &mut out.warnings);
         check_tools(
             config,
@@ -161,6 +162,42 @@ pub(crate) fn resolve(
         out.sources.push(source);
     }
     out
+}
+
+/// `require:` of a compiled entry against its version (tools.yaml's `version`, else the
+/// document's `info.version` when it is a semantic version): a mismatch fails the build at the
+/// `require` line.
+fn check_require(config: &LoadedConfig, source: &OpenApiSourceInfo, errors: &mut Vec<Diagnostic>) {
+    let entry = &source.entry;
+    let Some(Ok(req)) = entry
+        .require
+        .as_deref()
+        .map(toolgate_model::config::Constraint::parse)
+    else {
+        return; // none, or malformed: reported by the config's own checks
+    };
+    let version = match &entry.version {
+        Some(v) => Some(v.clone()),
+        None => toolgate_model::config::semantic(&source.conversion.version),
+    };
+    if let Err(why) = req.check(version.as_deref()) {
+        let shown = if entry.version.is_none() && version.is_none() {
+            format!(
+                " (the document's info.version is `{}`)",
+                source.conversion.version
+            )
+        } else {
+            String::new()
+        };
+        errors.push(
+            config
+                .error_at(
+                    &format!("/tools/openapi/{}/require", source.index),
+                    format!("OpenAPI source `{}`: {why}{shown}", source.id),
+                )
+                .with_hint("use a document of a matching version, change `require`, or set `version:` if the document's version is not semver"),
+        );
+    }
 }
 
 /// A `load: runtime` entry whose `spec` is a file that converts now: its `server_variables`

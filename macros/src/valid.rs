@@ -51,12 +51,12 @@ pub fn check(tool: &ToolFn) -> syn::Result<()> {
         ));
     }
     if let Some(v) = &tool.options.version
-        && !is_semver(&v.value())
+        && let Err(e) = semver::Version::parse(&v.value())
     {
         errors.add(syn::Error::new(
             v.span(),
             format!(
-                "`{}` is not a semantic version (expected MAJOR.MINOR.PATCH, e.g. \"1.2.0\")",
+                "`{}` is not a semantic version ({e}); expected MAJOR.MINOR.PATCH, e.g. \"1.2.0\"",
                 v.value()
             ),
         ));
@@ -129,17 +129,6 @@ fn check_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-fn is_semver(v: &str) -> bool {
-    let core = v.split(['-', '+']).next().unwrap_or("");
-    let parts: Vec<&str> = core.split('.').collect();
-    parts.len() == 3
-        && parts.iter().all(|p| {
-            !p.is_empty()
-                && p.chars().all(|c| c.is_ascii_digit())
-                && (p.len() == 1 || !p.starts_with('0'))
-        })
 }
 
 struct ReturnImpl<'a>(&'a Type);

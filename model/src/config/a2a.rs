@@ -92,6 +92,11 @@ pub struct A2aAgent {
     /// refused when `auth` is set: a card must not be able to send the token elsewhere.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_hosts: Vec<String>,
+    /// Semver constraints on the skills (each has the agent card's `version`): one for all
+    /// (`"^2"`) or one per skill id; a skill that does not meet its constraint, or an agent
+    /// with no semantic version, is left out with the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require: Option<super::Require>,
 }
 
 /// Settings of one A2A skill.

@@ -64,6 +64,13 @@ pub struct LocalFunction {
     /// MCP annotation `idempotentHint`: calling it twice has no further effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotent: Option<bool>,
+    /// The tool's version, a semantic version (replaces `#[tool(version)]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// A semver constraint (`"^2"`) the tool's version must meet: checked at build time; a
+    /// tool that does not meet it, or has no version, fails the build at this line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require: Option<String>,
 }
 
 /// What `discover:` covers.
@@ -119,6 +126,12 @@ struct RawLocalEntry {
     /// MCP `idempotentHint`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     idempotent: Option<bool>,
+    /// The tool's version (semver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+    /// A semver constraint the tool's version must meet (checked at build time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    require: Option<String>,
 }
 
 fn one_of_fn_or_discover(schema: &mut schemars::Schema) {
@@ -131,7 +144,8 @@ fn one_of_fn_or_discover(schema: &mut schemars::Schema) {
                 {"required": ["category"]}, {"required": ["tags"]},
                 {"required": ["timeout_ms"]}, {"required": ["dangerous"]},
                 {"required": ["requires_auth"]}, {"required": ["read_only"]},
-                {"required": ["idempotent"]}
+                {"required": ["idempotent"]}, {"required": ["version"]},
+                {"required": ["require"]}
             ]}}
         ]),
     );
@@ -141,18 +155,28 @@ impl TryFrom<RawLocalEntry> for LocalEntry {
     type Error = String;
     fn try_from(r: RawLocalEntry) -> Result<Self, String> {
         match (r.path, r.discover) {
-            (Some(path), None) => Ok(LocalEntry::Function(LocalFunction {
-                path,
-                name: r.name,
-                description: r.description,
-                category: r.category,
-                tags: r.tags,
-                timeout_ms: r.timeout_ms,
-                dangerous: r.dangerous,
-                requires_auth: r.requires_auth,
-                read_only: r.read_only,
-                idempotent: r.idempotent,
-            })),
+            (Some(path), None) => {
+                if let Some(v) = &r.version {
+                    super::check_version(v)?;
+                }
+                if let Some(c) = &r.require {
+                    super::Constraint::parse(c)?;
+                }
+                Ok(LocalEntry::Function(LocalFunction {
+                    path,
+                    name: r.name,
+                    description: r.description,
+                    category: r.category,
+                    tags: r.tags,
+                    timeout_ms: r.timeout_ms,
+                    dangerous: r.dangerous,
+                    requires_auth: r.requires_auth,
+                    read_only: r.read_only,
+                    idempotent: r.idempotent,
+                    version: r.version,
+                    require: r.require,
+                }))
+            }
             (None, Some(discover)) => {
                 let overrides = [
                     ("name", r.name.is_some()),
@@ -164,6 +188,8 @@ impl TryFrom<RawLocalEntry> for LocalEntry {
                     ("requires_auth", r.requires_auth.is_some()),
                     ("read_only", r.read_only.is_some()),
                     ("idempotent", r.idempotent.is_some()),
+                    ("version", r.version.is_some()),
+                    ("require", r.require.is_some()),
                 ];
                 match overrides.iter().find(|(_, set)| *set) {
                     Some((key, _)) => Err(format!(
@@ -204,6 +230,8 @@ impl From<LocalEntry> for RawLocalEntry {
                 requires_auth: f.requires_auth,
                 read_only: f.read_only,
                 idempotent: f.idempotent,
+                version: f.version,
+                require: f.require,
             },
         }
     }

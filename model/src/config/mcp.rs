@@ -76,6 +76,10 @@ pub struct McpServer {
     /// would; a name another source also offers is then a conflict, reported by
     /// `Toolset::name_conflicts` and refused by `toolgate serve`.
     pub prefix: bool,
+    /// Semver constraints its tools must meet (a tool's version is read from its `_meta`
+    /// `toolgate/version` or `version`, or its annotations' `version`); a tool that does not
+    /// meet its constraint, or declares no version, is left out with the reason.
+    pub require: Option<super::Require>,
 }
 
 /// How an MCP server is reached.
@@ -187,6 +191,9 @@ struct RawMcpServer {
     /// Name tools `{id}.{tool}` (default true); false: under their own names.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     prefix: bool,
+    /// Semver constraints its tools must meet: one for all (`"^2"`) or one per tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    require: Option<super::Require>,
 }
 
 fn yes() -> bool {
@@ -239,6 +246,7 @@ impl TryFrom<RawMcpServer> for McpServer {
             lazy: r.lazy,
             max_result_bytes: r.max_result_bytes,
             prefix: r.prefix,
+            require: r.require,
         })
     }
 }
@@ -264,6 +272,7 @@ impl From<McpServer> for RawMcpServer {
             lazy: s.lazy,
             max_result_bytes: s.max_result_bytes,
             prefix: s.prefix,
+            require: s.require,
         }
     }
 }

@@ -363,6 +363,7 @@ impl Cx<'_> {
             lazy,
             max_result_bytes: None,
             prefix: true,
+            require: None,
         })
     }
 

@@ -45,6 +45,7 @@ mod openapi;
 mod overrides;
 mod policy;
 mod policy_rules;
+mod require;
 mod store;
 mod validate;
 
@@ -84,6 +85,7 @@ pub use policy::{
 };
 /// The error kind names a fallback's `on` may list.
 pub use policy_rules::ERROR_KINDS;
+pub use require::{Constraint, Require, check_version, major, semantic};
 pub use store::{
     DEFAULT_REDIS_CONNECT_TIMEOUT_MS, DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, FailMode,
     FailModes, RedisStore, StoreConfig, session_key_bytes,

@@ -95,6 +95,16 @@ pub struct OpenApiSource {
     /// operation for Rust callers (default `true`; compiled sources only).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub typed: bool,
+    /// The version of every tool of the source (a semantic version), instead of the
+    /// document's `info.version` (which is used only when it is one: a date or `1.0` leaves
+    /// the tools unversioned unless this is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// A semver constraint (`"^2"`) the source's version must meet: a compiled source
+    /// (`load: build`) that does not meet it fails the build, one loaded at run time fails
+    /// to start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require: Option<String>,
 }
 
 fn yes() -> bool {

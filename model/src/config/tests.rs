@@ -552,3 +552,62 @@ fn virtual_servers_are_checked_for_ids_globs_prefixes_and_roles() {
     ));
     assert!(typo[0].contains("sorce"), "{typo:#?}");
 }
+
+#[test]
+fn versions_and_require_are_read_and_described_by_the_schema() {
+    let yaml = "version: 1\ntools:\n  local:\n    - {fn: crate::a, version: \"1.2.0\", require: \"^1\"}\n  mcp:\n    - id: s\n      stdio: {command: x}\n      require: {greet: \"^2\"}\n    - id: t\n      stdio: {command: x}\n      require: \"^2\"\n  openapi:\n    - {id: o, spec: o.yaml, version: \"2024.5.1\", require: \">=2024\"}\n  a2a:\n    - {id: a, url: \"http://127.0.0.1:1\", require: \"~1.2\"}\n";
+    let cfg = load(yaml).unwrap();
+    let req = cfg.tools.mcp[0].require.as_ref().unwrap();
+    assert_eq!(req.for_tool("greet").unwrap().text, "^2");
+    assert!(req.for_tool("other").is_none());
+    assert!(
+        cfg.tools.mcp[1]
+            .require
+            .as_ref()
+            .unwrap()
+            .for_tool("any")
+            .is_some()
+    );
+    assert_eq!(cfg.tools.openapi[0].version.as_deref(), Some("2024.5.1"));
+    let validator = jsonschema::validator_for(&ToolsConfig::json_schema()).unwrap();
+    let value: Value = serde_saphyr::from_str(yaml).unwrap();
+    let problems: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn malformed_versions_and_constraints_are_errors_at_their_line() {
+    let all = errors(
+        "version: 1\ntools:\n  mcp:\n    - id: s\n      stdio: {command: x}\n      require: {greet: \"two\"}\n",
+    )
+    .join("\n");
+    assert!(
+        all.contains(":4:") || all.contains(":6:"),
+        "the entry's line: {all}"
+    );
+    assert!(
+        all.contains("tool `greet`") && all.contains("not a semver constraint"),
+        "{all}"
+    );
+    let all = errors(
+        "version: 1\ntools:\n  openapi:\n    - id: o\n      spec: o.yaml\n      version: \"2024-05-01\"\n      require: \"^^2\"\n",
+    )
+    .join("\n");
+    assert!(
+        all.contains(":6:") && all.contains("not a semantic version"),
+        "{all}"
+    );
+    assert!(
+        all.contains(":7:") && all.contains("not a semver constraint"),
+        "{all}"
+    );
+    let all =
+        errors("version: 1\ntools:\n  local:\n    - {fn: crate::a, version: \"1.0\"}\n").join("\n");
+    assert!(
+        all.contains(":4:") && all.contains("not a semantic version"),
+        "{all}"
+    );
+}

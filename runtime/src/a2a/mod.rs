@@ -492,6 +492,7 @@ pub fn source(agent: &A2aAgent, global: ToolFilter) -> Result<RemoteSource, Buil
         .prefix(agent.prefix)
         .filter(filter)
         .global_filter(global)
+        .require(agent.require.clone())
         .call_timeout(agent.timeout_ms.map(Duration::from_millis));
     if let Some(max) = agent.max_result_bytes {
         builder =

@@ -88,7 +88,11 @@ fn descriptor(card: &AgentCard, skill: &Skill, schema: Option<&Value>) -> ToolDe
             ..ToolAnnotations::default()
         },
         tags: skill.tags.clone(),
-        version: card.agent_version.clone(),
+        // Only a semantic version (a card's `version` is free text).
+        version: card
+            .agent_version
+            .as_deref()
+            .and_then(toolgate_model::config::semantic),
         ..ToolDescriptor::default()
     }
 }

@@ -30,8 +30,10 @@ pub(crate) fn descriptor(tool: &rmcp::model::Tool) -> ToolDescriptor {
         Some(s @ Value::Object(_)) => s.clone(),
         _ => json!({"type": "object"}),
     };
+    let version = version(&v);
     ToolDescriptor {
         name: tool.name.to_string(),
+        version,
         description: text("description")
             .or_else(|| annotations.title.clone())
             .unwrap_or_default(),
@@ -44,6 +46,26 @@ pub(crate) fn descriptor(tool: &rmcp::model::Tool) -> ToolDescriptor {
         annotations,
         ..ToolDescriptor::default()
     }
+}
+
+/// The keys a listed tool's version is read from, in order: `_meta["toolgate/version"]` (the
+/// key toolgate itself exports), `_meta.version`, then `annotations.version`. Only a semantic
+/// version is kept; anything else leaves the tool unversioned.
+const VERSION_KEYS: [(&str, &str); 3] = [
+    ("_meta", "toolgate/version"),
+    ("_meta", "version"),
+    ("annotations", "version"),
+];
+
+fn version(tool: &Value) -> Option<String> {
+    VERSION_KEYS.iter().find_map(|(outer, key)| {
+        let text = tool.get(outer)?.get(key)?.as_str()?;
+        let kept = toolgate_model::config::semantic(text);
+        if kept.is_none() {
+            tracing::debug!(version = %text, "a tool's version is not a semantic version: left unversioned");
+        }
+        kept
+    })
 }
 
 /// The text shown for a result with no content at all.

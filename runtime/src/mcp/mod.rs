@@ -234,6 +234,7 @@ fn source_and_backend(
         .prefix(server.prefix)
         .filter(filter)
         .global_filter(global)
+        .require(server.require.clone())
         .call_timeout(server.timeout_ms.map(Duration::from_millis));
     if let Some(max) = server.max_result_bytes {
         builder =

@@ -145,6 +145,7 @@ impl OpenApiSourceBuilder {
             })
             .transpose()?;
         let config_base = config_base.as_deref();
+        let version = source_version(&id, cfg, &self.conversion.version)?;
         if let Some(unknown) = values.keys().find(|k| {
             !self
                 .conversion
@@ -275,7 +276,45 @@ impl OpenApiSourceBuilder {
             max_response_bytes: cfg
                 .and_then(|c| c.max_response_bytes)
                 .unwrap_or(DEFAULT_MAX_RESPONSE_BYTES),
+            version,
             id,
         })
     }
+}
+
+/// The version of the source's tools: tools.yaml's `version`, else the document's
+/// `info.version` when it is a semantic version (a date, `1.0` or `v2` leaves them
+/// unversioned, logged at info level), checked against tools.yaml's `require`.
+///
+/// # Errors
+/// [`OpenApiSourceError::Version`]: tools.yaml's `version` or `require` is malformed, or the
+/// version does not meet `require` (or there is none under it).
+pub(super) fn source_version(
+    id: &str,
+    cfg: Option<&toolgate_model::config::OpenApiSource>,
+    document: &str,
+) -> Result<Option<String>, OpenApiSourceError> {
+    let err = |message: String| OpenApiSourceError::Version {
+        source_id: id.to_string(),
+        message,
+    };
+    let version = match cfg.and_then(|c| c.version.as_deref()) {
+        Some(v) => {
+            toolgate_model::config::check_version(v).map_err(err)?;
+            Some(v.to_string())
+        }
+        None => {
+            let v = toolgate_model::config::semantic(document);
+            if v.is_none() && !document.trim().is_empty() {
+                tracing::info!(source = %id, version = %document, "the document's info.version is not a semantic version: its tools are unversioned (set `version:` in tools.yaml to give them one)");
+            }
+            v
+        }
+    };
+    if let Some(req) = cfg.and_then(|c| c.require.as_deref()) {
+        toolgate_model::config::Constraint::parse(req)
+            .and_then(|c| c.check(version.as_deref()))
+            .map_err(err)?;
+    }
+    Ok(version)
 }

@@ -152,6 +152,15 @@ pub enum OpenApiSourceError {
         /// What is wrong.
         message: String,
     },
+    /// The source's version does not meet its tools.yaml `require:` (or is not a semantic
+    /// version under one).
+    #[error("OpenAPI source `{source_id}`: its tools are refused: {message}")]
+    Version {
+        /// The source id.
+        source_id: String,
+        /// Why, e.g. `its version 3.0.0 does not match require "^2"`.
+        message: String,
+    },
     /// The HTTP client cannot be built.
     #[error("OpenAPI source `{source_id}`: cannot build the HTTP client: {message}")]
     Client {
@@ -167,6 +176,7 @@ impl From<OpenApiSourceError> for crate::BuildError {
         let source_id = match &e {
             OpenApiSourceError::BaseUrl { source_id, .. }
             | OpenApiSourceError::Auth { source_id, .. }
+            | OpenApiSourceError::Version { source_id, .. }
             | OpenApiSourceError::Client { source_id, .. } => source_id.clone(),
         };
         crate::BuildError::Source {
@@ -229,6 +239,9 @@ pub struct OpenApiSource {
     hook: Option<Arc<dyn OpenApiHook>>,
     timeout: Option<Duration>,
     max_response_bytes: u64,
+    /// The version of every tool: tools.yaml's `version`, else the document's
+    /// `info.version` when it is a semantic version.
+    version: Option<String>,
 }
 
 impl std::fmt::Debug for OpenApiSource {
@@ -273,6 +286,7 @@ impl OpenApiSource {
         );
         d.input_schema = bound.input.value(&self.defs);
         d.output_schema = bound.output.as_ref().map(|o| o.value(&self.defs));
+        d.version.clone_from(&self.version);
         let d = Arc::new(d);
         *live = Arc::downgrade(&d);
         drop(live);

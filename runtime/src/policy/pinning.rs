@@ -1,7 +1,11 @@
 //! Tool pinning (`policy.pinning`): every remote tool (source kind `mcp` or `a2a`) is hashed
-//! (SHA-256 of its name, description, input and output schemas, keys sorted) and compared with
-//! the hash approved for it: in the approvals file (JSON `{"tool": "sha256 hex"}`, relative to
-//! the tools.yaml), or, for replicas sharing a store (`store.redis`), in Redis (see below).
+//! (SHA-256 of its name, description, input and output schemas, keys sorted, and the MAJOR
+//! part of its version when it has one) and compared with the hash approved for it: in the
+//! approvals file (JSON `{"tool": "sha256 hex"}`, or `"sha256 hex@version"` for a versioned
+//! tool: the version approved, kept as a record), relative to the tools.yaml, or, for
+//! replicas sharing a store (`store.redis`), in Redis (see below). So a MAJOR version change
+//! is always a definition change (withheld until approved, even with the same schemas), and a
+//! minor or patch change with the same definition is not.
 //!
 //! * Same hash: the tool is listed and callable.
 //! * No approval yet: with `approve_new` (the default; trust on first use) the hash is recorded
@@ -54,7 +58,7 @@ use crate::ToolDescriptor;
 pub enum PinState {
     /// Never approved, and `approve_new` is off.
     New,
-    /// Its name, description or schemas changed since it was approved.
+    /// Its name, description, schemas or MAJOR version changed since it was approved.
     Changed,
 }
 
@@ -79,7 +83,7 @@ impl std::fmt::Display for Withheld {
             ),
             PinState::Changed => write!(
                 f,
-                "tool `{}` changed since it was approved (description/schema differ); run `toolgate approve {}`",
+                "tool `{}` changed since it was approved (its description, schemas or MAJOR version differ); run `toolgate approve {}`",
                 self.name, self.name
             ),
         }
@@ -224,7 +228,7 @@ impl Pins {
         let verdict = {
             let mut approved = lock(&self.approved);
             let verdict = match approved.get(&d.name) {
-                Some(h) if *h == hash => None,
+                Some(h) if same_pin(h, &hash) => None,
                 Some(_) => Some(PinState::Changed),
                 #[cfg(feature = "redis")]
                 None if self.approve_new && self.shared.is_some() => {
@@ -243,7 +247,7 @@ impl Pins {
                     }
                     // Another process may have pinned it another way meanwhile.
                     match approved.get(&d.name) {
-                        Some(h) if *h != hash => Some(PinState::Changed),
+                        Some(h) if !same_pin(h, &hash) => Some(PinState::Changed),
                         _ => None,
                     }
                 }
@@ -362,16 +366,32 @@ fn write(file: &Path, approved: &BTreeMap<String, String>) -> Result<(), String>
         })
 }
 
-/// The tool's hash: SHA-256 (hex) of its name, description and schemas as canonical JSON.
+/// The tool's hash: SHA-256 (hex) of its name, description and schemas as canonical JSON,
+/// and of the MAJOR part of its version when it has one (so that a MAJOR change is always a
+/// definition change, and a minor or patch change alone is not; an unversioned tool hashes
+/// as it did before versions were read).
 pub(crate) fn hash(d: &ToolDescriptor) -> String {
-    let pinned = serde_json::json!({
+    let mut pinned = serde_json::json!({
         "name": d.name,
         "description": d.description,
         "input_schema": canonical(&d.input_schema),
         "output_schema": d.output_schema.as_ref().map(canonical),
     });
+    if let Some(major) = toolgate_model::config::major(d.version.as_deref()) {
+        pinned["major_version"] = major.into();
+    }
     let digest = Sha256::digest(canonical(&pinned).to_string().as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    match &d.version {
+        Some(v) => format!("{hex}@{v}"),
+        None => hex,
+    }
+}
+
+/// Whether two pins (`hex` or `hex@version`) pin the same definition: the version after `@`
+/// is a record of the version approved, not compared (its MAJOR part is in the hash).
+pub(crate) fn same_pin(a: &str, b: &str) -> bool {
+    a.split('@').next() == b.split('@').next()
 }
 
 /// `value` with every object's keys sorted (the same schema hashes the same whatever order a
@@ -441,6 +461,37 @@ mod tests {
             None,
             "the approval is kept in the file"
         );
+    }
+
+    fn versioned(version: &str) -> Arc<ToolDescriptor> {
+        let mut d = ToolDescriptor::clone(&tool("Greets."));
+        d.version = Some(version.into());
+        Arc::new(d)
+    }
+
+    #[test]
+    fn a_major_version_change_is_withheld_until_approved_and_a_minor_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pins.json");
+        let pins = Pins::load(file.clone(), true).unwrap();
+        assert_eq!(pins.verdict(&versioned("2.0.0")), None);
+        let written: BTreeMap<String, String> =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert!(
+            written["srv.greet"].ends_with("@2.0.0"),
+            "the pin records the version"
+        );
+        // Same definition, minor and patch bumps: still the approved tool.
+        assert_eq!(pins.verdict(&versioned("2.1.0")), None);
+        assert_eq!(pins.verdict(&versioned("2.1.7")), None);
+        // Same definition, MAJOR bump: withheld until approved.
+        let three = versioned("3.0.0");
+        assert_eq!(pins.verdict(&three), Some(PinState::Changed));
+        pins.approve(std::slice::from_ref(&three)).unwrap();
+        assert_eq!(pins.verdict(&three), None);
+        assert_eq!(pins.verdict(&versioned("2.1.0")), Some(PinState::Changed));
+        // An unversioned tool hashes as it did before versions were read.
+        assert_eq!(hash(&tool("Greets.")).len(), 64);
     }
 
     #[test]

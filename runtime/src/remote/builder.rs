@@ -21,6 +21,7 @@ pub(super) struct Settings {
     pub(super) filter: ToolFilter,
     pub(super) global: ToolFilter,
     pub(super) prefix: bool,
+    pub(super) require: Option<toolgate_model::config::Require>,
 }
 
 impl Default for Settings {
@@ -35,6 +36,7 @@ impl Default for Settings {
             filter: ToolFilter::all(),
             global: ToolFilter::all(),
             prefix: true,
+            require: None,
         }
     }
 }
@@ -128,6 +130,15 @@ impl RemoteSourceBuilder {
     /// first keeps it. The global filter still matches `{id}.{tool}`.
     pub fn prefix(mut self, prefix: bool) -> Self {
         self.settings.prefix = prefix;
+        self
+    }
+
+    /// Semver constraints the tools must meet (tools.yaml `require:`), matched against the
+    /// tool's name as the remote end names it: a tool whose version does not meet its
+    /// constraint, or that declares none, is left out at each listing with the reason
+    /// (reported as the other rejected tools are); the source's other tools stay.
+    pub fn require(mut self, require: Option<toolgate_model::config::Require>) -> Self {
+        self.settings.require = require;
         self
     }
 

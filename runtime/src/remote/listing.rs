@@ -42,6 +42,16 @@ impl RemoteSource {
                 hidden += 1;
                 continue;
             }
+            if let Some(Err(why)) = settings
+                .require
+                .as_ref()
+                .and_then(|r| r.for_tool(&remote))
+                .map(|c| c.check(d.version.as_deref()))
+            {
+                tracing::warn!(source = %id, tool = %remote, "tool left out: {why}");
+                rejected.push(format!("`{remote}`: {why}"));
+                continue;
+            }
             if let Err(why) = usable(&d) {
                 tracing::warn!(source = %id, tool = %remote, "tool left out: {why}");
                 rejected.push(format!("`{remote}`: {why}"));

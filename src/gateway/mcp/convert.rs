@@ -6,8 +6,12 @@ use serde::Deserialize;
 use toolgate_runtime::catalog::ToolEntry;
 use toolgate_runtime::{Content, Dialect, ErrorKind, ToolDescriptor, ToolError, ToolOutput};
 
+/// The `_meta` key of a listed tool's version (also read from the tools of MCP sources).
+pub(crate) const VERSION_META_KEY: &str = "toolgate/version";
+
 /// The tool as `tools/list` shows it: the entry's MCP dialect export (the name a model sees,
-/// the input schema with an object root, the output schema, annotations) as rmcp's `Tool`.
+/// the input schema with an object root, the output schema, annotations) as rmcp's `Tool`,
+/// with the tool's version, if it has one, as `_meta["toolgate/version"]`.
 /// `None`, with a warning, for a tool the dialect cannot express (it cannot be offered over
 /// MCP).
 pub(super) fn tool(entry: &ToolEntry) -> Option<Tool> {
@@ -18,7 +22,19 @@ pub(super) fn tool(entry: &ToolEntry) -> Option<Tool> {
             return None;
         }
     };
-    match Tool::deserialize(&*exported) {
+    let versioned;
+    let exported = match &entry.descriptor().version {
+        Some(v) => {
+            let mut t = serde_json::Value::clone(&exported);
+            if let Some(o) = t.as_object_mut() {
+                o.insert("_meta".into(), serde_json::json!({ VERSION_META_KEY: v }));
+            }
+            versioned = t;
+            &versioned
+        }
+        None => &*exported,
+    };
+    match Tool::deserialize(exported) {
         Ok(tool) => Some(tool),
         Err(e) => {
             tracing::warn!(tool = %entry.name(), "tool left out of tools/list: its MCP definition does not parse: {e}");

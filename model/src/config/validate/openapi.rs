@@ -36,6 +36,12 @@ pub(super) fn check_openapi(
                 .with_hint("add `load: runtime` to fetch it when the toolset starts, or download the file and name it here"),
             );
         }
+        if let Some(Err(e)) = s.version.as_deref().map(super::super::check_version) {
+            errors.push(cfg.error_at(&at("version"), format!("OpenAPI source `{id}`: {e}")));
+        }
+        if let Some(Err(e)) = s.require.as_deref().map(super::super::Constraint::parse) {
+            errors.push(cfg.error_at(&at("require"), format!("OpenAPI source `{id}`: {e}")));
+        }
         if s.spec.trim().is_empty() {
             errors.push(cfg.error_at(
                 &at("spec"),

@@ -135,7 +135,7 @@ impl Pins {
         let (name, hash) = (name.to_string(), hash.to_string());
         runtime.spawn(async move {
             match store.pin_new(&name, &hash).await {
-                Ok(Some(held)) if held != hash => {
+                Ok(Some(held)) if !super::same_pin(&held, &hash) => {
                     let mut approved = lock(&approved);
                     if epoch.load(Ordering::SeqCst) == sent_at {
                         tracing::warn!(tool = %name, "another replica pinned this new remote tool first, as it was then: withheld until `toolgate approve {name}`");

@@ -503,7 +503,7 @@ fn a_remote_tool_whose_description_changed_is_withheld_until_approved() {
         assert_eq!(body["kind"], "permission_denied");
         assert_eq!(
             body["message"],
-            "tool `pin.greet` changed since it was approved (description/schema differ); run `toolgate approve pin.greet`"
+            "tool `pin.greet` changed since it was approved (its description, schemas or MAJOR version differ); run `toolgate approve pin.greet`"
         );
         runtime().block_on(async {
             let tools = mcp_client(&served, ADMIN).await;

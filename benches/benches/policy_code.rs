@@ -146,16 +146,7 @@ fn results(warm_up: Duration, measurement: Duration) -> Table {
 }
 
 fn main() {
-    let (warm_up, measurement) = harness::by_mode(
-        (Duration::from_millis(500), Duration::from_secs(2)),
-        (Duration::from_secs(1), Duration::from_secs(5)),
-    );
-    let mut c = Criterion::default()
-        .warm_up_time(warm_up)
-        .measurement_time(measurement)
-        .nresamples(harness::by_mode(20_000, 100_000))
-        .without_plots()
-        .configure_from_args();
+    let (mut c, warm_up, measurement) = harness::criterion();
     bench(&mut c);
     c.final_summary();
     results(warm_up, measurement)

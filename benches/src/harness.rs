@@ -361,6 +361,24 @@ pub fn fmt_bytes(b: f64) -> String {
     }
 }
 
+/// The criterion settings of the in-process benchmarks, with the warm-up and measurement times
+/// they used (for the table's note): 0.5 s + 2 s per row in [`quick_mode`], else 1 s + 5 s;
+/// 20,000 / 100,000 bootstrap resamples; no plots (the tables are the report, and plotting
+/// takes seconds per row here); then whatever the command line says.
+pub fn criterion() -> (criterion::Criterion, Duration, Duration) {
+    let (warm_up, measurement) = by_mode(
+        (Duration::from_millis(500), Duration::from_secs(2)),
+        (Duration::from_secs(1), Duration::from_secs(5)),
+    );
+    let c = criterion::Criterion::default()
+        .warm_up_time(warm_up)
+        .measurement_time(measurement)
+        .nresamples(by_mode(20_000, 100_000))
+        .without_plots()
+        .configure_from_args();
+    (c, warm_up, measurement)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

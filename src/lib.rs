@@ -109,6 +109,9 @@ pub use toolgate_runtime::__private;
 #[cfg(feature = "gateway")]
 pub mod gateway;
 
+#[cfg(feature = "rig")]
+pub mod rig;
+
 /// Turns a free function (sync or `async`) into a tool.
 ///
 /// - The doc comment becomes the tool's description; doc comments on parameters become the

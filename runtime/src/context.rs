@@ -369,6 +369,14 @@ impl ToolContextBuilder {
         self
     }
 
+    /// The whole caller at once (caller, agent, roles, task, claims), replacing what
+    /// [`caller`](Self::caller), [`agent`](Self::agent), [`roles`](Self::roles),
+    /// [`task`](Self::task) and [`claims`](Self::claims) set before.
+    pub fn identity(mut self, identity: Identity) -> Self {
+        self.identity = identity;
+        self
+    }
+
     /// The claims of the caller's access token (a JSON object).
     pub fn claims(mut self, claims: Arc<Value>) -> Self {
         self.identity.claims = Some(claims);

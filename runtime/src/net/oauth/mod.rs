@@ -257,6 +257,7 @@ impl ClientCredentials {
     ///
     /// # Errors
     /// A token that cannot be had, as [`ClientCredentials::refresh`].
+    #[cfg_attr(not(any(feature = "a2a", feature = "mcp")), allow(dead_code))]
     pub(crate) async fn send<R, Fut>(
         &self,
         send: impl Fn(Secret) -> Fut,

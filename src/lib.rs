@@ -51,11 +51,12 @@ pub use toolgate_runtime::{
     ArgumentError, ArgumentPolicy, ArgumentValidator, BoxFuture, BuildError, COERCIONS_META_KEY,
     Coercion, CoercionKind, Content, DeferredExport, DeferredLoading, Dialect, ErrorKind,
     ExtraArguments, Identity, JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError,
-    JsonToolCall, JsonToolHandler, NameConflict, Progress, ProgressReporter, Provides,
-    ResourceContents, SearchField, SearchHit, SearchOptions, SemanticSearch, SourceLifecycle,
-    SourceState, SourceStatus, SourceTool, State, StateMap, ToolAnnotations, ToolContext,
-    ToolContextBuilder, ToolDescriptor, ToolError, ToolFuture, ToolKey, ToolOutput, ToolSource,
-    ToolsWatch, Toolset, ToolsetBuilder, Validated, ValidationMode, ValidatorCache, testing,
+    JsonToolCall, JsonToolHandler, NameConflict, PolicyReload, Progress, ProgressReporter,
+    Provides, ResourceContents, SearchField, SearchHit, SearchOptions, SemanticSearch,
+    SourceLifecycle, SourceState, SourceStatus, SourceTool, State, StateMap, ToolAnnotations,
+    ToolContext, ToolContextBuilder, ToolDescriptor, ToolError, ToolFuture, ToolKey, ToolOutput,
+    ToolSource, ToolsWatch, Toolset, ToolsetBuilder, Validated, ValidationMode, ValidatorCache,
+    testing,
 };
 
 /// The tool catalog: one [`catalog::ToolEntry`] per tool of a toolset.

@@ -8,6 +8,7 @@ mod openapi;
 mod output;
 mod probe;
 mod redacted_log;
+mod reload;
 mod serve;
 mod setup;
 
@@ -93,6 +94,10 @@ fn init_log(level: Option<args::LogLevel>) {
         .with_writer(redacted_log::RedactedStderr)
         .with_target(false)
         .without_time()
+        // Plain text always: the log is redacted as text (an escape code inside a secret would
+        // hide it from the redaction), and tests and operators grep it. (ANSI is on by default
+        // when any crate of the build turns on tracing-subscriber's `ansi` feature.)
+        .with_ansi(false)
         .try_init();
 }
 
@@ -163,7 +168,8 @@ fn run(cli: Cli) -> CmdResult {
                 )),
                 None => http,
             };
-            let result = runtime.block_on(serve::run(tools, &loaded.config.gateway, stdio, http));
+            let file = config::config_path(cli.config.as_deref());
+            let result = runtime.block_on(serve::run(tools, &loaded.config, file, stdio, http));
             runtime.shutdown_background();
             result
         }

@@ -1,21 +1,23 @@
 //! `toolgate serve`: the gateway on HTTP and/or stdio until Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use toolgate::Toolset;
 use toolgate::gateway::{DEFAULT_LISTEN, Gateway, GatewayError, mcp};
-use toolgate::model::config::GatewayConfig;
+use toolgate::model::config::{GatewayConfig, ToolsConfig};
 
 use super::args::exit;
 use super::{CmdResult, Failure, interrupted, output};
 
 pub(super) async fn run(
     tools: Toolset,
-    config: &GatewayConfig,
+    started: &ToolsConfig,
+    file: Option<PathBuf>,
     stdio: bool,
     http: Option<String>,
 ) -> CmdResult {
+    let config = &started.gateway;
     let gateway = Gateway::builder(tools)
         .config(config)
         .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?
@@ -81,6 +83,12 @@ pub(super) async fn run(
             }
         })
     };
+    // SIGHUP: the policy is read again (src/cli/reload.rs); it no longer ends the process.
+    let reloads = tokio::spawn(super::reload::on_hangup(
+        gateway.clone(),
+        file,
+        started.clone(),
+    ));
     if config.api_keys.is_empty() && http.is_some() {
         output::write_err(
             "toolgate serve: no gateway.api_keys: every process that can connect may call every tool",
@@ -131,6 +139,7 @@ pub(super) async fn run(
         gateway.drain().await;
     }
     conflicts_watch.abort();
+    reloads.abort();
     let discovered = if discovery.is_finished() {
         discovery.await.unwrap_or(true)
     } else {

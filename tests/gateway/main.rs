@@ -25,6 +25,7 @@ mod policy_code;
 mod policy_limits;
 mod policy_resilience;
 mod policy_telemetry;
+mod reload;
 mod replicas;
 mod rest;
 mod schemathesis;

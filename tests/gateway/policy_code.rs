@@ -14,13 +14,13 @@ use toolgate::{SourceState, Toolset};
 
 use crate::harness::{BIN, Served, request, serve_with_env, tools_yaml};
 
-const READER: &str = "reader-key-0123";
-const ADMIN: &str = "admin-key-4567";
-const KEYS: &[(&str, &str)] = &[("TG_READER", READER), ("TG_ADMIN", ADMIN)];
+pub(crate) const READER: &str = "reader-key-0123";
+pub(crate) const ADMIN: &str = "admin-key-4567";
+pub(crate) const KEYS: &[(&str, &str)] = &[("TG_READER", READER), ("TG_ADMIN", ADMIN)];
 
 /// The repository's tools.yaml with `rules` as `policy.rules` and two API keys (`reader` with
 /// role reader, `admin` with role admin).
-fn yaml(rules: &str) -> String {
+pub(crate) fn yaml(rules: &str) -> String {
     let keys = "gateway:\n  api_keys:\n    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n    - {name: admin, key: \"${TG_ADMIN}\", roles: [admin]}\n";
     let base = tools_yaml("", keys);
     let old = "policy:\n  defaults:\n    timeout_ms: 30000\n";
@@ -41,7 +41,13 @@ const RULES: &str = r#"    - tools: [calc]
       reason: internal hosts are off limits
 "#;
 
-fn call(served: &Served, method: &str, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
+pub(crate) fn call(
+    served: &Served,
+    method: &str,
+    path: &str,
+    key: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
     let bearer = format!("Bearer {key}");
     let headers = [
         ("Authorization", bearer.as_str()),
@@ -55,7 +61,7 @@ fn call(served: &Served, method: &str, path: &str, key: &str, body: Option<Value
     (status, value)
 }
 
-fn listed(served: &Served, key: &str) -> Vec<String> {
+pub(crate) fn listed(served: &Served, key: &str) -> Vec<String> {
     let (status, body) = call(served, "GET", "/tools", key, None);
     assert_eq!(status, 200, "{body}");
     body["tools"]
@@ -66,7 +72,7 @@ fn listed(served: &Served, key: &str) -> Vec<String> {
         .collect()
 }
 
-async fn mcp_client(served: &Served, key: &str) -> Toolset {
+pub(crate) async fn mcp_client(served: &Served, key: &str) -> Toolset {
     let connection = McpConnection::Http {
         url: served.url("/mcp"),
         headers: [("Authorization".to_string(), format!("Bearer {key}"))]
@@ -90,7 +96,7 @@ async fn mcp_client(served: &Served, key: &str) -> Toolset {
     tools
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

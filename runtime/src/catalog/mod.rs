@@ -102,6 +102,28 @@ impl Catalog {
         changes: Vec<tokio::sync::watch::Receiver<u64>>,
         overrides: &overrides::Overrides,
     ) -> Self {
+        Self::listed(sources, previous, previous, changes, overrides)
+    }
+
+    /// The catalog of `sources` with every entry made anew (none of `previous`'s settled
+    /// policies survives: a reloaded policy), its generation following `previous`'s.
+    pub(crate) fn rebuild_fresh(
+        sources: &[Arc<dyn ToolSource>],
+        previous: &Catalog,
+        changes: Vec<tokio::sync::watch::Receiver<u64>>,
+        overrides: &overrides::Overrides,
+    ) -> Self {
+        Self::listed(sources, None, Some(previous), changes, overrides)
+    }
+
+    /// `build` with the entries kept from `keep` and the generation following `after`'s.
+    fn listed(
+        sources: &[Arc<dyn ToolSource>],
+        keep: Option<&Catalog>,
+        after: Option<&Catalog>,
+        changes: Vec<tokio::sync::watch::Receiver<u64>>,
+        overrides: &overrides::Overrides,
+    ) -> Self {
         let listed: Vec<(usize, Vec<SourceTool>)> = sources
             .iter()
             .enumerate()
@@ -136,7 +158,7 @@ impl Catalog {
                 let o = overrides.get(&tool.descriptor.name);
                 let name = o.and_then(|o| o.name.as_deref());
                 let name = name.unwrap_or(&tool.descriptor.name);
-                let kept = previous
+                let kept = keep
                     .and_then(|p| p.get(name))
                     .filter(|e| e.serves(&tool, source))
                     .map(Arc::clone);
@@ -172,7 +194,7 @@ impl Catalog {
             entries,
             names,
             changes,
-            generation: previous.map_or(0, |p| p.generation + 1),
+            generation: after.map_or(0, |p| p.generation + 1),
             search: OnceLock::new(),
         }
     }

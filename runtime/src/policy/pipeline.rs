@@ -28,8 +28,10 @@ pub(crate) struct Pipeline {
     pub config: PolicyConfig,
     /// The `rego` / `cel` entries of `config.rules`, compiled.
     pub code: super::code::CodeRules,
-    /// What the layers share across tools and calls.
-    pub shared: Shared,
+    /// What the layers share across tools and calls; kept by a reloaded policy
+    /// ([`Toolset::reload_policy`](crate::Toolset::reload_policy)), so limits, budgets,
+    /// breakers and cached results go on counting.
+    pub shared: Arc<Shared>,
     /// The guardrails (`policy.guardrails` and those registered in code), compiled.
     pub guardrails: guardrails::Registry,
 }
@@ -56,7 +58,7 @@ impl Pipeline {
             default_timeout,
             config,
             code: super::code::CodeRules::default(),
-            shared: Shared::default(),
+            shared: Arc::new(Shared::default()),
             guardrails: guardrails::Registry::default(),
         }
     }

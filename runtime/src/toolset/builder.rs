@@ -480,6 +480,9 @@ impl ToolsetBuilder {
             .unwrap_or_else(|| std::path::PathBuf::from("."));
         let code =
             crate::policy::code::CodeRules::compile(&policy, &base).map_err(BuildError::Policy)?;
+        let (policy_changes, policy_watch) = tokio::sync::watch::channel(0u64);
+        let mut watches = watches;
+        watches.push(policy_watch);
         let mut pipeline =
             crate::policy::Pipeline::new(self.validation.is_some(), self.default_timeout, policy);
         pipeline.guardrails = guardrails;
@@ -493,7 +496,9 @@ impl ToolsetBuilder {
         }
         #[cfg(feature = "redis")]
         {
-            pipeline.shared.store = self.store;
+            Arc::get_mut(&mut pipeline.shared)
+                .expect("a new pipeline's state is not shared yet")
+                .store = self.store;
         }
         Ok(Toolset {
             inner: Arc::new(Inner {
@@ -504,7 +509,13 @@ impl ToolsetBuilder {
                 states: self.states,
                 default_timeout: self.default_timeout,
                 blocking_runtime: OnceLock::new(),
-                pipeline,
+                shared: Arc::clone(&pipeline.shared),
+                reload: super::reload::Inputs {
+                    config_dir: self.config_dir,
+                    validation: self.validation,
+                    policy_changes,
+                },
+                pipeline: arc_swap::ArcSwap::from_pointee(pipeline),
                 overrides: self.overrides,
                 pins,
                 semantic,

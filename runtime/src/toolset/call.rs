@@ -195,7 +195,7 @@ impl Toolset {
                 )
             })?;
         }
-        let settled = entry.settled(&self.inner.pipeline);
+        let settled = entry.settled(&self.inner.pipeline.load());
         // The call's deadline is set before any layer runs, so that what waits before the
         // timeout layer (a concurrency slot) waits within it too.
         if let Some(timeout) = settled.timeout {
@@ -247,6 +247,7 @@ impl Toolset {
         let stack = self
             .inner
             .pipeline
+            .load()
             .fallback_only(&tool, ctx.identity(), error)?;
         ctx.attach(self);
         let key: Arc<str> = internal.as_ref().into();

@@ -13,12 +13,13 @@ pub struct ToolsWatch {
 }
 
 impl ToolsWatch {
-    /// How many sources are watched (those whose tools can change).
+    /// How many change counters are watched: one per source whose tools can change, and one
+    /// for policy reloads.
     pub fn len(&self) -> usize {
         self.receivers.len()
     }
 
-    /// Whether no source's tools can change.
+    /// Whether nothing is watched (never, for a toolset: its policy can always be reloaded).
     pub fn is_empty(&self) -> bool {
         self.receivers.is_empty()
     }
@@ -61,7 +62,8 @@ fn status_of(source: &Arc<dyn ToolSource>) -> SourceStatus {
 impl Toolset {
     /// A watch on the toolset's tools: [`ToolsWatch::changed`] resolves whenever any source's
     /// tools change (a remote end listed again with different tools, a lazy source's first
-    /// listing). The gateway sends MCP `notifications/tools/list_changed` on it.
+    /// listing) or the policy is reloaded ([`Toolset::reload_policy`]: who may see which tool
+    /// can change). The gateway sends MCP `notifications/tools/list_changed` on it.
     pub fn watch_tools(&self) -> ToolsWatch {
         ToolsWatch {
             // Changes from now on: each clone marked as having seen the current value.
@@ -168,7 +170,7 @@ impl Toolset {
     pub(super) fn unlisted_timeout(&self, name: &str) -> Option<std::time::Duration> {
         let source = self.prefixed_source(name)?;
         let own = source.lifecycle().and_then(|l| l.call_timeout());
-        self.inner.pipeline.unlisted_timeout(
+        self.inner.pipeline.load().unlisted_timeout(
             toolgate_model::names::internal_name(name).as_ref(),
             source.id(),
             own,

@@ -11,10 +11,12 @@ mod deferred;
 mod discover;
 #[cfg(feature = "redis")]
 mod notices;
+mod reload;
 
 pub use builder::ToolsetBuilder;
 pub use deferred::{DeferredExport, DeferredLoading};
 pub use discover::ToolsWatch;
+pub use reload::PolicyReload;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -62,8 +64,13 @@ struct Inner {
     states: StateMap,
     default_timeout: Option<Duration>,
     blocking_runtime: OnceLock<Result<tokio::runtime::Runtime, String>>,
-    /// The policy layers every call goes through, and the state they share.
-    pipeline: crate::policy::Pipeline,
+    /// The policy layers every call goes through, and the state they share; replaced by
+    /// [`Toolset::reload_policy`].
+    pipeline: ArcSwap<crate::policy::Pipeline>,
+    /// What a policy reload needs besides the new `policy:` section.
+    reload: reload::Inputs,
+    /// The state every pipeline of this toolset shares (the same `Arc` as `pipeline`'s).
+    shared: Arc<crate::policy::pipeline::Shared>,
     /// `tools.overrides`, applied by every catalog snapshot.
     overrides: crate::catalog::overrides::Overrides,
     /// Tool pinning of remote tools (`policy.pinning`), when configured.
@@ -205,7 +212,8 @@ impl Toolset {
     /// [`tools_for`](Self::tools_for) checks of each entry, for a listing that walks the catalog
     /// itself (one page of an MCP `tools/list`).
     pub fn shows(&self, entry: &ToolEntry, identity: &crate::Identity) -> bool {
-        self.pin_state(entry).is_none() && entry.access(&self.inner.pipeline).permits(identity)
+        self.pin_state(entry).is_none()
+            && entry.access(&self.inner.pipeline.load()).permits(identity)
     }
 
     /// The tools that best fit `query`, best first: at most `options.k`, each with its score
@@ -239,7 +247,7 @@ impl Toolset {
 
     /// Whether `identity` may call `tool` (its roles, the `policy.rules`, `requires_auth`).
     pub fn may_call(&self, tool: &ToolDescriptor, identity: &crate::Identity) -> bool {
-        crate::policy::authorize::allowed(&self.inner.pipeline, tool, identity).is_ok()
+        crate::policy::authorize::allowed(&self.inner.pipeline.load(), tool, identity).is_ok()
     }
 
     /// The tool called `name`, if any source offers it (and pinning does not withhold it).
@@ -338,7 +346,7 @@ impl Toolset {
     /// `toolgate_circuit_breaker_state`), on the installed `metrics` recorder: call it before
     /// rendering the metrics (the gateway's `/metrics` does).
     pub fn record_policy_gauges(&self) {
-        crate::policy::record_gauges(&self.inner.pipeline);
+        crate::policy::record_gauges(&self.inner.pipeline.load());
     }
 
     /// The sources, in resolution order.
@@ -368,7 +376,7 @@ impl Toolset {
     /// is what a readiness check shows.
     #[cfg(feature = "redis")]
     pub fn shared_store(&self) -> Option<&crate::store::SharedStore> {
-        self.inner.pipeline.shared.store.as_ref()
+        self.inner.shared.store.as_ref()
     }
 
     /// Names offered by more than one source (as a model sees them: `a.b` and `a__b` are one
@@ -423,7 +431,7 @@ impl Toolset {
     /// validation is off).
     pub fn argument_policy(&self, name: &str) -> Option<ArgumentPolicy> {
         let descriptor = self.describe(name)?;
-        let pipeline = &self.inner.pipeline;
+        let pipeline = self.inner.pipeline.load();
         pipeline.validate.then(|| pipeline.arguments(&descriptor))
     }
 

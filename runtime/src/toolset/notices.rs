@@ -27,7 +27,7 @@ impl Toolset {
     /// Starts the relay of notices through the shared store, once, if the toolset has a store.
     /// Needs a Tokio runtime (does nothing outside one).
     pub(super) fn start_notices(&self) {
-        let Some(store) = self.inner.pipeline.shared.store.clone() else {
+        let Some(store) = self.inner.shared.store.clone() else {
             return;
         };
         if tokio::runtime::Handle::try_current().is_err() {
@@ -98,7 +98,7 @@ fn relay(store: SharedStore, inner: &Arc<Inner>, stop: CancellationToken) {
         },
         Notice::BreakerOpened { .. } | Notice::BreakerClosed { .. } => {
             if let Some(inner) = weak.upgrade() {
-                inner.pipeline.breaker_notice(&notice);
+                inner.pipeline.load().breaker_notice(&notice);
             }
         }
         Notice::PinsChanged => reread.send_modify(|r| r.pins += 1),
@@ -139,7 +139,8 @@ async fn reread_on_notice(
         let work = async {
             if seen.is_none_or(|s| s.breakers != now.breakers) {
                 let sources = toolset.sources.iter().map(|s| s.id());
-                toolset.pipeline.reread_breakers(&store, sources).await;
+                let pipeline = toolset.pipeline.load_full();
+                pipeline.reread_breakers(&store, sources).await;
             }
             if seen.is_none_or(|s| s.pins != now.pins)
                 && let Some(pins) = &toolset.pins

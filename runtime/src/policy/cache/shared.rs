@@ -186,7 +186,7 @@ mod tests {
     /// Two identical calls through a toolset whose store does not answer, failing `fail`.
     async fn run_with(fail: &str) -> (Counting, Vec<(Result<ToolOutput, ToolError>, bool)>) {
         let mut p = pipeline(CACHED);
-        p.shared.store = Some(unreachable(fail));
+        Arc::get_mut(&mut p.shared).expect("not shared yet").store = Some(unreachable(fail));
         let tool = descriptor(true);
         let backend = Counting::default();
         let svc = stack(&p, &tool, &backend).expect("on");

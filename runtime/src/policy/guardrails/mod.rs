@@ -213,6 +213,15 @@ impl Registry {
     ///
     /// # Errors
     /// A message naming the guardrail that does not compile or the unknown name.
+    /// The registry of a reloaded `policy`: its configured guardrails compiled anew, the
+    /// custom ones of this registry kept.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    pub(crate) fn rebuild(&self, policy: &PolicyConfig) -> Result<Self, String> {
+        Self::build(policy, self.custom.iter().map(|(c, _)| c.clone()).collect())
+    }
+
     pub(crate) fn build(
         policy: &PolicyConfig,
         custom: Vec<CustomGuardrail>,

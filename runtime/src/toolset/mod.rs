@@ -12,6 +12,8 @@ mod discover;
 #[cfg(feature = "redis")]
 mod notices;
 mod reload;
+#[cfg(test)]
+mod reload_tests;
 
 pub use builder::ToolsetBuilder;
 pub use deferred::{DeferredExport, DeferredLoading};

@@ -42,8 +42,8 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode, GetPromptRequestParams,
     GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
-    Reference, ResourcesCapability, ServerCapabilities, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    Reference, Resource, ResourcesCapability, ServerCapabilities, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use toolgate_model::names::EXPORTED_SEPARATOR;
@@ -107,9 +107,11 @@ pub(super) fn accept_subscription(
     }
 }
 
-/// `resources/list`: every server's resources, deduplicated by URI, paged.
+/// `resources/list`: `first` (the gateway's own resources: skills), then every server's
+/// resources, deduplicated by URI, paged.
 pub(super) async fn list_resources(
     gateway: &Gateway,
+    first: Vec<Resource>,
     request: Option<PaginatedRequestParams>,
     _context: RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, McpError> {
@@ -117,9 +119,13 @@ pub(super) async fn list_resources(
     let servers = servers(gateway);
     let lists = join_all(servers.iter().map(|s| s.backend.list_resources())).await;
     let mut seen = std::collections::HashSet::new();
-    let all: Vec<_> = gather(&servers, "resources/list", lists)?
+    let all: Vec<_> = first
         .into_iter()
-        .flat_map(|(_, items)| items)
+        .chain(
+            gather(&servers, "resources/list", lists)?
+                .into_iter()
+                .flat_map(|(_, items)| items),
+        )
         .filter(|r| seen.insert(r.uri.clone()))
         .collect();
     let (items, next_cursor) = page(all, start, gateway.settings().page_size)?;

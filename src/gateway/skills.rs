@@ -14,8 +14,6 @@
 //! that tool from a caller hides the skills too. Files are read as `read_skill_file` reads them,
 //! confined to the skill's folder; nothing is run.
 
-use std::sync::Arc;
-
 use axum::Json;
 use axum::extract::{Extension, Path, State};
 use axum::routing::get;
@@ -48,18 +46,15 @@ const PATH: &AsciiSet = &CONTROLS
     .add(b'}');
 
 /// The skills `identity` may see: the toolset's, when it may list `load_skill`.
-pub(crate) fn visible(gateway: &Gateway, identity: &Identity) -> Option<Arc<Skills>> {
-    let skills = gateway.toolset().state::<Skills>()?;
+pub(crate) fn visible(gateway: &Gateway, identity: &Identity) -> Option<Skills> {
+    let skills = crate::skills::of(gateway.toolset())?;
     let entry = gateway.toolset().entry(LOAD_SKILL)?;
     gateway.toolset().shows(&entry, identity).then_some(skills)
 }
 
 /// Whether the toolset has skills at all (for the MCP `resources` capability).
 pub(crate) fn offered(gateway: &Gateway) -> bool {
-    gateway
-        .toolset()
-        .state::<Skills>()
-        .is_some_and(|s| !s.is_empty())
+    crate::skills::of(gateway.toolset()).is_some_and(|s| !s.is_empty())
 }
 
 /// The body of `GET /skills`.

@@ -19,6 +19,8 @@
 //! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let skills = Skills::discover(["skills/"])?;
 //! let tools = toolgate::builtin::toolset(Default::default()).skills(skills).build()?;
+//! // or, found when the toolset is built:
+//! let tools = toolgate::Toolset::builder().skills_dirs(["skills/"]).build()?;
 //! # Ok(()) }
 //! ```
 
@@ -196,20 +198,52 @@ impl Skills {
     }
 }
 
+/// The toolset's skills, kept in its state: set by [`SkillsExt::skills`] at once, or by
+/// [`SkillsExt::skills_dirs`] when the toolset is built.
+#[derive(Debug, Default)]
+struct SkillsState(std::sync::OnceLock<Skills>);
+
+/// The skills of `toolset` (added with [`SkillsExt`]), if any.
+pub fn of(toolset: &crate::Toolset) -> Option<Skills> {
+    toolset.state::<SkillsState>()?.0.get().cloned()
+}
+
 /// Adds skills to a [`ToolsetBuilder`](crate::ToolsetBuilder).
 pub trait SkillsExt {
-    /// Offers `skills`: the tools `load_skill` and `read_skill_file` (source `skills`), and
-    /// the set itself as the toolset's state (`Toolset::state::<Skills>()`), which the gateway
-    /// serves as MCP resources and over REST. Called twice, the last set wins the state.
+    /// Offers `skills`: the tools `load_skill` and `read_skill_file` (source `skills`), and the
+    /// set itself to the gateway ([`of`]), which serves them as MCP resources and over REST.
+    /// Use it once per builder (a second set of skills is a second `skills` source, refused
+    /// by `build()` as a duplicate id).
     #[must_use]
     fn skills(self, skills: Skills) -> Self;
+
+    /// [`skills`](Self::skills) with the skills found in `dirs` when the toolset is built
+    /// ([`Skills::discover`]); generated code uses it for `tools.skills`.
+    ///
+    /// `build()` then fails with [`BuildError::Source`](crate::BuildError::Source) (source
+    /// `skills`) listing every broken `SKILL.md` at its line.
+    #[must_use]
+    fn skills_dirs<P: AsRef<Path>>(self, dirs: impl IntoIterator<Item = P>) -> Self;
 }
 
 impl SkillsExt for crate::ToolsetBuilder {
     fn skills(self, skills: Skills) -> Self {
-        if skills.is_empty() {
-            return self.state(skills);
-        }
-        self.source(SkillsSource::new(skills.clone())).state(skills)
+        let state = SkillsState::default();
+        let _ = state.0.set(skills.clone());
+        self.state(state).source(SkillsSource::new(skills))
+    }
+
+    fn skills_dirs<P: AsRef<Path>>(self, dirs: impl IntoIterator<Item = P>) -> Self {
+        let dirs: Vec<PathBuf> = dirs.into_iter().map(|d| d.as_ref().to_path_buf()).collect();
+        let state = Arc::new(SkillsState::default());
+        let cell = Arc::clone(&state);
+        self.state_arc(state).source_with(move |_| {
+            let skills = Skills::discover(&dirs).map_err(|e| crate::BuildError::Source {
+                source_id: "skills".into(),
+                message: e.to_string(),
+            })?;
+            let _ = cell.0.set(skills.clone());
+            Ok(Arc::new(SkillsSource::new(skills)) as Arc<dyn crate::ToolSource>)
+        })
     }
 }

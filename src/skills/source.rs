@@ -18,8 +18,8 @@ pub const LOAD_SKILL: &str = "load_skill";
 pub const READ_SKILL_FILE: &str = "read_skill_file";
 
 /// The source (id `skills`, kind `skills`, names not prefixed) of the tools `load_skill` and
-/// `read_skill_file` over a set of [`Skills`]. Both are read-only: nothing a skill ships is
-/// run.
+/// `read_skill_file` over a set of [`Skills`] (none when the set is empty). Both are
+/// read-only: nothing a skill ships is run.
 #[derive(Debug)]
 pub struct SkillsSource {
     skills: Skills,
@@ -131,10 +131,13 @@ impl SkillsSource {
             }),
             output_schema::<SkillFile>(),
         );
-        Self {
-            tools: vec![SourceTool::indexed(load, 0), SourceTool::indexed(read, 1)],
-            skills,
-        }
+        // No skills, no tools: a `load_skill` that can load nothing would only mislead.
+        let tools = if skills.is_empty() {
+            Vec::new()
+        } else {
+            vec![SourceTool::indexed(load, 0), SourceTool::indexed(read, 1)]
+        };
+        Self { tools, skills }
     }
 
     /// The skills it offers.

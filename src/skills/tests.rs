@@ -171,3 +171,44 @@ fn two_skills_with_one_name_are_refused() {
     assert_eq!(e.0.len(), 3, "{e}");
     assert!(e.to_string().contains("a second skill named"), "{e}");
 }
+
+#[tokio::test]
+async fn skills_dirs_finds_the_skills_when_the_toolset_is_built() {
+    let tools = crate::Toolset::builder()
+        .skills_dirs([fixtures()])
+        .build()
+        .unwrap();
+    assert_eq!(of(&tools).unwrap().len(), 3);
+    let out = tools
+        .call(LOAD_SKILL, json!({"name": "release-notes"}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured.unwrap()["name"], "release-notes");
+}
+
+#[test]
+fn skills_dirs_with_a_broken_skill_fails_the_build_with_its_line() {
+    let tmp = copy();
+    std::fs::write(
+        tmp.path().join("skills/release-notes/SKILL.md"),
+        "---\nname: release-notes\n\ndescription: [not, a, string]\n---\n",
+    )
+    .unwrap();
+    let e = crate::Toolset::builder()
+        .skills_dirs([tmp.path().join("skills")])
+        .build()
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("release-notes/SKILL.md:4:"), "{text}");
+}
+
+#[test]
+fn no_skills_no_tools() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = crate::Toolset::builder()
+        .skills_dirs([tmp.path()])
+        .build()
+        .unwrap();
+    assert!(tools.describe(LOAD_SKILL).is_none());
+    assert!(of(&tools).unwrap().is_empty());
+}

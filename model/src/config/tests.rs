@@ -20,6 +20,8 @@ tools:
       idempotent: true
     - discover: src/builtin/math
     - discover: true
+  skills:
+    - dir: skills/
   openapi:
     - id: petstore
       spec: specs/petstore.yaml
@@ -121,6 +123,7 @@ fn every_section_parses() {
     );
     assert_eq!(local[2].as_discover(), Some(&Discover::All));
 
+    assert_eq!(cfg.tools.skills[0].dir, "skills/");
     let oa = &cfg.tools.openapi;
     assert_eq!(
         (oa[0].load, oa[1].load),
@@ -315,6 +318,7 @@ fn json_schema_describes_the_file() {
         "A2aAgent",
         "ToolPolicy",
         "AuthConfig",
+        "SkillsDir",
     ] {
         assert!(
             defs.contains_key(name),

@@ -31,7 +31,9 @@
 //! `listChanged`), `prompts` (`listChanged`) and `completions` are advertised — whether or
 //! not discovery has finished when `initialize` is answered; a feature no server has answers
 //! with an empty list. With no MCP source but a remote source, only `resources` (without
-//! `subscribe`/`listChanged`): its stored results can be read. With neither, none of them.
+//! `subscribe`/`listChanged`): its stored results can be read. With neither, none of them
+//! (the handler adds `resources` when the toolset has skills: `skill://` resources, listed
+//! before the servers' and read by the gateway's `skills` module).
 
 mod relay;
 mod results;

@@ -10,6 +10,7 @@ mod probe;
 mod redacted_log;
 mod serve;
 mod setup;
+mod skills;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -118,6 +119,7 @@ fn run(cli: Cli) -> CmdResult {
             Ok(exit::OK)
         }
         Command::ImportMcp { file } => import_mcp(&file),
+        Command::Skills { command } => skills::run(command, cli.config.as_deref()),
         Command::Openapi {
             command:
                 OpenapiCommand::Inspect {
@@ -350,6 +352,7 @@ async fn run_with(tools: &Toolset, command: Command, config: Option<&Path>) -> C
         | Command::SchemaConfig
         | Command::ImportMcp { .. }
         | Command::Openapi { .. }
+        | Command::Skills { .. }
         | Command::Probe { .. }
         | Command::Serve { .. } => {
             unreachable!("handled without a toolset")

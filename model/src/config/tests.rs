@@ -285,7 +285,7 @@ fn loaded_config_locates_pointers() {
     assert_eq!(cfg.locate("/tools/local/1/discover"), Location::new(16, 17));
     assert_eq!(
         cfg.locate("/policy/tools/everything.echo/roles/0"),
-        Location::new(70, 67)
+        Location::new(72, 67)
     );
     let d = cfg.error_at("/tools/local/2", "boom");
     assert_eq!(d.to_string(), "error: tools.yaml:17:7: boom");

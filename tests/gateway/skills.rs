@@ -327,3 +327,54 @@ fn a_broken_skill_stops_serve_with_its_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_rule_that_keeps_load_skill_for_admins_hides_the_skills_from_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    skills_folder(tmp.path());
+    let gateway = "gateway:\n  api_keys:\n    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n    - {name: admin, key: \"${TG_ADMIN}\", roles: [admin]}\n";
+    let yaml = tools_yaml("", gateway)
+        .replacen(
+            "\ntools:\n",
+            &format!(
+                "\ntools:\n  skills:\n    - dir: {}\n",
+                tmp.path().join("skills").display()
+            ),
+            1,
+        )
+        .replacen(
+            "\npolicy:\n",
+            "\npolicy:\n  rules:\n    - {tools: [load_skill, read_skill_file], roles: [admin]}\n",
+            1,
+        );
+    assert!(
+        yaml.contains("roles: [admin]}\n") && yaml.contains("skills:"),
+        "{yaml}"
+    );
+    let (reader, admin) = ("reader-key-skills-0123", "admin-key-skills-4567");
+    let served =
+        crate::harness::serve_with_env(&yaml, &[], &[("TG_READER", reader), ("TG_ADMIN", admin)]);
+    let as_caller = |key: &str, path: &str| {
+        let auth = format!("Bearer {key}");
+        let (status, body) = get(served.port(), path, &[("Authorization", auth.as_str())]).unwrap();
+        (
+            status,
+            serde_json::from_str::<Value>(&body).unwrap_or(Value::Null),
+        )
+    };
+    let (status, list) = as_caller(admin, "/skills");
+    assert_eq!(
+        (status, list["skills"].as_array().map(Vec::len)),
+        (200, Some(3)),
+        "{list}"
+    );
+    let (status, list) = as_caller(reader, "/skills");
+    assert_eq!(status, 200);
+    assert_eq!(list["skills"], json!([]), "{list}");
+    let (status, _) = as_caller(reader, "/skills/release-notes");
+    assert_eq!(status, 404);
+    let (status, _) = as_caller(reader, "/skills/release-notes/files/SKILL.md");
+    assert_eq!(status, 404);
+    let (status, file) = as_caller(admin, "/skills/release-notes/files/SKILL.md");
+    assert_eq!(status, 200, "{file}");
+}

@@ -348,7 +348,7 @@ fn a_rule_that_keeps_load_skill_for_admins_hides_the_skills_from_others() {
             1,
         );
     assert!(
-        yaml.contains("roles: [admin]}\n") && yaml.contains("skills:"),
+        yaml.contains("tools: [load_skill, read_skill_file]") && yaml.contains("skills:"),
         "{yaml}"
     );
     let (reader, admin) = ("reader-key-skills-0123", "admin-key-skills-4567");

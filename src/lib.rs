@@ -42,6 +42,9 @@ extern crate self as toolgate;
 #[cfg(feature = "builtin")]
 pub mod builtin;
 
+#[cfg(feature = "builtin")]
+pub mod skills;
+
 pub use schemars;
 pub use serde;
 pub use serde_json;

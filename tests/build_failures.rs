@@ -1,6 +1,7 @@
 //! Acceptance point 3, by really running cargo: a copy of `examples/weather-agent` whose
 //! tools.yaml names a missing function, or declares two tools with one name, fails `cargo build`
-//! with a message that names the tools.yaml path and the line and column of the offending entry.
+//! with a message that names the tools.yaml path and the line and column of the offending entry;
+//! a skill of its `tools.skills` folder with a broken `SKILL.md` fails it at that file's line.
 //! A control case checks that the unmodified copy compiles, so the failures are not an artefact
 //! of the test setup.
 //!
@@ -338,4 +339,43 @@ fn a_crate_of_local_tools_pulls_no_remote_stack() {
             remote.trim()
         );
     }
+}
+
+#[test]
+fn broken_skill_front_matter_fails_the_build_with_its_line() {
+    let dir = prepare("broken-skill");
+    let yaml = std::fs::read_to_string(dir.join("tools.yaml")).unwrap();
+    assert!(
+        yaml.contains("\ntools:\n"),
+        "the example's tools.yaml changed:\n{yaml}"
+    );
+    let yaml = yaml.replacen("\ntools:\n", "\ntools:\n  skills:\n    - dir: skills\n", 1);
+    std::fs::write(dir.join("tools.yaml"), &yaml).unwrap();
+    // An unknown key on line 4 of the skill's SKILL.md.
+    let skill = dir.join("skills/forecast-help");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: forecast-help\ndescription: Explains a forecast.\nauthor: someone\n---\n# Steps\n",
+    )
+    .unwrap();
+
+    let run = cargo(&dir, "build");
+    assert!(
+        !run.success,
+        "the build should have failed\n{}",
+        run.context()
+    );
+    let file = skill.join("SKILL.md");
+    let mut accepted = vec![format!("{}:4:1", file.display())];
+    if let Ok(real) = file.canonicalize() {
+        accepted.push(format!("{}:4:1", real.display()));
+    }
+    assert!(
+        accepted.iter().any(|a| run.stderr.contains(a.as_str())),
+        "cargo's stderr should name {}\n{}",
+        accepted[0],
+        run.context()
+    );
+    assert!(run.stderr.contains("author"), "{}", run.context());
 }

@@ -27,6 +27,8 @@ pub(crate) struct Input<'a> {
     /// The folder of tools.yaml relative to the crate, when it has `load: runtime` OpenAPI
     /// entries (their relative `spec` paths start there).
     pub openapi_runtime_base: Option<String>,
+    /// The `tools.skills` folders relative to the crate (read when the toolset is built).
+    pub skill_dirs: Vec<String>,
 }
 
 /// The generated file, formatted.
@@ -117,6 +119,17 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
         };
         quote!(.openapi_sources_from_yaml(TOOLS_YAML, #dir))
     });
+    // Skills: checked at build time, read from their folders when the toolset is built
+    // (`toolgate::skills`, in the `builtin` feature).
+    let skills = (!input.skill_dirs.is_empty()).then(|| {
+        let dirs = &input.skill_dirs;
+        quote!(.skills_dirs([#(::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(#dirs)),*]))
+    });
+    let skills_use = skills.is_some().then(|| {
+        quote!(
+            use ::toolgate::skills::SkillsExt as _;
+        )
+    });
     Ok(quote! {
         #state
         #tool_enum
@@ -125,6 +138,7 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
         /// sources, its MCP servers (contacted at run time), and its default timeout and
         /// argument policies.
         pub fn toolset() -> ::toolgate::ToolsetBuilder {
+            #skills_use
             ::toolgate::Toolset::builder()
                 .static_source(|states| {
                     ::core::result::Result::Ok(
@@ -136,6 +150,7 @@ fn tokens(input: &Input<'_>) -> Result<TokenStream, String> {
                 #openapi_runtime
                 #mcp
                 #a2a
+                #skills
                 #overrides
                 #timeout
                 #(#arguments)*

@@ -32,6 +32,7 @@ mod emit;
 mod json_schema;
 mod openapi;
 mod overrides;
+mod skills;
 
 use std::path::{Path, PathBuf};
 
@@ -227,6 +228,7 @@ impl Builder {
             }
         }
         let api = openapi::resolve(&config, &root, &names);
+        let skills = skills::resolve(&config, config_path.parent().unwrap_or(&root));
         let mut errors = scan.errors.clone();
         let mut config_errors = resolved.errors;
         config_errors.extend(json.errors);
@@ -246,6 +248,8 @@ impl Builder {
         config_errors.extend(overrides::check(&config, &known, !runtime_config));
         config_errors.sort_by_key(|d| d.location);
         errors.extend(config_errors);
+        // After tools.yaml's own: each names its SKILL.md and line.
+        errors.extend(skills.errors);
         if !errors.is_empty() {
             return Err(CodegenError::Invalid(errors));
         }
@@ -261,12 +265,15 @@ impl Builder {
         files.extend(scan.files.iter().cloned());
         files.extend(json.files);
         files.extend(api.files);
+        files.extend(skills.files);
         Ok(Report {
             config,
             tools: resolved.tools,
             states: resolved.states,
             json_sources: json.sources,
             openapi_sources: api.sources,
+            skill_dirs: skills.dirs,
+            skill_count: skills.count,
             warnings,
             files,
         })
@@ -302,6 +309,12 @@ impl Builder {
             a2a: !report.config.config.tools.a2a.is_empty(),
             overrides: !report.config.config.tools.overrides.is_empty(),
             openapi_sources: &report.openapi_sources,
+            // Skill folders relative to the crate: tools.yaml's folder joined with each.
+            skill_dirs: report
+                .skill_dirs
+                .iter()
+                .map(|d| Path::new(&tools_dir()).join(d).display().to_string())
+                .collect(),
             openapi_runtime_base: report
                 .config
                 .config
@@ -393,10 +406,15 @@ pub struct Report {
     pub json_sources: Vec<JsonSource>,
     /// The OpenAPI sources compiled in (`load: build`), converted and checked.
     pub openapi_sources: Vec<OpenApiSourceInfo>,
+    /// The `tools.skills` folders, as tools.yaml names them (relative to its folder), every
+    /// `SKILL.md` in them checked.
+    pub skill_dirs: Vec<String>,
+    /// How many skills they hold.
+    pub skill_count: usize,
     /// Problems that do not fail the build.
     pub warnings: Vec<Diagnostic>,
-    /// tools.yaml, the source folder, every `.rs` file scanned and every OpenAPI and
-    /// `json_schema` file named.
+    /// tools.yaml, the source folder, every `.rs` file scanned, every OpenAPI and
+    /// `json_schema` file named, and every skills folder, skill folder and `SKILL.md`.
     pub files: Vec<PathBuf>,
 }
 

@@ -1,6 +1,6 @@
 //! toolgate's shared model, used both at build time (by `toolgate-codegen`) and at run time (by
 //! `toolgate-runtime` and the CLI): the `tools.yaml` model and loader ([`config`]), the schema
-//! dialects tools are exported in, the name rules ([`names`]), configured secrets and their
+//! dialects tools are exported in, the name rules ([`names`]), Agent Skills' `SKILL.md` ([`skill`]), configured secrets and their
 //! redaction ([`secrets`]) and the one way to cut a text for a message ([`text`]).
 //!
 //! Pure data and functions: no async runtime, no syn.
@@ -14,6 +14,7 @@ pub mod names;
 pub mod openapi;
 pub mod policy_code;
 pub mod secrets;
+pub mod skill;
 pub mod text;
 pub mod uri;
 

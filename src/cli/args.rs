@@ -270,6 +270,40 @@ pub enum Command {
         #[command(subcommand)]
         command: OpenapiCommand,
     },
+    /// Agent Skills of tools.yaml's `tools.skills`: list them, show one's instructions and
+    /// files, read one file (confined to the skill's folder). Exit code 3 for a broken
+    /// SKILL.md (with its line), 4 for an unknown skill or file.
+    Skills {
+        #[command(subcommand)]
+        command: SkillsCommand,
+    },
+}
+
+/// `toolgate skills ...`.
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// Every skill's name and description (what a model sees before it loads one).
+    List {
+        /// Print `{"skills": [{"name", "description"}]}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One skill's description, instructions and files (what `load_skill` returns).
+    Show {
+        /// The skill's name.
+        name: String,
+        /// Print `{name, description, instructions, files}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one file of a skill (what `read_skill_file` returns): `..`, absolute paths and
+    /// symlinks out of the skill's folder are refused.
+    Read {
+        /// The skill's name.
+        name: String,
+        /// The file's path inside the skill's folder, e.g. `references/guide.md`.
+        path: String,
+    },
 }
 
 /// `toolgate openapi ...`.

@@ -103,6 +103,10 @@ pub(super) fn toolset_and_config(
         )
         .mcp_servers(&loaded.config.tools, &base)
         .a2a_agents(&loaded.config.tools);
+    let builder = match skills(&loaded, &base, config_path(config).is_some())? {
+        Some(skills) => toolgate::skills::SkillsExt::skills(builder, skills),
+        None => builder,
+    };
     let builder = match semantic_settings(&loaded, &base) {
         Some(settings) => builder.semantic_search(settings),
         None => builder,
@@ -129,6 +133,23 @@ pub(super) fn toolset_and_config(
     let tools = builder.build().map_err(config_error)?;
     warn_unknown_policy_tools(&loaded, &tools);
     Ok((tools, loaded, settings))
+}
+
+/// The skills of `tools.skills`, folders relative to `base`, found and checked now; `None`
+/// without any, or for the built-in tools.yaml (`from_file` false: its folders are not
+/// there at run time).
+pub(super) fn skills(
+    loaded: &LoadedConfig,
+    base: &Path,
+    from_file: bool,
+) -> Result<Option<toolgate::skills::Skills>, Failure> {
+    if loaded.config.tools.skills.is_empty() || !from_file {
+        return Ok(None);
+    }
+    let dirs = loaded.config.tools.skills.iter().map(|s| base.join(&s.dir));
+    toolgate::skills::Skills::discover(dirs)
+        .map(Some)
+        .map_err(|e| Failure::new(exit::CONFIG, e.to_string()))
 }
 
 /// Where the override of `tool` is in tools.yaml.

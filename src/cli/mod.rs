@@ -11,6 +11,7 @@ mod redacted_log;
 mod reload;
 mod serve;
 mod setup;
+mod skills;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -123,6 +124,7 @@ fn run(cli: Cli) -> CmdResult {
             Ok(exit::OK)
         }
         Command::ImportMcp { file } => import_mcp(&file),
+        Command::Skills { command } => skills::run(command, cli.config.as_deref()),
         Command::Openapi {
             command:
                 OpenapiCommand::Inspect {
@@ -356,6 +358,7 @@ async fn run_with(tools: &Toolset, command: Command, config: Option<&Path>) -> C
         | Command::SchemaConfig
         | Command::ImportMcp { .. }
         | Command::Openapi { .. }
+        | Command::Skills { .. }
         | Command::Probe { .. }
         | Command::Serve { .. } => {
             unreachable!("handled without a toolset")

@@ -26,6 +26,11 @@ pub mod rest;
 mod security;
 mod server;
 mod servers;
+#[cfg(feature = "builtin")]
+mod skills;
+#[cfg(not(feature = "builtin"))]
+#[path = "skills_off.rs"]
+mod skills;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -599,6 +604,7 @@ impl Gateway {
             .merge(mcp::sse::router(self))
             .merge(rest::router(self))
             .merge(servers::router(self))
+            .merge(skills::router(self))
             .merge(metrics::router(self))
             .merge(auth::oauth::router(self));
         security::layer(self, router).layer(axum::middleware::from_fn(redact::responses))

@@ -15,4 +15,5 @@ mod harness;
 mod inspect;
 mod mcp;
 mod openapi;
+mod skills;
 mod usage;

@@ -32,6 +32,7 @@ mod schemathesis;
 mod secrets;
 mod self_openapi;
 mod servers;
+mod skills;
 mod sse;
 mod stdio;
 mod text_arguments;

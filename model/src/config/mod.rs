@@ -19,6 +19,8 @@
 //!     - {id: travel, url: "https://travel.example/a2a"}
 //!   json_schema:
 //!     - {id: bfcl, file: defs/bfcl.json, format: bfcl, handler: crate::handlers::bfcl}
+//!   skills:
+//!     - dir: skills/
 //! policy:
 //!   defaults: {timeout_ms: 30000}
 //!   tools: {read_file: {rate_limit: 10/s}}
@@ -46,6 +48,7 @@ mod overrides;
 mod policy;
 mod policy_rules;
 mod require;
+mod skills;
 mod store;
 mod validate;
 
@@ -86,6 +89,7 @@ pub use policy::{
 /// The error kind names a fallback's `on` may list.
 pub use policy_rules::ERROR_KINDS;
 pub use require::{Constraint, Require, check_version, major, semantic};
+pub use skills::SkillsDir;
 pub use store::{
     DEFAULT_REDIS_CONNECT_TIMEOUT_MS, DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT_MS, FailMode,
     FailModes, RedisStore, StoreConfig, session_key_bytes,
@@ -147,6 +151,10 @@ pub struct ToolsSection {
     /// Tools defined by JSON Schema documents (compiled in), answered by one handler each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub json_schema: Vec<JsonSchemaSource>,
+    /// Folders of Agent Skills (`SKILL.md` + files), offered through `load_skill` and
+    /// `read_skill_file`, MCP resources and REST.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<SkillsDir>,
     /// Only the tools of remote sources (MCP, A2A) whose full name (`{id}.{tool}`) matches one
     /// of these names or globs (`*`, `?`) are offered; empty: all. Applied with each source's own
     /// `allow`/`deny`, the same way for every transport.

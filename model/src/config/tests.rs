@@ -20,6 +20,8 @@ tools:
       idempotent: true
     - discover: src/builtin/math
     - discover: true
+  skills:
+    - dir: skills/
   openapi:
     - id: petstore
       spec: specs/petstore.yaml
@@ -121,6 +123,7 @@ fn every_section_parses() {
     );
     assert_eq!(local[2].as_discover(), Some(&Discover::All));
 
+    assert_eq!(cfg.tools.skills[0].dir, "skills/");
     let oa = &cfg.tools.openapi;
     assert_eq!(
         (oa[0].load, oa[1].load),
@@ -282,7 +285,7 @@ fn loaded_config_locates_pointers() {
     assert_eq!(cfg.locate("/tools/local/1/discover"), Location::new(16, 17));
     assert_eq!(
         cfg.locate("/policy/tools/everything.echo/roles/0"),
-        Location::new(70, 67)
+        Location::new(72, 67)
     );
     let d = cfg.error_at("/tools/local/2", "boom");
     assert_eq!(d.to_string(), "error: tools.yaml:17:7: boom");
@@ -315,6 +318,7 @@ fn json_schema_describes_the_file() {
         "A2aAgent",
         "ToolPolicy",
         "AuthConfig",
+        "SkillsDir",
     ] {
         assert!(
             defs.contains_key(name),

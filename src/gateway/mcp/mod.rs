@@ -294,6 +294,9 @@ impl ServerHandler for McpHandler {
             .enable_logging()
             .build();
         passthrough::capabilities(&self.gateway, &mut capabilities);
+        if capabilities.resources.is_none() && super::skills::offered(&self.gateway) {
+            capabilities.resources = Some(Default::default());
+        }
         if let Some(server) = &self.server {
             let config = ServerConfig::new(capabilities).with_server_info(
                 Implementation::new(server.id().to_string(), env!("CARGO_PKG_VERSION"))
@@ -493,7 +496,9 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        passthrough::list_resources(&self.gateway, request, context).await
+        let identity = self.caller(&context.extensions).identity();
+        let skills = super::skills::resources(&self.gateway, &identity);
+        passthrough::list_resources(&self.gateway, skills, request, context).await
     }
 
     async fn list_resource_templates(
@@ -509,6 +514,10 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri.starts_with(super::skills::SKILL_URI_PREFIX) {
+            let identity = self.caller(&context.extensions).identity();
+            return super::skills::read(&self.gateway, &identity, &request.uri);
+        }
         passthrough::read_resource(&self.gateway, request, context).await
     }
 

@@ -268,6 +268,8 @@ pub(crate) fn document_for(authenticated: bool) -> Value {
 /// [`merge_runtime_schemas`]).
 pub(super) fn assemble(authenticated: bool) -> (Value, Result<(), String>) {
     let mut api = ApiDoc::openapi();
+    #[cfg(feature = "builtin")]
+    api.merge(crate::gateway::skills::SkillsDoc::openapi());
     api.info.version = env!("CARGO_PKG_VERSION").to_string();
     let error = |description: &str| {
         ResponseBuilder::new()

@@ -11,6 +11,7 @@
 //! | `POST /tools/{name}/call?timeout_ms=` | the call's `ToolOutput` (body: the arguments object) |
 //! | `POST /calls` | [`batch::BatchResponse`]: several calls at once, results in request order |
 //! | `GET /sources` | [`sources::SourceList`]: every source's `SourceStatus` |
+//! | `GET /skills`, `/skills/{name}`, `/skills/{name}/files/{path}` | the toolset's Agent Skills (routed by the gateway's `skills` module) |
 //! | `GET /healthz`, `GET /readyz` | [`health::Health`], [`health::Readiness`] |
 //! | `GET /openapi.json` | the OpenAPI document of all of the above, one operation per tool |
 //!

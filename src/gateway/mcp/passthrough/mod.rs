@@ -31,7 +31,9 @@
 //! `listChanged`), `prompts` (`listChanged`) and `completions` are advertised — whether or
 //! not discovery has finished when `initialize` is answered; a feature no server has answers
 //! with an empty list. With no MCP source but a remote source, only `resources` (without
-//! `subscribe`/`listChanged`): its stored results can be read. With neither, none of them.
+//! `subscribe`/`listChanged`): its stored results can be read. With neither, none of them
+//! (the handler adds `resources` when the toolset has skills: `skill://` resources, listed
+//! before the servers' and read by the gateway's `skills` module).
 
 mod relay;
 mod results;
@@ -42,8 +44,8 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode, GetPromptRequestParams,
     GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
-    Reference, ResourcesCapability, ServerCapabilities, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    Reference, Resource, ResourcesCapability, ServerCapabilities, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use toolgate_model::names::EXPORTED_SEPARATOR;
@@ -107,9 +109,11 @@ pub(super) fn accept_subscription(
     }
 }
 
-/// `resources/list`: every server's resources, deduplicated by URI, paged.
+/// `resources/list`: `first` (the gateway's own resources: skills), then every server's
+/// resources, deduplicated by URI, paged.
 pub(super) async fn list_resources(
     gateway: &Gateway,
+    first: Vec<Resource>,
     request: Option<PaginatedRequestParams>,
     _context: RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, McpError> {
@@ -117,9 +121,13 @@ pub(super) async fn list_resources(
     let servers = servers(gateway);
     let lists = join_all(servers.iter().map(|s| s.backend.list_resources())).await;
     let mut seen = std::collections::HashSet::new();
-    let all: Vec<_> = gather(&servers, "resources/list", lists)?
+    let all: Vec<_> = first
         .into_iter()
-        .flat_map(|(_, items)| items)
+        .chain(
+            gather(&servers, "resources/list", lists)?
+                .into_iter()
+                .flat_map(|(_, items)| items),
+        )
         .filter(|r| seen.insert(r.uri.clone()))
         .collect();
     let (items, next_cursor) = page(all, start, gateway.settings().page_size)?;

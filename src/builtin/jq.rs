@@ -105,9 +105,11 @@ pub const TIMEOUT: Duration = Duration::from_secs(2);
 pub const MAX_WORKERS: usize = 4;
 /// Default of [`JqSettings::memory_mb`]: each worker's address-space limit, in MiB.
 pub const MEMORY_MB: u64 = 512;
-/// Smallest accepted [`JqSettings::memory_mb`]: the worker's program, its 64 MiB filter stack
-/// and a little heap must fit.
-pub const MIN_MEMORY_MB: u64 = 128;
+/// Smallest accepted [`JqSettings::memory_mb`]: the worker's program (the whole toolgate
+/// binary, mapped), its 64 MiB filter stack and a little heap must fit. 128 MiB no longer did
+/// once the binary grew (the filter thread could not start); a worker that cannot start its
+/// thread under a larger limit says so and names this setting.
+pub const MIN_MEMORY_MB: u64 = 256;
 
 /// Arguments of `jq`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -209,6 +209,14 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.pointer, "/settings/fetch/max_bytes");
+        // A jq memory limit the worker cannot start under is refused at load, with the floor.
+        let e = BuiltinSettings::from_config(
+            &settings(serde_json::json!({"jq": {"memory_mb": 128}})),
+            base,
+        )
+        .unwrap_err();
+        assert_eq!(e.pointer, "/settings/jq/memory_mb");
+        assert!(e.message.contains("at least 256"), "{}", e.message);
         let ok = BuiltinSettings::from_config(
             &settings(serde_json::json!({"files": {"root": "src"}})),
             base,

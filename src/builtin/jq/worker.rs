@@ -86,7 +86,10 @@ fn handle(request: Request, parent: BorrowedFd<'_>) -> Response {
         Ok(Err(panic)) => (Err(panicked(&panic, memory_mb)), true),
         Err(e) => (
             Err(JqError::Crashed {
-                detail: format!("cannot start the filter thread: {e}"),
+                detail: format!(
+                    "cannot start the filter thread under the worker's memory limit of \
+                     {memory_mb} MiB (settings.jq.memory_mb; raise it): {e}"
+                ),
             }),
             true,
         ),

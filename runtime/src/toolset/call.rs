@@ -55,6 +55,51 @@ impl Toolset {
         self.run(name, args, ctx, true).await
     }
 
+    /// [`call_with`](Self::call_with) through a way in that adds `guardrails` (a gateway's
+    /// virtual server): they check the arguments the caller sent (once decoded from a JSON
+    /// string, before an override fills in its fixed values) before the tool's own guardrails
+    /// and its other policies, and the result after them. A guardrail the tool runs itself is
+    /// not run again; a caller the tool's policy refuses is refused without them (no webhook
+    /// is asked). An empty set is a plain [`call_with`](Self::call_with).
+    ///
+    /// # Errors
+    /// As [`call_with`](Self::call_with); `policy_denied` when a guardrail of the set refuses
+    /// the call or withholds its result.
+    pub async fn call_guarded(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: ToolContext,
+        guardrails: &crate::policy::guardrails::GuardrailSet,
+    ) -> Result<ToolOutput, ToolError> {
+        let mut result = self
+            .run_unmasked(name, args, ctx, true, Some(guardrails))
+            .await;
+        if let Ok(out) = &mut result {
+            crate::redact::output(out);
+        }
+        result
+    }
+
+    /// The guardrails called `names` (in `policy.guardrails` or registered with
+    /// [`ToolsetBuilder::guardrail`](super::ToolsetBuilder::guardrail)), in that order, for
+    /// [`call_guarded`](Self::call_guarded).
+    ///
+    /// # Errors
+    /// The first name no guardrail of the toolset has.
+    pub fn guardrail_set<S: AsRef<str>>(
+        &self,
+        names: &[S],
+    ) -> Result<crate::policy::guardrails::GuardrailSet, String> {
+        self.inner.pipeline.guardrails.set(names)
+    }
+
+    /// Whether the toolset has a guardrail called `name` (in `policy.guardrails` or
+    /// registered in code).
+    pub fn has_guardrail(&self, name: &str) -> bool {
+        self.inner.pipeline.guardrails.has(name)
+    }
+
     /// Calls several tools, `(name, args)` each, at most `concurrency` at once (0 counts as 1),
     /// each under `ctx` as [`call_with`](Self::call_with) would; the results come back in the
     /// order of `calls`.
@@ -116,7 +161,7 @@ impl Toolset {
         ctx: ToolContext,
         watch_cancel: bool,
     ) -> Result<ToolOutput, ToolError> {
-        let mut result = self.run_unmasked(name, args, ctx, watch_cancel).await;
+        let mut result = self.run_unmasked(name, args, ctx, watch_cancel, None).await;
         if let Ok(out) = &mut result {
             crate::redact::output(out);
         }
@@ -129,6 +174,7 @@ impl Toolset {
         args: Value,
         mut ctx: ToolContext,
         watch_cancel: bool,
+        extra: Option<&crate::policy::guardrails::GuardrailSet>,
     ) -> Result<ToolOutput, ToolError> {
         // What is left of the caller's deadline, measured before any work (so that a 2 s
         // deadline is reported as 2000 ms, not 1999, and a remote source's discovery and the
@@ -183,6 +229,17 @@ impl Toolset {
             &entry.descriptor().input_schema,
             &mut args,
         )?);
+        // The way in's own guardrails (a virtual server's), on what the caller sent; only for
+        // a caller the tool's policy lets in (the authorize layer refuses the others).
+        let (extra_in, extra_out) = match extra.filter(|s| !s.is_empty()) {
+            Some(set) => set.for_tool(&self.inner.pipeline, entry.descriptor()),
+            None => (None, None),
+        };
+        if let Some(guards) = &extra_in
+            && entry.access(&self.inner.pipeline).permits(ctx.identity())
+        {
+            guards.check_arguments(&ctx, &mut args).await?;
+        }
         // Arguments the tool's override fixes or defaults, before they are checked.
         if let Some(fill) = entry.filled_arguments() {
             toolgate_model::config::fill_arguments(&mut args, fill).map_err(|message| {
@@ -203,6 +260,7 @@ impl Toolset {
         }
         let report = settled.reports.then(Arc::default);
         let stack: &dyn CallStack = &*settled.stack;
+        let out_ctx = extra_out.as_ref().map(|_| ctx.clone());
         let call = Call {
             entry: Arc::clone(&entry),
             args,
@@ -211,7 +269,12 @@ impl Toolset {
             caller_left,
             watch_cancel,
         };
-        let result = stack.call(call).await;
+        let mut result = stack.call(call).await;
+        if let (Some(guards), Some(ctx), Ok(out)) = (&extra_out, &out_ctx, &mut result)
+            && let Err(e) = guards.check_result(ctx, out).await
+        {
+            result = Err(e);
+        }
         if decoded.is_empty() {
             result
         } else {

@@ -247,6 +247,28 @@ impl Toolset {
         )
     }
 
+    /// [`search`](Self::search) among the tools `within` admits only (a gateway's virtual
+    /// server): the best `options.k` of those, not the best of all then filtered.
+    ///
+    /// # Errors
+    /// As [`search`](Self::search).
+    pub fn search_within(
+        &self,
+        identity: &crate::Identity,
+        query: &str,
+        options: &crate::SearchOptions,
+        within: impl Fn(&ToolEntry) -> bool,
+    ) -> Result<Vec<crate::SearchHit>, ToolError> {
+        let catalog = self.current();
+        crate::search::search(
+            &catalog,
+            query,
+            options,
+            |entry| within(entry) && self.shows(entry, identity),
+            self.inner.semantic.as_deref(),
+        )
+    }
+
     /// Whether `identity` may call `tool` (its roles, the `policy.rules`, `requires_auth`).
     pub fn may_call(&self, tool: &ToolDescriptor, identity: &crate::Identity) -> bool {
         crate::policy::authorize::allowed(&self.inner.pipeline.load(), tool, identity).is_ok()

@@ -36,15 +36,8 @@ pub(crate) fn layers(inputs: &LayerInputs<'_>) -> (Option<GuardLayer>, Option<Gu
         inputs.policy.guardrails.as_deref(),
     );
     let make = |direction| {
-        let list: Vec<Arc<Compiled>> = all.iter().filter(|g| g.acts(direction)).cloned().collect();
-        (!list.is_empty()).then(|| GuardLayer {
-            guards: Arc::new(Guards {
-                tool: tool.name.as_str().into(),
-                source: tool.source.as_str().into(),
-                direction,
-                waits: list.iter().any(|g| g.waits(direction)),
-                list,
-            }),
+        Guards::new(&tool.name, &tool.source, direction, &all).map(|guards| GuardLayer {
+            guards: Arc::new(guards),
         })
     };
     (
@@ -107,10 +100,7 @@ where
                 let clone = self.inner.clone();
                 let inner = std::mem::replace(&mut self.inner, clone);
                 ToolFuture::new(async move {
-                    for g in &guards.list {
-                        guards.arguments_now(g, &mut call.args)?;
-                        guards.arguments_later(g, &mut call).await?;
-                    }
+                    guards.check_arguments(&call.ctx, &mut call.args).await?;
                     inner.oneshot(call).await
                 })
             }
@@ -126,10 +116,7 @@ where
                 let running = self.inner.call(call);
                 ToolFuture::new(async move {
                     let mut out = running.await?;
-                    for g in &guards.list {
-                        guards.result_now(g, &mut out);
-                        guards.result_later(g, &ctx, &mut out).await?;
-                    }
+                    guards.check_result(&ctx, &mut out).await?;
                     Ok(out)
                 })
             }
@@ -159,6 +146,62 @@ pub(crate) fn mask_output(m: &Masker, out: &mut ToolOutput, hits: &mut Hits) {
 }
 
 impl Guards {
+    /// The guards of tool `tool` of source `source` for `direction`: those of `all` that act
+    /// that way, in order; `None` when none does.
+    pub(crate) fn new(
+        tool: &str,
+        source: &str,
+        direction: GuardDirection,
+        all: &[Arc<Compiled>],
+    ) -> Option<Self> {
+        let list: Vec<Arc<Compiled>> = all.iter().filter(|g| g.acts(direction)).cloned().collect();
+        (!list.is_empty()).then(|| Self {
+            tool: tool.into(),
+            source: source.into(),
+            direction,
+            waits: list.iter().any(|g| g.waits(direction)),
+            list,
+        })
+    }
+
+    /// Every guard on `args`, in order (a `direction: arguments` set): deny rules, masks,
+    /// webhooks and custom checks.
+    ///
+    /// # Errors
+    /// The refusal of the first guard that refuses (`policy_denied`), or `timeout` when a
+    /// webhook or custom check outlasts the call's deadline.
+    pub(crate) async fn check_arguments(
+        &self,
+        ctx: &ToolContext,
+        args: &mut Value,
+    ) -> Result<(), ToolError> {
+        for g in &self.list {
+            self.arguments_now(g, args)?;
+            if self.waits {
+                self.arguments_later(g, ctx, args).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every guard on `out`, in order (a `direction: result` set).
+    ///
+    /// # Errors
+    /// As [`check_arguments`](Self::check_arguments): the result is withheld.
+    pub(crate) async fn check_result(
+        &self,
+        ctx: &ToolContext,
+        out: &mut ToolOutput,
+    ) -> Result<(), ToolError> {
+        for g in &self.list {
+            self.result_now(g, out);
+            if self.waits {
+                self.result_later(g, ctx, out).await?;
+            }
+        }
+        Ok(())
+    }
+
     fn count(&self, metric: &'static str, g: &Compiled, kind: &str, n: u64) {
         metrics::counter!(
             metric,
@@ -256,32 +299,33 @@ impl Guards {
     }
 
     /// The webhook and the custom check of `g` on the arguments.
-    async fn arguments_later(&self, g: &Compiled, call: &mut Call) -> Result<(), ToolError> {
+    async fn arguments_later(
+        &self,
+        g: &Compiled,
+        ctx: &ToolContext,
+        args: &mut Value,
+    ) -> Result<(), ToolError> {
         #[cfg(feature = "net")]
         if let Some(w) = &g.webhook
             && w.asks(GuardDirection::Arguments)
         {
-            let verdict = self.ask(g, w, &call.ctx, &call.args).await?;
-            if let Some(Verdict::Replace(args)) = verdict {
-                call.args = args;
+            let verdict = self.ask(g, w, ctx, args).await?;
+            if let Some(Verdict::Replace(new)) = verdict {
+                *args = new;
                 self.modified(g, "webhook");
             }
         }
         if let Some(custom) = &g.custom {
             let verdict = self
-                .bounded(
-                    g,
-                    &call.ctx,
-                    custom.check_arguments(self.call_of(&call.ctx), &call.args),
-                )
+                .bounded(g, ctx, custom.check_arguments(self.call_of(ctx), args))
                 .await?;
             match verdict {
                 Verdict::Allow => {}
                 Verdict::Deny(why) => {
                     return Err(self.denied(g, "custom", &why, json!({"guardrail": &*g.name})));
                 }
-                Verdict::Replace(args) => {
-                    call.args = args;
+                Verdict::Replace(new) => {
+                    *args = new;
                     self.modified(g, "custom");
                 }
             }

@@ -40,6 +40,7 @@
 mod custom;
 pub(crate) mod detect;
 mod layer;
+mod set;
 #[cfg(feature = "net")]
 mod webhook;
 
@@ -52,6 +53,7 @@ use toolgate_model::config::{GuardDirection, GuardrailConfig, PolicyConfig};
 
 pub use custom::{CustomGuardrail, Guardrail, GuardrailCall, Verdict};
 pub(crate) use layer::layers;
+pub use set::GuardrailSet;
 
 use crate::{ErrorKind, ToolError};
 
@@ -275,6 +277,28 @@ impl Registry {
             named,
             custom: customs,
         })
+    }
+
+    /// Whether a guardrail is called `name` (in tools.yaml or registered in code).
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.named.contains_key(name)
+    }
+
+    /// The guardrails called `names`, in that order, as one set (a name given twice runs
+    /// once).
+    ///
+    /// # Errors
+    /// The first name no guardrail has.
+    pub(crate) fn set<S: AsRef<str>>(&self, names: &[S]) -> Result<GuardrailSet, String> {
+        let mut list: Vec<Arc<Compiled>> = Vec::with_capacity(names.len());
+        for name in names {
+            let name = name.as_ref();
+            let g = self.named.get(name).ok_or_else(|| name.to_string())?;
+            if !list.iter().any(|o| Arc::ptr_eq(o, g)) {
+                list.push(Arc::clone(g));
+            }
+        }
+        Ok(GuardrailSet::new(list))
     }
 
     /// The guardrails of tool `name` of source `source` whose effective list is `listed`, in

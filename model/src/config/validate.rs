@@ -26,7 +26,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
         );
     }
     check_source_ids(cfg, &mut errors);
-    overrides::check(cfg, &mut errors);
+    overrides::check(cfg, &mut errors, &mut warnings);
     for (i, s) in cfg.tools.mcp.iter().enumerate() {
         match &s.transport {
             McpTransport::Stdio(t) if t.command.trim().is_empty() => errors.push(cfg.error_at(

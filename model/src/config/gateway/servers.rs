@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 ///         exclude: [{name: "github.*_secret*"}]
 ///       roles: [reader]
 ///       prefix: gh_
+///       guardrails: [pii]       # names in policy.guardrails; besides each tool's own
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +42,12 @@ pub struct VirtualServerConfig {
     /// `gh_github__get_repo`); calls by that name reach the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
+    /// Guardrails (names in `policy.guardrails`, or registered in code) run on every call made
+    /// through the server's endpoints, besides the tool's own guardrails, which always run:
+    /// on the arguments before the tool's, on the result after them; one the tool runs
+    /// already is not run twice. Empty (the default): only the tool's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guardrails: Vec<String>,
 }
 
 /// `tools:` of a virtual server: a tool is shown when some `include` selector matches it
@@ -112,4 +119,32 @@ pub fn is_server_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::ToolsConfig;
+
+    #[test]
+    fn a_servers_guardrails_are_read_described_and_checked_by_name() {
+        let yaml = "version: 1\ntools: {}\npolicy:\n  guardrails:\n    pii: {mask: {}}\ngateway:\n  servers:\n    - id: partners\n      guardrails:\n        - pii\n        - pij\n";
+        let loaded = ToolsConfig::from_yaml_str(yaml, std::path::Path::new("t.yaml")).unwrap();
+        assert_eq!(loaded.gateway.servers[0].guardrails, ["pii", "pij"]);
+        // A name the file does not define may be registered in code: a warning, at its line.
+        let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 1, "{warnings:#?}");
+        assert!(
+            warnings[0].contains("t.yaml:11:") && warnings[0].contains("`pij`"),
+            "{warnings:#?}"
+        );
+        let schema = ToolsConfig::json_schema();
+        let property = &schema["$defs"]["VirtualServerConfig"]["properties"]["guardrails"];
+        assert_eq!(property["type"], "array", "{property}");
+        assert!(
+            property["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("besides the tool's own")),
+            "{property}"
+        );
+    }
 }

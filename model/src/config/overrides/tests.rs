@@ -181,3 +181,18 @@ fn the_config_schema_describes_overrides_and_accepts_the_documented_example() {
         serde_saphyr::from_str("version: 1\ntools: {overrides: {a: {nmae: b}}}").unwrap();
     assert!(!validator.is_valid(&typo));
 }
+
+#[test]
+fn a_policy_keyed_by_a_renamed_tools_old_name_is_a_warning_at_its_line() {
+    let yaml = "version: 1\ntools:\n  overrides:\n    github.repos_get: {name: get_repo}\n    calc: {description: Arithmetic.}\npolicy:\n  tools:\n    github.repos_get: {timeout_ms: 100}\n    get_repo: {timeout_ms: 200}\n    calc: {timeout_ms: 300}\n";
+    let loaded =
+        crate::config::ToolsConfig::from_yaml_str(yaml, std::path::Path::new("t.yaml")).unwrap();
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(
+        warnings[0].contains("t.yaml:8:")
+            && warnings[0].contains("renames to `get_repo`")
+            && warnings[0].contains("write `get_repo`"),
+        "{warnings:#?}"
+    );
+}

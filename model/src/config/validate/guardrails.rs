@@ -4,8 +4,9 @@
 use super::super::location::escape;
 use super::super::{Diagnostic, GuardrailConfig, LoadedConfig};
 
-/// The errors of `policy.guardrails.*`, and a warning per name a `guardrails:` list gives that
-/// the file does not define (fine when the application registers it in code).
+/// The errors of `policy.guardrails.*`, and a warning per name a `guardrails:` list gives (in
+/// `policy`, or of a virtual server in `gateway.servers`) that the file does not define (fine
+/// when the application registers it in code).
 pub(super) fn check(
     cfg: &LoadedConfig,
     errors: &mut Vec<Diagnostic>,
@@ -31,8 +32,17 @@ pub(super) fn check(
                 .iter()
                 .map(|(k, v)| (format!("/policy/sources/{}", escape(k)), v)),
         );
-    for (at, tp) in levels {
-        for (i, name) in tp.guardrails.iter().flatten().enumerate() {
+    let lists = levels
+        .map(|(at, tp)| (at, tp.guardrails.as_deref().unwrap_or_default()))
+        .chain(
+            cfg.gateway
+                .servers
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("/gateway/servers/{i}"), s.guardrails.as_slice())),
+        );
+    for (at, names) in lists {
+        for (i, name) in names.iter().enumerate() {
             if !p.guardrails.contains_key(name) {
                 let pointer = format!("{at}/guardrails/{i}");
                 let defined: Vec<&str> = p.guardrails.keys().map(String::as_str).collect();

@@ -284,3 +284,39 @@ pub(super) fn warn_uncompiled_tools(loaded: &LoadedConfig) {
         }
     }
 }
+
+/// `gateway.servers[].guardrails` of a run-time config: every name must be a guardrail `has`
+/// knows (this binary registers none in code, so a name must be in `policy.guardrails`); the
+/// first one that is not is an error at its line, as `serve` would refuse to start.
+pub(super) fn server_guardrails(
+    loaded: &LoadedConfig,
+    has: impl Fn(&str) -> bool,
+) -> Result<(), Failure> {
+    for (i, server) in loaded.config.gateway.servers.iter().enumerate() {
+        if let Some((j, name)) = server.guardrails.iter().enumerate().find(|(_, n)| !has(n)) {
+            let defined: Vec<&str> = loaded
+                .config
+                .policy
+                .guardrails
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let hint = if defined.is_empty() {
+                "define it under policy.guardrails".to_string()
+            } else {
+                format!("guardrails defined: `{}`", defined.join("`, `"))
+            };
+            let error = loaded
+                .error_at(
+                    &format!("/gateway/servers/{i}/guardrails/{j}"),
+                    format!(
+                        "virtual server `{}` names guardrail `{name}`, which is not in policy.guardrails",
+                        server.id
+                    ),
+                )
+                .with_hint(hint);
+            return Err(Failure::new(exit::CONFIG, error.to_string()));
+        }
+    }
+    Ok(())
+}

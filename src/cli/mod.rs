@@ -162,6 +162,7 @@ fn run(cli: Cli) -> CmdResult {
         Command::Serve { stdio, http, port } => {
             let runtime = runtime()?;
             let (tools, loaded, settings) = toolset_and_config(cli.config.as_deref())?;
+            config::server_guardrails(&loaded, |n| tools.has_guardrail(n))?;
             serve::say_files_root(settings.files.root.as_deref());
             let http = match port {
                 Some(port) => Some(serve::with_port(
@@ -583,6 +584,7 @@ fn check_runtime(
     dir: &Path,
 ) -> Result<(), Failure> {
     config::warn_uncompiled_tools(loaded);
+    config::server_guardrails(loaded, |n| loaded.config.policy.guardrails.contains_key(n))?;
     config::builtin_settings(loaded, dir)?;
     config::shared_store(loaded)?;
     output::write_err(

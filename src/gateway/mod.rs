@@ -19,6 +19,7 @@
 
 mod auth;
 mod body;
+mod calls;
 pub mod mcp;
 pub mod metrics;
 mod redact;
@@ -43,6 +44,7 @@ use toolgate_runtime::{
     ProgressReporter, ToolContext, ToolContextBuilder, ToolError, ToolOutput, Toolset,
 };
 
+use calls::{CallExtras, InFlight};
 pub use security::Caller;
 pub use server::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
@@ -391,7 +393,7 @@ impl GatewayBuilder {
         self.settings.servers = config
             .servers
             .iter()
-            .map(|s| servers::VirtualServer::new(s, cursor_key).map(Arc::new))
+            .map(|s| servers::VirtualServer::new(s, cursor_key, &self.toolset).map(Arc::new))
             .collect::<Result<_, _>>()?;
         Ok(self)
     }
@@ -548,12 +550,12 @@ impl Gateway {
         progress: ProgressReporter,
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
-        self.call_cancellable(name, args, caller, progress, cancel, None)
+        self.call_cancellable(name, args, caller, progress, cancel, CallExtras::default())
             .await
     }
 
     /// [`call`](Self::call), with the slot where the client's reason for cancelling lands
-    /// (set before `cancel` is cancelled), passed on to the tool's backend.
+    /// and the virtual server's guardrails ([`CallExtras`]).
     pub(crate) async fn call_cancellable(
         &self,
         name: &str,
@@ -561,18 +563,23 @@ impl Gateway {
         caller: &Caller,
         progress: ProgressReporter,
         cancel: CancellationToken,
-        reason: Option<toolgate_runtime::CancelReason>,
+        extras: CallExtras,
     ) -> Result<ToolOutput, ToolError> {
         // Cancelled by the client (its token is the parent), or below when the shutdown grace
         // period ends: no task per call to link the two.
         let token = cancel.child_token();
         let mut ctx = self.context(caller, progress, token.clone());
-        if let Some(reason) = reason {
+        if let Some(reason) = extras.reason {
             ctx = ctx.cancel_reason(reason);
         }
-        let ctx = ctx.build();
-        self.run_call(token, self.toolset().call_with(name, args, ctx))
-            .await
+        let (ctx, tools) = (ctx.build(), self.toolset());
+        let call = async {
+            match &extras.guardrails {
+                Some(guardrails) => tools.call_guarded(name, args, ctx, guardrails).await,
+                None => tools.call_with(name, args, ctx).await,
+            }
+        };
+        self.run_call(token, call).await
     }
 
     /// Runs `call` (one call or a batch, made with a context whose cancellation is `token`)
@@ -693,21 +700,5 @@ impl Gateway {
             self.cancel_calls();
             let _ = tokio::time::timeout(Duration::from_secs(2), count.wait_for(|n| *n == 0)).await;
         }
-    }
-}
-
-/// One call in flight, counted while it lives.
-struct InFlight<'a>(&'a watch::Sender<usize>);
-
-impl<'a> InFlight<'a> {
-    fn enter(count: &'a watch::Sender<usize>) -> Self {
-        count.send_modify(|n| *n += 1);
-        Self(count)
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.send_modify(|n| *n -= 1);
     }
 }

@@ -10,8 +10,8 @@
 //! | `resources/read` `skill://{name}/{path}` | one file's text |
 //!
 //! The skills are the toolset's (`SkillsExt::skills`). A caller sees them when it may list the
-//! `load_skill` tool (roles, allow/deny lists, virtual servers aside): an operator who hides
-//! that tool from a caller hides the skills too. Files are read as `read_skill_file` reads them,
+//! `load_skill` tool (roles, allow/deny lists; on a virtual server's MCP endpoint, when the
+//! server selects it): an operator who hides that tool from a caller hides the skills too. Files are read as `read_skill_file` reads them,
 //! confined to the skill's folder; nothing is run.
 
 use axum::Json;
@@ -50,6 +50,15 @@ pub(crate) fn visible(gateway: &Gateway, identity: &Identity) -> Option<Skills> 
     let skills = crate::skills::of(gateway.toolset())?;
     let entry = gateway.toolset().entry(LOAD_SKILL)?;
     gateway.toolset().shows(&entry, identity).then_some(skills)
+}
+
+/// Whether virtual server `server`'s MCP endpoint has the skills as resources: when it selects
+/// `load_skill` (the skills go with that tool, as for a caller).
+pub(crate) fn on_server(gateway: &Gateway, server: &super::servers::VirtualServer) -> bool {
+    gateway
+        .toolset()
+        .entry(LOAD_SKILL)
+        .is_some_and(|e| server.selects(&e))
 }
 
 /// Whether the toolset has skills at all (for the MCP `resources` capability).

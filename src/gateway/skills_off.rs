@@ -19,6 +19,11 @@ pub(crate) fn offered(_gateway: &Gateway) -> bool {
     false
 }
 
+/// No skills on any virtual server.
+pub(crate) fn on_server(_gateway: &Gateway, _server: &super::servers::VirtualServer) -> bool {
+    false
+}
+
 /// No resources.
 pub(crate) fn resources(_gateway: &Gateway, _identity: &Identity) -> Vec<Resource> {
     Vec::new()

@@ -9,6 +9,11 @@
 //! (`Toolset::shows`), and `call_tool` is a direct call of the named tool by the same caller,
 //! through [`Gateway::call_cancellable`](crate::gateway::Gateway) like every call.
 //! A toolset tool named like a meta tool is shadowed by it while the mode is not `off`.
+//!
+//! On a virtual server (`/mcp/{id}`) the meta tools are the server's: `search_tools` ranks
+//! only the tools it selects (the best `k` of those) and names them as the server shows them
+//! (its prefix), `describe_tools` and `call_tool` take those names and find nothing else, and
+//! the `always` tools are listed only when the server selects them.
 
 use rmcp::model::{CallToolResult, Tool};
 use serde::Deserialize;
@@ -19,6 +24,7 @@ use toolgate_runtime::{ErrorKind, Identity, SearchOptions, ToolError, ToolOutput
 
 use super::convert;
 use crate::gateway::Gateway;
+use crate::gateway::servers::VirtualServer;
 
 /// The meta tool that searches.
 pub(crate) const SEARCH_TOOLS: &str = "search_tools";
@@ -111,24 +117,76 @@ pub(super) fn definition(name: &str) -> Option<Tool> {
     serde_json::from_value(value).ok()
 }
 
-/// `tools/list` in `meta` mode: the meta tools, then each `always` tool `identity` may call.
-pub(super) fn listed(gateway: &Gateway, identity: &Identity) -> Vec<Tool> {
+/// `tools/list` in `meta` mode: the meta tools, then each `always` tool `identity` may call
+/// (on a virtual server, those it selects, under its names).
+pub(super) fn listed(
+    gateway: &Gateway,
+    identity: &Identity,
+    on: Option<&VirtualServer>,
+) -> Vec<Tool> {
     let toolset = gateway.toolset();
     let mut tools = definitions();
     for name in &gateway.settings().tool_search.always {
         let Some(entry) = toolset.entry(name) else {
             continue;
         };
-        if !toolset.shows(&entry, identity) || meta(gateway, entry.exported_name()).is_some() {
+        if !toolset.shows(&entry, identity)
+            || meta(gateway, entry.exported_name()).is_some()
+            || on.is_some_and(|s| !s.selects(&entry))
+        {
             continue;
         }
-        if let Some(tool) = gateway.listing().tool(toolset, entry.name())
+        if let Some(tool) = definition_on(gateway, on, &entry)
             && !tools.iter().any(|t| t.name == tool.name)
         {
             tools.push(tool);
         }
     }
     tools
+}
+
+/// The MCP definition of `entry`'s tool as the session's server shows it: under the server's
+/// name for it on a virtual server.
+fn definition_on(
+    gateway: &Gateway,
+    on: Option<&VirtualServer>,
+    entry: &toolgate_runtime::catalog::ToolEntry,
+) -> Option<Tool> {
+    let toolset = gateway.toolset();
+    match on {
+        None => gateway.listing().tool(toolset, entry.name()),
+        Some(server) => {
+            let mut tool = server.listing().tool(toolset, entry.name())?;
+            tool.name = server.shown_name(entry.exported_name()).into();
+            Some(tool)
+        }
+    }
+}
+
+/// A `tools/call` of `name` with `args` when the gateway may offer the meta tools: `Ok` with
+/// the call to make (the call itself, or `call_tool`'s target), or `Err` with the answer of
+/// `search_tools`, `describe_tools` or a `call_tool` whose arguments do not fit. `identity`
+/// gives the caller's identity (asked only for a meta tool).
+pub(super) fn dispatch(
+    gateway: &Gateway,
+    identity: impl FnOnce() -> Identity,
+    on: Option<&VirtualServer>,
+    name: String,
+    args: Value,
+) -> Result<(String, Value), Box<CallToolResult>> {
+    let Some(which) = meta(gateway, &name) else {
+        return Ok((name, args));
+    };
+    // The meta tools read an object: a string holding one is theirs too.
+    let args = match args {
+        Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        args => args,
+    };
+    match which {
+        Meta::Search => Err(Box::new(search(gateway, &identity(), on, args))),
+        Meta::Describe => Err(Box::new(describe(gateway, &identity(), on, args))),
+        Meta::Call => call_target(args).map_err(|e| Box::new(failed(e))),
+    }
 }
 
 #[derive(Deserialize)]
@@ -153,8 +211,13 @@ struct CallArgs {
     arguments: Option<serde_json::Map<String, Value>>,
 }
 
-/// `search_tools`: the hits for `identity`, as a result.
-pub(super) fn search(gateway: &Gateway, identity: &Identity, args: Value) -> CallToolResult {
+/// `search_tools`: the hits for `identity` (among the tools of server `on`), as a result.
+fn search(
+    gateway: &Gateway,
+    identity: &Identity,
+    on: Option<&VirtualServer>,
+    args: Value,
+) -> CallToolResult {
     finish(parse::<SearchArgs>(SEARCH_TOOLS, args).and_then(|a| {
         let k = a.k.unwrap_or(toolgate_runtime::search::DEFAULT_K);
         if !(1..=MAX_ITEMS).contains(&k) {
@@ -162,15 +225,24 @@ pub(super) fn search(gateway: &Gateway, identity: &Identity, args: Value) -> Cal
                 "{SEARCH_TOOLS}: `k` must be between 1 and {MAX_ITEMS}, not {k}"
             )));
         }
-        let hits = gateway
-            .toolset()
-            .search(identity, &a.query, &SearchOptions::new().k(k))?;
+        let options = SearchOptions::new().k(k);
+        let toolset = gateway.toolset();
+        let hits = match on {
+            None => toolset.search(identity, &a.query, &options)?,
+            Some(server) => {
+                toolset.search_within(identity, &a.query, &options, |e| server.selects(e))?
+            }
+        };
         let tools: Vec<Value> = hits
             .iter()
             .map(|h| {
                 let description = h.entry.descriptor().description.lines().next();
+                let name = match on {
+                    None => h.exported_name.clone(),
+                    Some(server) => server.shown_name(&h.exported_name),
+                };
                 json!({
-                    "name": h.exported_name,
+                    "name": name,
                     "score": h.score,
                     "matched": h.matched,
                     "description": description.unwrap_or_default(),
@@ -181,8 +253,14 @@ pub(super) fn search(gateway: &Gateway, identity: &Identity, args: Value) -> Cal
     }))
 }
 
-/// `describe_tools`: the MCP definitions of the named tools `identity` may call.
-pub(super) fn describe(gateway: &Gateway, identity: &Identity, args: Value) -> CallToolResult {
+/// `describe_tools`: the MCP definitions of the named tools `identity` may call (those of
+/// server `on`, by its names).
+fn describe(
+    gateway: &Gateway,
+    identity: &Identity,
+    on: Option<&VirtualServer>,
+    args: Value,
+) -> CallToolResult {
     finish(parse::<DescribeArgs>(DESCRIBE_TOOLS, args).and_then(|a| {
         if a.names.is_empty() || a.names.len() > MAX_ITEMS {
             return Err(invalid(format!(
@@ -194,10 +272,13 @@ pub(super) fn describe(gateway: &Gateway, identity: &Identity, args: Value) -> C
         let mut tools = Vec::new();
         let mut not_found = Vec::new();
         for name in a.names {
-            let tool = toolset
-                .entry(&name)
+            let entry = match on {
+                None => toolset.entry(&name),
+                Some(server) => server.entry(toolset, &name),
+            };
+            let tool = entry
                 .filter(|e| toolset.shows(e, identity))
-                .and_then(|e| gateway.listing().tool(toolset, e.name()));
+                .and_then(|e| definition_on(gateway, on, &e));
             match tool.and_then(|t| serde_json::to_value(t).ok()) {
                 Some(t) => tools.push(t),
                 None => not_found.push(name),
@@ -213,7 +294,7 @@ pub(super) fn describe(gateway: &Gateway, identity: &Identity, args: Value) -> C
 ///
 /// # Errors
 /// `invalid_arguments` for arguments that do not fit, or a meta tool as the tool.
-pub(super) fn call_target(args: Value) -> Result<(String, Value), ToolError> {
+fn call_target(args: Value) -> Result<(String, Value), ToolError> {
     let a = parse::<CallArgs>(CALL_TOOL, args)?;
     if [SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL].contains(&a.name.as_str()) {
         return Err(invalid(format!(
@@ -225,7 +306,7 @@ pub(super) fn call_target(args: Value) -> Result<(String, Value), ToolError> {
 }
 
 /// A failed meta call as the result a client gets (`isError: true`).
-pub(super) fn failed(e: ToolError) -> CallToolResult {
+fn failed(e: ToolError) -> CallToolResult {
     convert::result(convert::error_output(e), None)
 }
 

@@ -43,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate_model::config::ToolSearchMode;
 use toolgate_runtime::{ProgressReporter, ToolError};
 
+use super::calls::CallExtras;
 use super::servers::VirtualServer;
 use super::{Caller, Gateway};
 
@@ -177,16 +178,17 @@ impl McpHandler {
         args: serde_json::Value,
         context: &RequestContext<RoleServer>,
     ) -> rmcp::model::CallToolResult {
+        // gateway.tool_search: the meta tools answer here; `call_tool` goes on as a direct call
+        // of the tool it names, by the same caller (on a virtual server, one of its tools).
+        let identity = || self.caller(&context.extensions).identity();
+        let on = self.server.as_deref();
+        let (name, args) = match meta::dispatch(&self.gateway, identity, on, name, args) {
+            Ok(call) => call,
+            Err(answered) => return *answered,
+        };
         if let Some(server) = &self.server {
             return self.run_server_tool(server, name, args, context).await;
         }
-        // The meta tools read an object: a string holding one is theirs too.
-        let args = match args {
-            serde_json::Value::String(text) if meta::meta(&self.gateway, &name).is_some() => {
-                serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
-            }
-            args => args,
-        };
         let mut caller = self.caller(&context.extensions);
         // The trace the request is part of: its `_meta.traceparent` (MCP SEP-414), else the
         // HTTP request's `traceparent` header.
@@ -204,25 +206,20 @@ impl McpHandler {
         let progress = relay
             .as_ref()
             .map_or_else(ProgressReporter::default, progress::ProgressRelay::reporter);
-        // gateway.tool_search: the meta tools answer here; `call_tool` goes on as a direct call
-        // of the tool it names, by the same caller.
-        let (name, args) = match meta::meta(&self.gateway, &name) {
-            None => (name, args),
-            Some(meta::Meta::Search) => {
-                return meta::search(&self.gateway, &caller.identity(), args);
-            }
-            Some(meta::Meta::Describe) => {
-                return meta::describe(&self.gateway, &caller.identity(), args);
-            }
-            Some(meta::Meta::Call) => match meta::call_target(args) {
-                Ok(target) => target,
-                Err(e) => return meta::failed(e),
-            },
-        };
         let (reason, _forget) = self.cancel_reason(context).unzip();
         let result = self
             .gateway
-            .call_cancellable(&name, args, &caller, progress, context.ct.clone(), reason)
+            .call_cancellable(
+                &name,
+                args,
+                &caller,
+                progress,
+                context.ct.clone(),
+                CallExtras {
+                    reason,
+                    guardrails: None,
+                },
+            )
             .await;
         // Every progress notification goes out before the result (MCP clients stop listening
         // for a request's progress once its result arrived).
@@ -316,7 +313,12 @@ impl ServerHandler for McpHandler {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        passthrough::relay(&self.gateway, &self.session, context.peer.clone());
+        passthrough::relay(
+            &self.gateway,
+            self.server.clone(),
+            &self.session,
+            context.peer.clone(),
+        );
         self.watch_tools(context.peer);
     }
 
@@ -338,7 +340,9 @@ impl ServerHandler for McpHandler {
         tracing::debug!(sources = watch.len(), "watching tools");
         let tools = context.accepted().tools_list_changed == Some(true);
         tracing::debug!(accepted = ?context.accepted(), "subscriptions/listen opened");
-        let mut events = passthrough::Listener::new(&self.gateway, context.accepted());
+        let mut events =
+            passthrough::Listener::new(&self.gateway, self.server.as_deref(), context.accepted())
+                .await;
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
@@ -383,15 +387,7 @@ impl ServerHandler for McpHandler {
         // A caller never sees a tool it may not call.
         let identity = self.caller(&context.extensions).identity();
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        if let Some(server) = &self.server {
-            return server.listing().page_of(
-                self.gateway.toolset(),
-                &identity,
-                cursor,
-                self.gateway.settings().page_size,
-                Some(server),
-            );
-        }
+        let on = self.server.as_deref();
         let mode = self.gateway.settings().tool_search.mode;
         if mode == ToolSearchMode::Meta {
             if let Some(cursor) = cursor {
@@ -406,14 +402,21 @@ impl ServerHandler for McpHandler {
             return Ok(ListToolsResult::with_all_items(meta::listed(
                 &self.gateway,
                 &identity,
+                on,
             )));
         }
-        let mut page = self.gateway.listing().page(
-            self.gateway.toolset(),
-            &identity,
-            cursor,
-            self.gateway.settings().page_size,
-        )?;
+        let (toolset, size) = (self.gateway.toolset(), self.gateway.settings().page_size);
+        let mut page = match on {
+            Some(server) => {
+                server
+                    .listing()
+                    .page_of(toolset, &identity, cursor, size, Some(server))?
+            }
+            None => self
+                .gateway
+                .listing()
+                .page(toolset, &identity, cursor, size)?,
+        };
         if mode == ToolSearchMode::Both && cursor.is_none() {
             // The meta tools first, on the first page; a tool named like one is shadowed.
             let mut tools = meta::definitions();
@@ -428,6 +431,9 @@ impl ServerHandler for McpHandler {
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        if meta::meta(&self.gateway, name).is_some() {
+            return meta::definition(name);
+        }
         if let Some(server) = &self.server {
             let entry = server.entry(self.gateway.toolset(), name)?;
             let mut tool = server
@@ -435,9 +441,6 @@ impl ServerHandler for McpHandler {
                 .tool(self.gateway.toolset(), entry.name())?;
             tool.name = name.to_string().into();
             return Some(tool);
-        }
-        if meta::meta(&self.gateway, name).is_some() {
-            return meta::definition(name);
         }
         self.gateway.listing().tool(self.gateway.toolset(), name)
     }
@@ -497,8 +500,13 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let identity = self.caller(&context.extensions).identity();
-        let skills = super::skills::resources(&self.gateway, &identity);
-        passthrough::list_resources(&self.gateway, skills, request, context).await
+        let on = self.server.as_deref();
+        // On a virtual server, the skills only when it selects `load_skill`.
+        let skills = match on {
+            Some(server) if !super::skills::on_server(&self.gateway, server) => Vec::new(),
+            _ => super::skills::resources(&self.gateway, &identity),
+        };
+        passthrough::list_resources(&self.gateway, on, skills, request, context).await
     }
 
     async fn list_resource_templates(
@@ -506,7 +514,13 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        passthrough::list_resource_templates(&self.gateway, request, context).await
+        passthrough::list_resource_templates(
+            &self.gateway,
+            self.server.as_deref(),
+            request,
+            context,
+        )
+        .await
     }
 
     async fn read_resource(
@@ -514,11 +528,19 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let on = self.server.as_deref();
         if request.uri.starts_with(super::skills::SKILL_URI_PREFIX) {
+            if on.is_some_and(|server| !super::skills::on_server(&self.gateway, server)) {
+                let uri = &request.uri;
+                return Err(McpError::resource_not_found(
+                    format!("Resource {uri} not found"),
+                    None,
+                ));
+            }
             let identity = self.caller(&context.extensions).identity();
             return super::skills::read(&self.gateway, &identity, &request.uri);
         }
-        passthrough::read_resource(&self.gateway, request, context).await
+        passthrough::read_resource(&self.gateway, on, request, context).await
     }
 
     async fn subscribe(
@@ -526,7 +548,14 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        passthrough::subscribe(&self.gateway, &self.session.passthrough, request, context).await
+        passthrough::subscribe(
+            &self.gateway,
+            self.server.as_deref(),
+            &self.session.passthrough,
+            request,
+            context,
+        )
+        .await
     }
 
     async fn unsubscribe(
@@ -542,7 +571,7 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        passthrough::list_prompts(&self.gateway, request, context).await
+        passthrough::list_prompts(&self.gateway, self.server.as_deref(), request, context).await
     }
 
     async fn get_prompt(
@@ -550,7 +579,7 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        passthrough::get_prompt(&self.gateway, request, context).await
+        passthrough::get_prompt(&self.gateway, self.server.as_deref(), request, context).await
     }
 
     async fn complete(
@@ -558,7 +587,7 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        passthrough::complete(&self.gateway, request, context).await
+        passthrough::complete(&self.gateway, self.server.as_deref(), request, context).await
     }
 }
 

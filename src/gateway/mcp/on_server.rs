@@ -6,6 +6,7 @@ use toolgate_runtime::ProgressReporter;
 
 use super::{McpHandler, convert, log_failure, progress};
 use crate::gateway::Gateway;
+use crate::gateway::calls::CallExtras;
 use crate::gateway::servers::VirtualServer;
 
 impl McpHandler {
@@ -44,7 +45,17 @@ impl McpHandler {
         let (reason, _forget) = self.cancel_reason(context).unzip();
         let result = self
             .gateway
-            .call_cancellable(&tool, args, &caller, progress, context.ct.clone(), reason)
+            .call_cancellable(
+                &tool,
+                args,
+                &caller,
+                progress,
+                context.ct.clone(),
+                CallExtras {
+                    reason,
+                    guardrails: server.guardrails().cloned(),
+                },
+            )
             .await;
         if let Some(relay) = &relay {
             relay.flush(progress::FLUSH_WITHIN).await;

@@ -14,6 +14,8 @@ use utoipa::IntoParams;
 use super::api_doc::{CallArguments, ToolErrorBody, ToolOutputSchema};
 use super::error::RestError;
 use super::{ApiQuery, ToolName};
+use crate::gateway::calls::CallExtras;
+use crate::gateway::servers::VirtualServer;
 use crate::gateway::{Caller, Gateway};
 
 /// The query of `POST /tools/{name}/call`.
@@ -74,6 +76,7 @@ pub(super) async fn call_tool(
     ToolName(name): ToolName,
     ApiQuery(query): ApiQuery<CallQuery>,
     caller: Option<Extension<Caller>>,
+    server: Option<Extension<std::sync::Arc<VirtualServer>>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ToolOutput>, RestError> {
@@ -89,12 +92,18 @@ pub(super) async fn call_tool(
     // then stops, and so does the task `Gateway::call` links the token with.
     let cancel = CancellationToken::new();
     let _cancel_on_drop = cancel.clone().drop_guard();
-    let call = gateway.call(
+    // On a virtual server (`/servers/{id}/tools/{name}/call`): its guardrails too.
+    let extras = CallExtras {
+        reason: None,
+        guardrails: server.and_then(|Extension(s)| s.guardrails().cloned()),
+    };
+    let call = gateway.call_cancellable(
         &name,
         args,
         &caller,
         ProgressReporter::default(),
         cancel.clone(),
+        extras,
     );
     let result = match timeout {
         None => call.await,

@@ -244,9 +244,8 @@ pub(super) async fn list_tools(
                 note = Some(why);
                 (Vec::new(), Vec::new())
             }
-            None => search(toolset, &identity, q, k, &query)?
+            None => search(toolset, &identity, q, k, &query, server.as_deref())?
                 .into_iter()
-                .filter(|hit| server.as_ref().is_none_or(|s| s.selects(&hit.entry)))
                 .map(|hit| {
                     let matched = hit.matched.iter().map(|f| f.as_str().to_string()).collect();
                     (hit.entry, Some((hit.score, matched)))
@@ -317,12 +316,18 @@ fn search(
     q: &str,
     k: Option<usize>,
     query: &ListQuery,
+    server: Option<&crate::gateway::servers::VirtualServer>,
 ) -> Result<Vec<toolgate_runtime::SearchHit>, RestError> {
     let mut options = toolgate_runtime::SearchOptions::new().k(k.unwrap_or(DEFAULT_K));
     options.source.clone_from(&query.source);
     options.category.clone_from(&query.category);
     options.tags.extend(query.tag.iter().cloned());
-    toolset.search(identity, q, &options).map_err(|e| {
+    // On a virtual server: the best of its tools, not the best of all that it happens to have.
+    let found = match server {
+        Some(server) => toolset.search_within(identity, q, &options, |e| server.selects(e)),
+        None => toolset.search(identity, q, &options),
+    };
+    found.map_err(|e| {
         let what = if query.k == Some(0) { "k" } else { "q" };
         RestError::new(
             StatusCode::BAD_REQUEST,

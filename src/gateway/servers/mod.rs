@@ -9,8 +9,12 @@
 //! as for a description. Each server has its own `tools/list` cache (and cursor key), its own
 //! `initialize` title and instructions, and its own list-changed notifications: a session is
 //! told only when the tools its server selects changed ([`VirtualServer::fingerprint`]).
+//! Its MCP endpoint passes through only the resources, resource templates and prompts of the
+//! MCP sources it includes ([`VirtualServer::includes_source`]), and their notifications.
 //! Calls made through a server are counted in `toolgate_server_calls_total{server,tool,outcome}`
-//! besides the pipeline's own metrics.
+//! besides the pipeline's own metrics, and pass the server's `guardrails` besides the tool's
+//! own ([`toolgate_runtime::Toolset::call_guarded`]: on the arguments before the tool's, on
+//! the result after them).
 
 mod rest;
 
@@ -23,6 +27,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use toolgate_model::config::{AnnotationHints, ToolSelector, VirtualServerConfig};
 use toolgate_runtime::catalog::ToolEntry;
+use toolgate_runtime::policy::guardrails::GuardrailSet;
 use toolgate_runtime::{ErrorKind, ToolDescriptor, ToolError, Toolset};
 
 use super::rest::error::RestError;
@@ -43,6 +48,9 @@ pub struct VirtualServer {
     exclude: Vec<Selector>,
     /// The server's own `tools/list` cache.
     listing: ToolListing,
+    /// `guardrails`: run on every call made through the server, besides the tool's own
+    /// (`None`: none named).
+    guardrails: Option<GuardrailSet>,
 }
 
 /// A compiled [`ToolSelector`].
@@ -76,6 +84,15 @@ impl Selector {
         })
     }
 
+    /// Whether it names source `source` and nothing else (so it matches all of its tools).
+    fn is_whole_source(&self, source: &str) -> bool {
+        self.source.as_deref() == Some(source)
+            && self.name.is_none()
+            && self.tag.is_none()
+            && self.category.is_none()
+            && self.annotations.is_none()
+    }
+
     fn matches(&self, tool: &ToolDescriptor, exported: &str) -> bool {
         let hint = |wanted: Option<bool>, has: Option<bool>| wanted.is_none() || wanted == has;
         self.source.as_ref().is_none_or(|s| *s == tool.source)
@@ -99,15 +116,17 @@ impl Selector {
 }
 
 impl VirtualServer {
-    /// The server `config` describes; its listing's cursors are tagged with `cursor_key`
-    /// (derived from `gateway.session_key`) when given, else with a key of its own.
+    /// The server `config` describes, over `toolset` (whose guardrails its `guardrails` name);
+    /// its listing's cursors are tagged with `cursor_key` (derived from
+    /// `gateway.session_key`) when given, else with a key of its own.
     ///
     /// # Errors
-    /// [`GatewayError::Config`] for an id that is not one URL path segment, or a name that is
-    /// not a glob.
+    /// [`GatewayError::Config`] for an id that is not one URL path segment, a name that is
+    /// not a glob, or a guardrail the toolset does not have.
     pub(crate) fn new(
         config: &VirtualServerConfig,
         cursor_key: Option<[u8; 32]>,
+        toolset: &Toolset,
     ) -> Result<Self, GatewayError> {
         let id = &config.id;
         if !toolgate_model::config::is_server_id(id) {
@@ -133,7 +152,15 @@ impl VirtualServer {
             }
             None => ToolListing::default(),
         };
+        let guardrails = toolset
+            .guardrail_set(&config.guardrails)
+            .map_err(|unknown| {
+                GatewayError::Config(format!(
+                    "gateway.servers `{id}`: guardrails names `{unknown}`, which is neither in policy.guardrails nor registered with ToolsetBuilder::guardrail"
+                ))
+            })?;
         Ok(Self {
+            guardrails: (!guardrails.is_empty()).then_some(guardrails),
             id: id.clone(),
             title: config.title.clone(),
             instructions: config.instructions.clone(),
@@ -160,6 +187,12 @@ impl VirtualServer {
         self.instructions.as_deref()
     }
 
+    /// The guardrails of calls made through the server, besides each tool's own (`None`:
+    /// none).
+    pub(crate) fn guardrails(&self) -> Option<&GuardrailSet> {
+        self.guardrails.as_ref()
+    }
+
     pub(crate) fn listing(&self) -> &ToolListing {
         &self.listing
     }
@@ -169,6 +202,25 @@ impl VirtualServer {
         let (tool, exported) = (entry.descriptor(), entry.exported_name());
         (self.include.is_empty() || self.include.iter().any(|s| s.matches(tool, exported)))
             && !self.exclude.iter().any(|s| s.matches(tool, exported))
+    }
+
+    /// Whether the server passes through the resources, resource templates, prompts and
+    /// completions of MCP source `source`: an exclude selector naming only that source keeps
+    /// it out; else, without include selectors, every source is in; with them, a source an
+    /// include selector names by `source`, or one of whose tools the server selects.
+    pub(crate) fn includes_source(&self, source: &str, toolset: &Toolset) -> bool {
+        if self.exclude.iter().any(|s| s.is_whole_source(source)) {
+            return false;
+        }
+        self.include.is_empty()
+            || self
+                .include
+                .iter()
+                .any(|s| s.source.as_deref() == Some(source))
+            || toolset
+                .entries()
+                .iter()
+                .any(|e| e.descriptor().source == source && self.selects(e))
     }
 
     /// Whether `caller` may use the server: it has no roles, or the caller has one of them (as
@@ -239,6 +291,7 @@ impl std::fmt::Debug for VirtualServer {
             .field("id", &self.id)
             .field("roles", &self.roles)
             .field("prefix", &self.prefix)
+            .field("guardrails", &self.guardrails)
             .finish_non_exhaustive()
     }
 }

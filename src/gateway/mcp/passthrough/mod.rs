@@ -2,6 +2,11 @@
 //! messages of the MCP servers behind the gateway, passed through to the gateway's clients
 //! (MCP 2025-11-25 "Server Features": resources, prompts; "Utilities": completion, logging).
 //!
+//! - **Virtual servers** (`/mcp/{id}`): every request and notification below involves only
+//!   the MCP sources the server includes (an include selector names the source, or the server
+//!   selects one of its tools; every source when it has no include selector, less those an
+//!   exclude selector names alone): another source's resources are neither listed nor read,
+//!   its prompts neither listed nor got. Capabilities are the gateway's.
 //! - **Listings** (`resources/list`, `resources/templates/list`, `prompts/list`): every MCP
 //!   source's items, in source order, each server asked at once (every page, bounded by the
 //!   client's `max_list_pages` and request timeout). A server without the capability adds
@@ -54,12 +59,28 @@ use toolgate_runtime::mcp::{McpBackend, McpServerHandle};
 use toolgate_runtime::remote::RESULT_URI_PREFIX;
 
 use crate::gateway::Gateway;
+use crate::gateway::servers::VirtualServer;
 
 pub(super) use relay::{Listener, SessionState, relay};
 
 /// The MCP servers behind the gateway, in source order.
 fn servers(gateway: &Gateway) -> Vec<McpServerHandle> {
     toolgate_runtime::mcp::servers(gateway.toolset())
+}
+
+/// The MCP servers whose resources and prompts the session's server passes through, in
+/// source order: every one on the default server; on a virtual server, those of the sources
+/// it includes ([`VirtualServer::includes_source`]), once start-up discovery is done (at most
+/// as long as `tools/list` waits for it), so that a source it includes by its tools counts.
+async fn servers_on(gateway: &Gateway, on: Option<&VirtualServer>) -> Vec<McpServerHandle> {
+    let mut all = servers(gateway);
+    if let Some(server) = on {
+        if !all.is_empty() {
+            gateway.wait_ready(super::LIST_WAITS_FOR_DISCOVERY).await;
+        }
+        all.retain(|s| server.includes_source(&s.id, gateway.toolset()));
+    }
+    all
 }
 
 /// Adds what the passthrough offers to the gateway's capabilities (see the module docs).
@@ -113,12 +134,13 @@ pub(super) fn accept_subscription(
 /// resources, deduplicated by URI, paged.
 pub(super) async fn list_resources(
     gateway: &Gateway,
+    on: Option<&VirtualServer>,
     first: Vec<Resource>,
     request: Option<PaginatedRequestParams>,
     _context: RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, McpError> {
     let start = super::offset(request.as_ref())?;
-    let servers = servers(gateway);
+    let servers = servers_on(gateway, on).await;
     let lists = join_all(servers.iter().map(|s| s.backend.list_resources())).await;
     let mut seen = std::collections::HashSet::new();
     let all: Vec<_> = first
@@ -139,11 +161,12 @@ pub(super) async fn list_resources(
 /// `resources/templates/list`: every server's templates, deduplicated, paged.
 pub(super) async fn list_resource_templates(
     gateway: &Gateway,
+    on: Option<&VirtualServer>,
     request: Option<PaginatedRequestParams>,
     _context: RequestContext<RoleServer>,
 ) -> Result<ListResourceTemplatesResult, McpError> {
     let start = super::offset(request.as_ref())?;
-    let servers = servers(gateway);
+    let servers = servers_on(gateway, on).await;
     let lists = join_all(servers.iter().map(|s| s.backend.list_resource_templates())).await;
     let mut seen = std::collections::HashSet::new();
     let all: Vec<_> = gather(&servers, "resources/templates/list", lists)?
@@ -160,13 +183,14 @@ pub(super) async fn list_resource_templates(
 /// `resources/read`: a stored result, or the first server that has the URI.
 pub(super) async fn read_resource(
     gateway: &Gateway,
+    on: Option<&VirtualServer>,
     request: ReadResourceRequestParams,
     _context: RequestContext<RoleServer>,
 ) -> Result<ReadResourceResponse, McpError> {
     if request.uri.starts_with(RESULT_URI_PREFIX) {
         return results::read(gateway, &request.uri).await;
     }
-    let servers = servers(gateway);
+    let servers = servers_on(gateway, on).await;
     let mut params = request.clone();
     params.meta = None;
     first_answer(by_uri(&servers, &request.uri), |b| {
@@ -188,6 +212,7 @@ pub(super) async fn read_resource(
 /// remembered for this session (see [`relay`]).
 pub(super) async fn subscribe(
     gateway: &Gateway,
+    on: Option<&VirtualServer>,
     session: &SessionState,
     request: SubscribeRequestParams,
     _context: RequestContext<RoleServer>,
@@ -195,7 +220,9 @@ pub(super) async fn subscribe(
     if request.uri.starts_with(RESULT_URI_PREFIX) {
         return Ok(());
     }
-    session.subscribe(&servers(gateway), &request.uri).await
+    session
+        .subscribe(&servers_on(gateway, on).await, &request.uri)
+        .await
 }
 
 /// `resources/unsubscribe`: takes back this session's subscription (nothing is sent for a
@@ -212,11 +239,12 @@ pub(super) async fn unsubscribe(
 /// `prompts/list`: every server's prompts under the names the gateway gives them, paged.
 pub(super) async fn list_prompts(
     gateway: &Gateway,
+    on: Option<&VirtualServer>,
     request: Option<PaginatedRequestParams>,
     _context: RequestContext<RoleServer>,
 ) -> Result<ListPromptsResult, McpError> {
     let start = super::offset(request.as_ref())?;
-    let servers = servers(gateway);
+    let servers = servers_on(gateway, on).await;
     let lists = join_all(servers.iter().map(|s| s.backend.list_prompts())).await;
     let mut seen = std::collections::HashSet::new();
     let mut all = Vec::new();
@@ -239,10 +267,11 @@ pub(super) async fn list_prompts(
 /// `prompts/get`: routed by the prompt's name (see the module docs).
 pub(super) async fn get_prompt(
     gateway: &Gateway,
+    on: Option<&VirtualServer>,
     request: GetPromptRequestParams,
     _context: RequestContext<RoleServer>,
 ) -> Result<GetPromptResponse, McpError> {
-    let servers = servers(gateway);
+    let servers = servers_on(gateway, on).await;
     let routes = by_prompt(&servers, &request.name);
     let mut params = request.clone();
     params.meta = None;
@@ -264,10 +293,11 @@ pub(super) async fn get_prompt(
 /// argument by the template. No server to ask: no values.
 pub(super) async fn complete(
     gateway: &Gateway,
+    on: Option<&VirtualServer>,
     request: CompleteRequestParams,
     _context: RequestContext<RoleServer>,
 ) -> Result<CompleteResult, McpError> {
-    let servers = servers(gateway);
+    let servers = servers_on(gateway, on).await;
     let mut params = request.clone();
     params.meta = None;
     let answer = match &request.r#ref {

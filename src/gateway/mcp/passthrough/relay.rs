@@ -4,7 +4,7 @@
 //!   `notifications/resources/updated` for the URIs this session subscribed to
 //!   (`resources/subscribe`, forwarded by [`SessionState::subscribe`]),
 //!   `notifications/resources/list_changed` and `notifications/prompts/list_changed` of every
-//!   server, and log messages (`notifications/message`) with `logger` set to the source id
+//!   server (on a virtual server: of the sources it includes), and log messages (`notifications/message`) with `logger` set to the source id
 //!   (`{id}/{logger}` when the server named one). Log messages are filtered by the level the
 //!   session set with `logging/setLevel`; a session that never set one gets them all, as the
 //!   reference servers do (MCP 2025-11-25 "Logging" lets a server send messages before any
@@ -29,8 +29,9 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use toolgate_runtime::mcp::{McpBackend, McpEvent, McpServerHandle};
 
 use super::super::{McpHandler, Session};
-use super::{by_uri, first_answer, servers};
+use super::{by_uri, first_answer, servers, servers_on};
 use crate::gateway::Gateway;
+use crate::gateway::servers::VirtualServer;
 
 /// The resource subscriptions of one MCP session of the gateway; taken back upstream when the
 /// session ends (this is dropped with it).
@@ -122,18 +123,26 @@ async fn unsubscribe_all(subscribed: Vec<(String, McpBackend)>) {
 /// session ends or `peer` is gone (see the module docs).
 pub(in crate::gateway::mcp) fn relay(
     gateway: &Gateway,
+    on: Option<Arc<VirtualServer>>,
     session: &Arc<Session>,
     peer: Peer<RoleServer>,
 ) {
-    let servers = servers(gateway);
-    if servers.is_empty() {
+    if servers(gateway).is_empty() {
         return;
     }
-    let mut events = Events::new(&servers);
     let weak = Arc::downgrade(session);
     let closed = session.closed.clone();
     let gateway = gateway.clone();
     tokio::spawn(async move {
+        // On a virtual server: the events of the sources it includes only.
+        let servers = tokio::select! {
+            () = closed.cancelled() => return,
+            servers = servers_on(&gateway, on.as_deref()) => servers,
+        };
+        if servers.is_empty() {
+            return;
+        }
+        let mut events = Events::new(&servers);
         loop {
             let (id, event) = tokio::select! {
                 () = closed.cancelled() => return,
@@ -262,8 +271,12 @@ pub(crate) struct Listener {
 impl Listener {
     /// A listener for a stream that accepted `accepted`; starts subscribing its URIs upstream
     /// (a URI no server accepts is logged: the stream was already acknowledged).
-    pub(in crate::gateway::mcp) fn new(gateway: &Gateway, accepted: &SubscriptionFilter) -> Self {
-        let servers = servers(gateway);
+    pub(in crate::gateway::mcp) async fn new(
+        gateway: &Gateway,
+        on: Option<&VirtualServer>,
+        accepted: &SubscriptionFilter,
+    ) -> Self {
+        let servers = servers_on(gateway, on).await;
         let events = Events::new(&servers);
         let subscribed = Arc::new(tokio::sync::Mutex::new(Vec::new()));
         let uris = accepted.resource_subscriptions.clone().unwrap_or_default();

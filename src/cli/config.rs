@@ -231,8 +231,17 @@ pub(super) fn warn_unknown_policy_tools(loaded: &LoadedConfig, tools: &Toolset) 
                 .any(|s| s.id() == prefix && !matches!(s.kind(), "local" | "json_schema"))
         })
     };
+    // A renamed tool's old name has a warning of its own (loading the config gives it).
+    let renamed = |name: &str| {
+        loaded
+            .config
+            .tools
+            .overrides
+            .get(name)
+            .is_some_and(|o| o.name.as_deref().is_some_and(|n| n != name))
+    };
     for name in loaded.config.policy.tools.keys() {
-        if names.contains(name) || remote(name) {
+        if names.contains(name) || remote(name) || renamed(name) {
             continue;
         }
         let pointer = format!(
@@ -319,4 +328,73 @@ pub(super) fn server_guardrails(
         }
     }
     Ok(())
+}
+
+/// `toolgate check` of a run-time config: its `tools.overrides` of the tools this binary offers
+/// itself (the built-in tools and its compiled OpenAPI sources), applied as `serve` applies
+/// them, so that an override of a tool the binary lacks, of an argument its schema lacks, or
+/// one giving another tool's name fails here, at the override's line, and not at start-up.
+/// Overrides of the config's own remote sources (MCP, A2A, `load: runtime` OpenAPI) are
+/// checked when those list their tools.
+pub(super) fn builtin_overrides(
+    loaded: &LoadedConfig,
+    settings: BuiltinSettings,
+) -> Result<(), Failure> {
+    let tools = &loaded.config.tools;
+    let compiled = compiled_openapi_ids();
+    let remote: Vec<&str> = tools
+        .mcp
+        .iter()
+        .map(|s| s.id.as_str())
+        .chain(tools.a2a.iter().map(|a| a.id.as_str()))
+        .chain(
+            tools
+                .openapi
+                .iter()
+                .map(|o| o.id.as_str())
+                .filter(|id| !compiled.contains(*id)),
+        )
+        .collect();
+    let of_remote = |name: &str| {
+        remote.iter().any(|id| {
+            name.strip_prefix(id)
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
+    };
+    let own: std::collections::BTreeMap<_, _> = tools
+        .overrides
+        .iter()
+        .filter(|(name, _)| !of_remote(name))
+        .map(|(name, o)| (name.clone(), o.clone()))
+        .collect();
+    if own.is_empty() {
+        return Ok(());
+    }
+    let built = toolgate::builtin::toolset(settings)
+        .tool_overrides(&own)
+        .build();
+    let Err(e) = built else {
+        return Ok(());
+    };
+    let message = e.to_string();
+    let at = |pointer: String| {
+        Failure::new(
+            exit::CONFIG,
+            loaded.error_at(&pointer, message.clone()).to_string(),
+        )
+    };
+    Err(match e {
+        toolgate::BuildError::Override { tool, .. } => at(overrides_pointer(&tool)),
+        // At the override that gives the clashing name.
+        toolgate::BuildError::DuplicateTool { name, .. } => {
+            match own
+                .iter()
+                .find(|(_, o)| o.name.as_deref() == Some(name.as_str()))
+            {
+                Some((tool, _)) => at(format!("{}/name", overrides_pointer(tool))),
+                None => Failure::new(exit::CONFIG, format!("error: {message}")),
+            }
+        }
+        _ => Failure::new(exit::CONFIG, format!("error: {message}")),
+    })
 }

@@ -585,7 +585,8 @@ fn check_runtime(
 ) -> Result<(), Failure> {
     config::warn_uncompiled_tools(loaded);
     config::server_guardrails(loaded, |n| loaded.config.policy.guardrails.contains_key(n))?;
-    config::builtin_settings(loaded, dir)?;
+    let settings = config::builtin_settings(loaded, dir)?;
+    config::builtin_overrides(loaded, settings)?;
     config::shared_store(loaded)?;
     output::write_err(
         "checked as a run-time config of this binary (no Cargo.toml beside it): its local tools are the binary's own (`toolgate list`)",

@@ -42,6 +42,47 @@ fn check_takes_a_run_time_config_kept_anywhere() {
     );
 }
 
+/// `toolgate check` of a run-time config applies its overrides of the binary's own tools as
+/// `serve` would: an argument the tool lacks, or a new name another tool has, fails at the
+/// override's line; an override of an MCP source's tool waits for that source's listing; a
+/// policy keyed by a renamed tool's old name is a warning at its line.
+#[test]
+fn check_of_a_run_time_config_applies_its_overrides_of_the_binarys_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.yaml");
+    let file = path.display().to_string();
+    let check = |config: &str| {
+        std::fs::write(&path, config).unwrap();
+        toolgate(&["check", &file])
+    };
+    let head = "version: 1\ntools:\n  local:\n    - fn: crate::builtin::tools::calc\n";
+
+    let run = check(&format!(
+        "{head}  overrides:\n    calc:\n      arguments: {{nope: {{value: 1}}}}\n"
+    ));
+    run.code(3).stderr_has(&[&format!("{file}:7:"), "nope"]);
+
+    let run = check(&format!("{head}  overrides:\n    calc:\n      name: jq\n"));
+    run.code(3).stderr_has(&[&format!("{file}:7:"), "jq"]);
+
+    // An MCP source's tool is overridden when the source lists it: nothing to check here.
+    let run = check(
+        "version: 1\ntools:\n  mcp:\n    - {id: gh, stdio: {command: gh-mcp}}\n  overrides:\n    gh.get_repo: {name: get_repo}\n",
+    );
+    run.code(0);
+
+    let run = check(&format!(
+        "{head}  overrides:\n    calc: {{name: compute}}\npolicy:\n  tools:\n    calc: {{timeout_ms: 100}}\n"
+    ));
+    run.code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains(&format!("{file}:9:")) && said.contains("renames to `compute`"),
+        "{}",
+        run.context()
+    );
+}
+
 /// A running `toolgate serve`, its stderr read line by line; killed when dropped.
 struct Served {
     child: std::process::Child,

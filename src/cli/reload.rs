@@ -1,7 +1,8 @@
 //! `toolgate serve`'s hot reload: on SIGHUP the tools.yaml is read again and its `policy:`
 //! section replaces the running one ([`toolgate::Toolset::reload_policy`]). A file that does
-//! not load, or a policy that does not compile, is refused with its error and the running
-//! configuration stays; sections a reload does not apply are named in a warning.
+//! not load, a policy that does not compile, or one that drops a guardrail a virtual server
+//! names, is refused with its error and the running configuration stays; sections a reload
+//! does not apply are named in a warning.
 
 use std::path::PathBuf;
 
@@ -50,6 +51,20 @@ fn reload(gateway: &Gateway, file: Option<&PathBuf>, started: &ToolsConfig) {
         }
     };
     let next = &loaded.config;
+    // The virtual servers are the ones started with (a reload does not change them): each
+    // guardrail they name must stay defined (this binary registers none in code).
+    if let Some((server, name)) = started
+        .gateway
+        .servers
+        .iter()
+        .flat_map(|s| s.guardrails.iter().map(move |g| (&s.id, g)))
+        .find(|(_, g)| !next.policy.guardrails.contains_key(*g))
+    {
+        output::write_err(&format!(
+            "toolgate serve: reload of {shown} refused, the running policy stays: virtual server `{server}` names guardrail `{name}`, which the new policy.guardrails does not define"
+        ));
+        return;
+    }
     match gateway.toolset().reload_policy(next.policy.clone()) {
         Ok(done) => {
             output::write_err(&format!(

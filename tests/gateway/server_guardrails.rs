@@ -4,7 +4,8 @@
 //! called through two servers, one naming a masking and a deny guardrail and one naming none:
 //! over MCP and REST, the first returns masked results and refuses what its deny rule matches,
 //! the second returns the raw value, and a tool's own guardrail holds on both. A server naming
-//! a guardrail that does not exist stops `toolgate check` and `toolgate serve` at its line.
+//! a guardrail that does not exist stops `toolgate check` and `toolgate serve` at its line; a
+//! policy reload (SIGHUP) changes a server's guardrail, and one that drops it is refused.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -42,10 +43,17 @@ fn yaml(calls: &Path, policy: &str, gateway: &str) -> String {
 /// `pii` masks results, `nodrop` refuses `drop table` anywhere in the arguments, `sql` is
 /// guard.run_sql's own; `partners` names `pii` and `nodrop`, `internal` names none.
 fn served(calls: &Path) -> Served {
+    harness::serve(&served_yaml(calls, PII), &[])
+}
+
+/// `pii` with every detector.
+const PII: &str = "    pii:\n      mask: {}\n";
+
+/// The tools.yaml of [`served`], with `pii` (lines under `policy.guardrails`) in place of
+/// [`PII`].
+fn served_yaml(calls: &Path, pii: &str) -> String {
     let policy = r#"  guardrails:
-    pii:
-      mask: {}
-    nodrop:
+PII    nodrop:
       deny: [{name: drop_table, pattern: "(?i)drop\\s+table"}]
     sql:
       deny: [{name: delete, pattern: "(?i)\\bdelete\\b", argument: query}]
@@ -60,7 +68,7 @@ fn served(calls: &Path) -> Served {
     - id: internal
       tools: {include: [{source: guard}]}
 "#;
-    harness::serve(&yaml(calls, policy, gateway), &[])
+    yaml(calls, &policy.replacen("PII", pii, 1), gateway)
 }
 
 /// `POST {path}` with `body`: (status, JSON body).
@@ -308,4 +316,60 @@ fn a_server_naming_an_unknown_guardrail_stops_check_and_serve_at_its_line() {
         stderr.contains(&at) && stderr.contains("`pij`"),
         "{at}: {stderr}"
     );
+}
+
+#[test]
+fn a_reload_changes_a_servers_guardrail_and_one_that_drops_it_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.jsonl");
+    let served = served(&calls);
+    let reload = |pii: &str, outcome: &str| {
+        let before = served.log().matches(outcome).count();
+        std::fs::write(
+            served.dir.path().join("tools.yaml"),
+            served_yaml(&calls, pii),
+        )
+        .unwrap();
+        let sent = Command::new("kill")
+            .args(["-HUP", &served.process.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while served.log().matches(outcome).count() == before {
+            assert!(
+                Instant::now() < deadline,
+                "no `{outcome}` within 30 s after SIGHUP\n{}",
+                served.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let leak = || {
+        let (status, body) = post(&served, "/servers/partners/tools/guard__leak/call", "{}");
+        assert_eq!(status, 200, "{body}");
+        text_of(&body).to_string()
+    };
+    assert_eq!(leak(), MASKED);
+
+    // `pii` now masks e-mail addresses only: the server's calls use the new definition.
+    reload(
+        "    pii:\n      mask: {detectors: [email]}\n",
+        "policy reloaded",
+    );
+    assert_eq!(
+        leak(),
+        "customer [email] paid with 4111 1111 1111 1111 (order 4111111111111121), deploy key AKIAIOSFODNN7EXAMPLE"
+    );
+
+    // A policy without `pii`: refused, the running one stays.
+    reload("", "refused");
+    assert!(
+        served
+            .log()
+            .contains("virtual server `partners` names guardrail `pii`"),
+        "{}",
+        served.log()
+    );
+    assert!(leak().starts_with("customer [email] paid"), "{}", leak());
 }

@@ -91,13 +91,13 @@ impl Toolset {
         &self,
         names: &[S],
     ) -> Result<crate::policy::guardrails::GuardrailSet, String> {
-        self.inner.pipeline.guardrails.set(names)
+        self.inner.pipeline.load().guardrails.set(names)
     }
 
     /// Whether the toolset has a guardrail called `name` (in `policy.guardrails` or
     /// registered in code).
     pub fn has_guardrail(&self, name: &str) -> bool {
-        self.inner.pipeline.guardrails.has(name)
+        self.inner.pipeline.load().guardrails.has(name)
     }
 
     /// Calls several tools, `(name, args)` each, at most `concurrency` at once (0 counts as 1),
@@ -232,11 +232,13 @@ impl Toolset {
         // The way in's own guardrails (a virtual server's), on what the caller sent; only for
         // a caller the tool's policy lets in (the authorize layer refuses the others).
         let (extra_in, extra_out) = match extra.filter(|s| !s.is_empty()) {
-            Some(set) => set.for_tool(&self.inner.pipeline, entry.descriptor()),
+            Some(set) => set.for_tool(&self.inner.pipeline.load(), entry.descriptor())?,
             None => (None, None),
         };
         if let Some(guards) = &extra_in
-            && entry.access(&self.inner.pipeline).permits(ctx.identity())
+            && entry
+                .access(&self.inner.pipeline.load())
+                .permits(ctx.identity())
         {
             guards.check_arguments(&ctx, &mut args).await?;
         }

@@ -290,15 +290,22 @@ impl Registry {
     /// # Errors
     /// The first name no guardrail has.
     pub(crate) fn set<S: AsRef<str>>(&self, names: &[S]) -> Result<GuardrailSet, String> {
-        let mut list: Vec<Arc<Compiled>> = Vec::with_capacity(names.len());
+        let mut list: Vec<Arc<str>> = Vec::with_capacity(names.len());
         for name in names {
             let name = name.as_ref();
-            let g = self.named.get(name).ok_or_else(|| name.to_string())?;
-            if !list.iter().any(|o| Arc::ptr_eq(o, g)) {
-                list.push(Arc::clone(g));
+            if !self.named.contains_key(name) {
+                return Err(name.to_string());
+            }
+            if !list.iter().any(|n| &**n == name) {
+                list.push(Arc::from(name));
             }
         }
         Ok(GuardrailSet::new(list))
+    }
+
+    /// Guardrail `name`, if there is one.
+    fn get(&self, name: &str) -> Option<&Arc<Compiled>> {
+        self.named.get(name)
     }
 
     /// The guardrails of tool `name` of source `source` whose effective list is `listed`, in

@@ -186,3 +186,37 @@ fn unknown_and_doubly_defined_guardrails_fail_the_build() {
         "{e}"
     );
 }
+
+#[tokio::test]
+async fn a_guardrail_set_runs_besides_the_tools_own_and_fails_closed_once_dropped() {
+    let stub = echo_source();
+    let pii = GuardrailConfig {
+        mask: Some(MaskConfig::default()),
+        ..GuardrailConfig::default()
+    };
+    // No tool runs `pii` itself: only calls through the set do.
+    let ts = toolset(&stub, &policy(&[], &[("pii", pii)]), vec![]);
+    assert_eq!(ts.guardrail_set(&["nope"]).unwrap_err(), "nope");
+    let set = ts.guardrail_set(&["pii", "pii"]).unwrap();
+    assert_eq!(set.names().collect::<Vec<_>>(), ["pii"]);
+    let args = json!({"to": "ann@example.org"});
+    let plain = ts.call("echo", args.clone()).await.unwrap();
+    assert!(plain.to_text().contains("ann@example.org"), "{plain:?}");
+    let guarded = ts
+        .call_guarded("echo", args.clone(), crate::ToolContext::default(), &set)
+        .await
+        .unwrap();
+    assert!(
+        guarded.to_text().contains("[email]") && !guarded.to_text().contains("ann@"),
+        "{guarded:?}"
+    );
+    // A reload without `pii`: calls through the set are refused, not made unchecked.
+    ts.reload_policy(PolicyConfig::default()).unwrap();
+    let e = ts
+        .call_guarded("echo", args, crate::ToolContext::default(), &set)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::PolicyDenied);
+    assert!(e.message().contains("guardrail `pii`"), "{e}");
+    assert_eq!(stub.calls_to("echo").len(), 2);
+}

@@ -2,7 +2,8 @@
 //! servers: server-everything runs twice (`everything` and `ev2`, both with resources and
 //! prompts), and each virtual server's MCP endpoint lists, reads and gets only those of the
 //! sources it includes — by an include selector naming the source, or by selecting one of its
-//! tools — while the default endpoint keeps passing through both.
+//! tools — while the default endpoint keeps passing through both. The gateway's own skills
+//! (`tests/skills`) are resources of a virtual server only when it selects `load_skill`.
 
 use std::collections::BTreeSet;
 
@@ -16,8 +17,11 @@ use crate::mcp_http::runtime;
 
 const ARCHITECTURE: &str = "demo://resource/static/document/architecture.md";
 
+/// The skill every listing with skills has.
+const SKILL: &str = "skill://release-notes/SKILL.md";
+
 /// `docs` includes the source `everything`; `echo2` selects ev2's `echo` by name (so ev2 is
-/// its source); `math` selects only the built-in `calc`.
+/// its source); `math` selects only the built-in `calc`; `skilled` selects `load_skill`.
 fn served() -> Served {
     let mcp = harness::everything_stdio_entry("everything", "")
         + &harness::everything_stdio_entry("ev2", "");
@@ -29,8 +33,27 @@ fn served() -> Served {
       tools: {include: [{name: "ev2.echo"}]}
     - id: math
       tools: {include: [{name: calc}]}
+    - id: skilled
+      tools: {include: [{name: load_skill}]}
 "#;
-    harness::serve(&harness::tools_yaml(&mcp, gateway), &[])
+    let skills = harness::repo_root().join("tests/skills");
+    let yaml = harness::tools_yaml(&mcp, gateway).replacen(
+        "\ntools:\n",
+        &format!("\ntools:\n  skills:\n    - dir: {}\n", skills.display()),
+        1,
+    );
+    assert!(yaml.contains("  skills:"), "{yaml}");
+    harness::serve(&yaml, &[])
+}
+
+/// Whether the endpoint lists the skill resource [`SKILL`].
+async fn lists_skills(backend: &McpBackend) -> bool {
+    backend
+        .list_resources()
+        .await
+        .expect("resources/list")
+        .iter()
+        .any(|r| r.uri == SKILL)
 }
 
 /// toolgate's own MCP client on the gateway's endpoint `path`: its backend and the toolset
@@ -134,7 +157,26 @@ fn each_virtual_server_lists_reads_and_gets_only_its_own_sources_resources_and_p
             .await
             .expect_err("math reaches no prompt");
 
-        for tools in [default_tools, docs_tools, echo2_tools, math_tools] {
+        // Skills: on the default endpoint, and on a server that selects `load_skill` only.
+        let (skilled, skilled_tools) = client(&served, "/mcp/skilled").await;
+        assert!(lists_skills(&default).await);
+        assert!(lists_skills(&skilled).await);
+        skilled
+            .read_resource(ReadResourceRequestParams::new(SKILL))
+            .await
+            .expect("skilled reads a skill");
+        assert!(!lists_skills(&docs).await);
+        math.read_resource(ReadResourceRequestParams::new(SKILL))
+            .await
+            .expect_err("math has no skills");
+
+        for tools in [
+            default_tools,
+            docs_tools,
+            echo2_tools,
+            math_tools,
+            skilled_tools,
+        ] {
             tools.close().await;
         }
     });

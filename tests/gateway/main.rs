@@ -13,6 +13,7 @@ mod a2a;
 mod conformance;
 mod connections;
 mod guardrails;
+mod guardrails_cut;
 mod inspector;
 mod jq_bombs;
 mod mcp_errors;

@@ -46,6 +46,11 @@ use builder::Settings;
 pub use filter::ToolFilter;
 pub use limit::RESULT_URI_PREFIX;
 
+/// The `_meta` key of a stored (cut) result naming the tool that gave it (its name at the
+/// source), so that reading the result back runs that tool's result guardrails; removed
+/// before the result is shown.
+pub const STORED_TOOL_META_KEY: &str = "toolgate/tool";
+
 use crate::{
     BoxFuture, ErrorKind, SourceLifecycle, SourceState, SourceStatus, SourceTool, ToolContext,
     ToolDescriptor, ToolError, ToolFuture, ToolOutput, ToolSource,
@@ -325,7 +330,7 @@ impl RemoteSource {
 
     /// Cuts the content an error carries (a tool's `isError` result, in its details) to the
     /// same limit as results, keeping the full one.
-    fn limit_error(&self, e: ToolError) -> ToolError {
+    fn limit_error(&self, e: ToolError, tool: &str) -> ToolError {
         let Some(details) = e.details() else {
             return e;
         };
@@ -335,14 +340,16 @@ impl RemoteSource {
         let Ok(content) = serde_json::from_value::<Vec<crate::Content>>(content.clone()) else {
             return e;
         };
-        let out = self.limit(ToolOutput::from_content(content));
+        let out = self.limit(ToolOutput::from_content(content), tool);
         let mut details = details.clone();
         details["content"] = serde_json::to_value(&out.content).unwrap_or_default();
         e.with_details(details)
     }
 
-    /// Cuts a result over the size limit, keeping the full one.
-    fn limit(&self, out: ToolOutput) -> ToolOutput {
+    /// Cuts a result of tool `tool` over the size limit, keeping the full one, marked with the
+    /// tool's name ([`STORED_TOOL_META_KEY`]) so that reading it back runs the tool's result
+    /// guardrails ([`Toolset::stored_result`](crate::Toolset::stored_result)).
+    fn limit(&self, out: ToolOutput, tool: &str) -> ToolOutput {
         let Some(max) = self.inner.settings.max_result_bytes else {
             return out;
         };
@@ -354,6 +361,10 @@ impl RemoteSource {
             None => out,
             Some(cut) => {
                 let size = limit::size_of(&out);
+                let mut out = out;
+                out.meta
+                    .get_or_insert_with(Default::default)
+                    .insert(STORED_TOOL_META_KEY.into(), Value::String(tool.into()));
                 tracing::info!(source = %self.inner.id, bytes = size, %uri, "result cut to the size limit; full result stored");
                 if let Some(sink) = self.inner.results_sink.get() {
                     sink(&uri, &out);
@@ -463,8 +474,8 @@ impl ToolSource for RemoteSource {
             };
             self.note_call(&result);
             result
-                .map(|out| self.limit(out))
-                .map_err(|e| self.limit_error(e))
+                .map(|out| self.limit(out, &descriptor.name))
+                .map_err(|e| self.limit_error(e, &descriptor.name))
         })
     }
 

@@ -175,7 +175,11 @@ async fn list_changed_refreshes_the_catalog() {
     tools.discover(1).await;
     assert_eq!(tools.tools().len(), 1);
     let mut watch = tools.watch_tools();
-    assert_eq!(watch.len(), 1, "the remote source is watched");
+    assert_eq!(
+        watch.len(),
+        2,
+        "the remote source is watched, and the policy's reloads"
+    );
     fake.tools.lock().unwrap().push("b");
     fake.changes.send_modify(|n| *n += 1);
     // The toolset's watch fires once the new listing is in.

@@ -254,12 +254,71 @@ impl Toolset {
     }
 
     /// A result kept in full after it was cut to a size limit, by the `toolgate://results/...`
-    /// URI named in the cut result; without any configured secret, as the call's result.
+    /// URI named in the cut result; without any configured secret, as the call's result, and
+    /// through the result guardrails of the tool that gave it (masked as the cut result was).
     /// Looked for in this toolset's sources first, then, with a
     /// [shared store](crate::ToolsetBuilder::shared_store), in Redis (a result cut on another
     /// replica, kept there for [`RESULT_TTL`](crate::store::RESULT_TTL)). `None` when neither
-    /// holds it, or the store did not answer (logged).
+    /// holds it, the store did not answer (logged), or a guardrail refuses it (logged).
     pub async fn stored_result(&self, uri: &str) -> Option<ToolOutput> {
+        self.stored_result_guarded(uri, &crate::ToolContext::default(), None)
+            .await
+    }
+
+    /// [`stored_result`](Self::stored_result) read through a way in with guardrails of its own
+    /// (a virtual server's `set`) as `ctx`'s caller: the tool's result guardrails, then the
+    /// set's. A result whose tool is no longer in the toolset (or that names none) is withheld
+    /// (`None`, logged) when any guardrail is configured: it cannot be checked.
+    pub async fn stored_result_guarded(
+        &self,
+        uri: &str,
+        ctx: &crate::ToolContext,
+        set: Option<&crate::policy::guardrails::GuardrailSet>,
+    ) -> Option<ToolOutput> {
+        let mut out = self.stored_unguarded(uri).await?;
+        let tool = out
+            .meta
+            .as_mut()
+            .and_then(|m| m.remove(crate::remote::STORED_TOOL_META_KEY))
+            .and_then(|v| v.as_str().map(str::to_owned));
+        if out.meta.as_ref().is_some_and(|m| m.is_empty()) {
+            out.meta = None;
+        }
+        let pipeline = self.inner.pipeline.load_full();
+        let entry = tool.as_deref().and_then(|name| {
+            self.entries()
+                .into_iter()
+                .find(|e| e.source_tool().descriptor.name == name || e.name() == name)
+        });
+        let Some(entry) = entry else {
+            if pipeline.guardrails.is_empty() && set.is_none_or(|s| s.is_empty()) {
+                return Some(out);
+            }
+            tracing::warn!(%uri, tool = ?tool, "stored result withheld: the tool that gave it is not in the toolset, so its guardrails cannot be run");
+            return None;
+        };
+        let guards = match crate::policy::guardrails::stored_result_guards(
+            &pipeline,
+            entry.descriptor(),
+            set,
+        ) {
+            Ok(guards) => guards,
+            Err(error) => {
+                tracing::warn!(%uri, %error, "stored result withheld");
+                return None;
+            }
+        };
+        for guard in &guards {
+            if let Err(error) = guard.check_result(ctx, &mut out).await {
+                tracing::warn!(%uri, %error, "stored result withheld by a guardrail");
+                return None;
+            }
+        }
+        Some(out)
+    }
+
+    /// The stored result `uri` as kept (secrets redacted, no guardrail run).
+    async fn stored_unguarded(&self, uri: &str) -> Option<ToolOutput> {
         let local = self
             .inner
             .sources

@@ -54,6 +54,7 @@ use toolgate_model::config::{GuardDirection, GuardrailConfig, PolicyConfig};
 pub use custom::{CustomGuardrail, Guardrail, GuardrailCall, Verdict};
 pub(crate) use layer::layers;
 pub use set::GuardrailSet;
+pub(crate) use set::stored_result_guards;
 
 use crate::{ErrorKind, ToolError};
 
@@ -304,6 +305,11 @@ impl Registry {
     }
 
     /// Guardrail `name`, if there is one.
+    /// Whether no guardrail is configured or registered at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.named.is_empty() && self.custom.is_empty()
+    }
+
     fn get(&self, name: &str) -> Option<&Arc<Compiled>> {
         self.named.get(name)
     }

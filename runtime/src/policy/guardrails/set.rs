@@ -86,6 +86,30 @@ impl GuardrailSet {
     }
 }
 
+/// The result guards a stored (cut) result of `tool` is read under: the tool's own result
+/// guardrails, then those of `set` (a virtual server's) it does not run already.
+///
+/// # Errors
+/// As [`GuardrailSet::for_tool`].
+pub(crate) fn stored_result_guards(
+    pipeline: &Pipeline,
+    tool: &ToolDescriptor,
+    set: Option<&GuardrailSet>,
+) -> Result<Vec<Guards>, ToolError> {
+    let policy = pipeline.config.effective(&tool.name, &tool.source);
+    let own = pipeline
+        .guardrails
+        .of(&tool.name, &tool.source, policy.guardrails.as_deref());
+    let mut guards: Vec<Guards> =
+        Guards::new(&tool.name, &tool.source, GuardDirection::Result, &own)
+            .into_iter()
+            .collect();
+    if let Some(set) = set {
+        guards.extend(set.for_tool(pipeline, tool)?.1);
+    }
+    Ok(guards)
+}
+
 impl std::fmt::Debug for GuardrailSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.names()).finish()

@@ -188,7 +188,7 @@ pub(super) async fn read_resource(
     _context: RequestContext<RoleServer>,
 ) -> Result<ReadResourceResponse, McpError> {
     if request.uri.starts_with(RESULT_URI_PREFIX) {
-        return results::read(gateway, &request.uri).await;
+        return results::read(gateway, on, &request.uri).await;
     }
     let servers = servers_on(gateway, on).await;
     let mut params = request.clone();

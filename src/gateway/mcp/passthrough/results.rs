@@ -2,21 +2,30 @@
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ReadResourceResponse, ReadResourceResult, ResourceContents};
-use toolgate_runtime::{Content, ToolOutput};
+use toolgate_runtime::{Content, ToolContext, ToolOutput};
 
 use crate::gateway::Gateway;
+use crate::gateway::servers::VirtualServer;
 
-/// The stored result `uri` as resource contents: one `text/plain` text when every part is
+/// The stored result `uri` as resource contents, through the result guardrails of the tool that
+/// gave it and of the virtual server `on` it is read through (masked as the cut result was): one `text/plain` text when every part is
 /// text (the parts joined by newlines), one `application/json` text for a structured-only
 /// result, else one entry per part in order (text as `text/plain`, images and audio as blobs
 /// of their type, embedded resources as they are, links as their URI in text).
 ///
 /// # Errors
 /// -32002 (resource not found) when nothing is stored under `uri`: it was never a result's
-/// URI, or it was evicted (the newest 32 results, 64 MiB at most, are kept per source; with a
+/// URI, a guardrail withholds it, or it was evicted (the newest 32 results, 64 MiB at most, are kept per source; with a
 /// shared store, every replica's for an hour).
-pub(super) async fn read(gateway: &Gateway, uri: &str) -> Result<ReadResourceResponse, McpError> {
-    let out = gateway.toolset().stored_result(uri).await.ok_or_else(|| {
+pub(super) async fn read(
+    gateway: &Gateway,
+    on: Option<&VirtualServer>,
+    uri: &str,
+) -> Result<ReadResourceResponse, McpError> {
+    let set = on.and_then(VirtualServer::guardrails);
+    let ctx = ToolContext::default();
+    let read = gateway.toolset().stored_result_guarded(uri, &ctx, set);
+    let out = read.await.ok_or_else(|| {
         McpError::resource_not_found(
             format!(
                 "Resource {uri} not found: no stored result has this URI (only the newest results are kept)"

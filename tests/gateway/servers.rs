@@ -399,4 +399,28 @@ fn rest_lists_describes_and_calls_under_a_servers_names() {
     // The default REST routes are unchanged.
     let (status, out) = call("/tools/calc/call", r#"{"expression": "6*7"}"#);
     assert_eq!(status, 200, "{out}");
+
+    // A REST call through a server is counted under its label, as an MCP call is; one on the
+    // default routes is not.
+    let (status, metrics) = harness::request(
+        served.port(),
+        "GET",
+        "/metrics",
+        &[("X-API-Key", OPS)],
+        None,
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{metrics}");
+    let counted: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("toolgate_server_calls_total{"))
+        .collect();
+    assert!(
+        counted.iter().any(|l| l.contains("server=\"math\"")
+            && l.contains("tool=\"calc\"")
+            && l.contains("outcome=\"ok\"")
+            && l.ends_with(" 1")),
+        "{counted:?}"
+    );
+    assert_eq!(counted.len(), 1, "{counted:?}");
 }

@@ -92,10 +92,12 @@ pub(super) async fn call_tool(
     // then stops, and so does the task `Gateway::call` links the token with.
     let cancel = CancellationToken::new();
     let _cancel_on_drop = cancel.clone().drop_guard();
-    // On a virtual server (`/servers/{id}/tools/{name}/call`): its guardrails too.
+    // On a virtual server (`/servers/{id}/tools/{name}/call`): its guardrails too, and the
+    // call counted under its label as over MCP.
+    let server = server.map(|Extension(s)| s);
     let extras = CallExtras {
         reason: None,
-        guardrails: server.and_then(|Extension(s)| s.guardrails().cloned()),
+        guardrails: server.as_ref().and_then(|s| s.guardrails().cloned()),
     };
     let call = gateway.call_cancellable(
         &name,
@@ -111,6 +113,14 @@ pub(super) async fn call_tool(
             .await
             .unwrap_or_else(|_| Err(ToolError::timeout(&name, t))),
     };
+    if let Some(server) = &server {
+        let outcome = match &result {
+            Ok(out) if out.is_error => "tool_error",
+            Ok(_) => "ok",
+            Err(e) => e.kind().as_str(),
+        };
+        server.count_call(&name, outcome);
+    }
     match result {
         // The agent asked a question: an answer to show, not a failure.
         Err(e) if e.kind() == ErrorKind::InputRequired => Ok(Json(e.into_output())),

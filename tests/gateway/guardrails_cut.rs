@@ -5,9 +5,8 @@
 
 use rmcp::model::{ReadResourceRequestParams, ReadResourceResponse, ResourceContents};
 use serde_json::json;
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{SourceState, Toolset};
+use toolgate::Toolset;
+use toolgate::mcp::McpBackend;
 
 use crate::harness::{self, Served};
 use crate::mcp_http::runtime;
@@ -30,24 +29,7 @@ fn served() -> Served {
 }
 
 async fn client(served: &Served, path: &str) -> (McpBackend, Toolset) {
-    let connection = McpConnection::Http {
-        url: served.url(path),
-        headers: Default::default(),
-        oauth2: None,
-    };
-    let backend = McpBackend::new("gw", connection, McpOptions::default());
-    let tools = Toolset::builder()
-        .validate_arguments(false)
-        .source(
-            RemoteSource::builder("gw", backend.clone())
-                .max_result_bytes(None)
-                .build(),
-        )
-        .build()
-        .expect("client toolset");
-    let statuses = tools.discover(1).await;
-    assert_eq!(statuses[0].state, SourceState::Ready, "{statuses:?}");
-    (backend, tools)
+    harness::mcp_client_at(served, path, &[]).await
 }
 
 /// Calls `tool` with a message longer than the cut (which keeps its head and tail), the

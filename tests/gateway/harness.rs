@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 pub(crate) mod peers;
 
 pub(crate) use peers::PeerProcess;
+use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
+use toolgate::remote::RemoteSource;
+use toolgate::{SourceState, Toolset};
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_toolgate");
 
@@ -223,4 +226,37 @@ pub(crate) fn everything_stdio_entry(id: &str, extra: &str) -> String {
 /// Where a test's scratch files go.
 pub(crate) fn scratch(served: &Served, name: &str) -> PathBuf {
     served.dir.path().join(name)
+}
+
+/// toolgate's own MCP client on the gateway's endpoint `path` (`/mcp`, `/mcp/{id}`) sending
+/// `headers`, as source `gw` (arguments are not checked here: what the gateway answers is under
+/// test), discovered; and its backend, for resources and prompts. Panics (with the gateway's
+/// log) unless the source is ready.
+pub(crate) async fn mcp_client_at(
+    served: &Served,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (McpBackend, Toolset) {
+    let connection = McpConnection::Http {
+        url: served.url(path),
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        oauth2: None,
+    };
+    let backend = McpBackend::new("gw", connection, McpOptions::default());
+    let tools = Toolset::builder()
+        .validate_arguments(false)
+        .source(RemoteSource::builder("gw", backend.clone()).build())
+        .build()
+        .expect("client toolset");
+    let statuses = tools.discover(1).await;
+    assert_eq!(
+        statuses[0].state,
+        SourceState::Ready,
+        "{statuses:?}\n{}",
+        served.log()
+    );
+    (backend, tools)
 }

@@ -7,9 +7,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{Content, ErrorKind, ProgressReporter, SourceState, ToolContext, Toolset};
+use toolgate::{Content, ErrorKind, ProgressReporter, ToolContext, Toolset};
 
 use crate::harness::{self, Served, peers};
 
@@ -31,34 +29,7 @@ pub(crate) fn fault_entry(id: &str, mode: &str, env: &[(&str, &str)]) -> String 
 
 /// A toolset whose one source is the gateway at `served`, as MCP source `gw`.
 pub(crate) async fn client(served: &Served, headers: &[(&str, &str)]) -> Toolset {
-    let connection = McpConnection::Http {
-        url: served.url("/mcp"),
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        oauth2: None,
-    };
-    // Arguments are checked by the gateway, not here: what the gateway answers is under test.
-    let tools = Toolset::builder()
-        .validate_arguments(false)
-        .source(
-            RemoteSource::builder(
-                "gw",
-                McpBackend::new("gw", connection, McpOptions::default()),
-            )
-            .build(),
-        )
-        .build()
-        .unwrap();
-    let statuses = tools.discover(1).await;
-    assert_eq!(
-        statuses[0].state,
-        SourceState::Ready,
-        "{statuses:?}\n{}",
-        served.log()
-    );
-    tools
+    harness::mcp_client_at(served, "/mcp", headers).await.1
 }
 
 /// A multi-threaded Tokio runtime for one test.

@@ -8,9 +8,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use toolgate::ErrorKind;
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{SourceState, Toolset};
+use toolgate::Toolset;
 
 use crate::harness::{BIN, Served, request, serve_with_env, tools_yaml};
 
@@ -73,27 +71,10 @@ pub(crate) fn listed(served: &Served, key: &str) -> Vec<String> {
 }
 
 pub(crate) async fn mcp_client(served: &Served, key: &str) -> Toolset {
-    let connection = McpConnection::Http {
-        url: served.url("/mcp"),
-        headers: [("Authorization".to_string(), format!("Bearer {key}"))]
-            .into_iter()
-            .collect(),
-        oauth2: None,
-    };
-    let tools = Toolset::builder()
-        .validate_arguments(false)
-        .source(
-            RemoteSource::builder(
-                "gw",
-                McpBackend::new("gw", connection, McpOptions::default()),
-            )
-            .build(),
-        )
-        .build()
-        .unwrap();
-    let statuses = tools.discover(1).await;
-    assert_eq!(statuses[0].state, SourceState::Ready, "{statuses:?}");
-    tools
+    let bearer = format!("Bearer {key}");
+    crate::harness::mcp_client_at(served, "/mcp", &[("Authorization", bearer.as_str())])
+        .await
+        .1
 }
 
 pub(crate) fn runtime() -> tokio::runtime::Runtime {

@@ -12,9 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{SourceState, Toolset};
+use toolgate::Toolset;
 
 use crate::harness::{self, Served, peers};
 use crate::mcp_http::runtime;
@@ -103,25 +101,7 @@ fn called(calls: &Path) -> Vec<String> {
 
 /// toolgate's own MCP client on the gateway's endpoint `path`, as source `gw`.
 async fn client(served: &Served, path: &str) -> Toolset {
-    let connection = McpConnection::Http {
-        url: served.url(path),
-        headers: Default::default(),
-        oauth2: None,
-    };
-    let tools = Toolset::builder()
-        .validate_arguments(false)
-        .source(
-            RemoteSource::builder(
-                "gw",
-                McpBackend::new("gw", connection, McpOptions::default()),
-            )
-            .build(),
-        )
-        .build()
-        .expect("client toolset");
-    let statuses = tools.discover(1).await;
-    assert_eq!(statuses[0].state, SourceState::Ready, "{statuses:?}");
-    tools
+    harness::mcp_client_at(served, path, &[]).await.1
 }
 
 #[test]

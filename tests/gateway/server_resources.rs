@@ -8,9 +8,8 @@
 use std::collections::BTreeSet;
 
 use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{SourceState, Toolset};
+use toolgate::Toolset;
+use toolgate::mcp::McpBackend;
 
 use crate::harness::{self, Served};
 use crate::mcp_http::runtime;
@@ -59,20 +58,7 @@ async fn lists_skills(backend: &McpBackend) -> bool {
 /// toolgate's own MCP client on the gateway's endpoint `path`: its backend and the toolset
 /// that connected it.
 async fn client(served: &Served, path: &str) -> (McpBackend, Toolset) {
-    let connection = McpConnection::Http {
-        url: served.url(path),
-        headers: Default::default(),
-        oauth2: None,
-    };
-    let backend = McpBackend::new("gw", connection, McpOptions::default());
-    let tools = Toolset::builder()
-        .validate_arguments(false)
-        .source(RemoteSource::builder("gw", backend.clone()).build())
-        .build()
-        .expect("client toolset");
-    let statuses = tools.discover(1).await;
-    assert_eq!(statuses[0].state, SourceState::Ready, "{statuses:?}");
-    (backend, tools)
+    harness::mcp_client_at(served, path, &[]).await
 }
 
 /// The prompt names the endpoint lists.

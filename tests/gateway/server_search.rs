@@ -5,9 +5,7 @@
 //! REST's `?q=` on `/servers/{id}/tools` returns the best of the server's tools.
 
 use serde_json::{Value, json};
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{ErrorKind, SourceState, Toolset};
+use toolgate::{ErrorKind, Toolset};
 
 use crate::harness::{self, Served};
 use crate::mcp_http::runtime;
@@ -26,25 +24,7 @@ fn served() -> Served {
 
 /// toolgate's own MCP client on the gateway's endpoint `path`, as source `gw`.
 async fn client(served: &Served, path: &str) -> Toolset {
-    let connection = McpConnection::Http {
-        url: served.url(path),
-        headers: Default::default(),
-        oauth2: None,
-    };
-    let tools = Toolset::builder()
-        .validate_arguments(false)
-        .source(
-            RemoteSource::builder(
-                "gw",
-                McpBackend::new("gw", connection, McpOptions::default()),
-            )
-            .build(),
-        )
-        .build()
-        .expect("client toolset");
-    let statuses = tools.discover(1).await;
-    assert_eq!(statuses[0].state, SourceState::Ready, "{statuses:?}");
-    tools
+    harness::mcp_client_at(served, path, &[]).await.1
 }
 
 fn names(tools: &Toolset) -> Vec<String> {

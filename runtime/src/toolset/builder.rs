@@ -509,6 +509,7 @@ impl ToolsetBuilder {
                 states: self.states,
                 default_timeout: self.default_timeout,
                 blocking_runtime: OnceLock::new(),
+                #[cfg(feature = "redis")]
                 shared: Arc::clone(&pipeline.shared),
                 reload: super::reload::Inputs {
                     config_dir: self.config_dir,

@@ -71,7 +71,9 @@ struct Inner {
     pipeline: ArcSwap<crate::policy::Pipeline>,
     /// What a policy reload needs besides the new `policy:` section.
     reload: reload::Inputs,
-    /// The state every pipeline of this toolset shares (the same `Arc` as `pipeline`'s).
+    /// The state every pipeline of this toolset shares (the same `Arc` as `pipeline`'s): its
+    /// shared store is read without loading the pipeline.
+    #[cfg(feature = "redis")]
     shared: Arc<crate::policy::pipeline::Shared>,
     /// `tools.overrides`, applied by every catalog snapshot.
     overrides: crate::catalog::overrides::Overrides,

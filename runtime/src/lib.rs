@@ -64,8 +64,8 @@ pub use state::{Provides, State, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use toolgate_model::dialect::Dialect;
 pub use toolset::{
-    COERCIONS_META_KEY, DeferredExport, DeferredLoading, NameConflict, PolicyReload, ToolsWatch,
-    Toolset, ToolsetBuilder,
+    COERCIONS_META_KEY, DeferredExport, DeferredLoading, NameConflict, PolicyReload,
+    RETIRED_SOURCE_GRACE, SourcesReload, ToolsWatch, Toolset, ToolsetBuilder,
 };
 pub use validate::{
     ArgumentPolicy, ArgumentValidator, Coercion, CoercionKind, ExtraArguments, Validated,

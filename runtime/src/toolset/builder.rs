@@ -464,25 +464,24 @@ impl ToolsetBuilder {
         if let Some(validation) = &self.validation {
             validation.fold_into(&mut policy);
         }
-        let watches: Vec<_> = sources
-            .iter()
-            .filter_map(|s| s.lifecycle().and_then(|l| l.tool_changes()))
-            .collect();
-        let catalog = crate::catalog::Catalog::build(
-            &sources,
-            None,
-            super::fresh_changes(&watches),
-            &self.overrides,
+        let set = super::sources::SourceSet::new(
+            sources,
+            self.overrides,
+            #[cfg(feature = "mcp")]
+            mcp_servers,
         );
+        let (config_changes, config_watch) = tokio::sync::watch::channel(0u64);
+        let catalog = {
+            let mut changes = super::fresh_changes(&set.watches);
+            changes.push(config_watch.clone());
+            crate::catalog::Catalog::build(&set.list, None, changes, &set.overrides)
+        };
         let base = self
             .config_dir
             .clone()
             .unwrap_or_else(|| std::path::PathBuf::from("."));
         let code =
             crate::policy::code::CodeRules::compile(&policy, &base).map_err(BuildError::Policy)?;
-        let (policy_changes, policy_watch) = tokio::sync::watch::channel(0u64);
-        let mut watches = watches;
-        watches.push(policy_watch);
         let mut pipeline =
             crate::policy::Pipeline::new(self.validation.is_some(), self.default_timeout, policy);
         pipeline.guardrails = guardrails;
@@ -490,7 +489,7 @@ impl ToolsetBuilder {
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let sink = store.result_sink();
-            for lifecycle in sources.iter().filter_map(|s| s.lifecycle()) {
+            for lifecycle in set.list.iter().filter_map(|s| s.lifecycle()) {
                 lifecycle.keep_results_in(sink.clone());
             }
         }
@@ -502,8 +501,8 @@ impl ToolsetBuilder {
         }
         Ok(Toolset {
             inner: Arc::new(Inner {
-                sources,
-                watches,
+                sources: arc_swap::ArcSwap::from_pointee(set),
+                config_changes: config_watch,
                 catalog: arc_swap::ArcSwap::from_pointee(catalog),
                 rebuild: std::sync::Mutex::new(()),
                 states: self.states,
@@ -514,14 +513,11 @@ impl ToolsetBuilder {
                 reload: super::reload::Inputs {
                     config_dir: self.config_dir,
                     validation: self.validation,
-                    policy_changes,
+                    config_changes,
                 },
                 pipeline: arc_swap::ArcSwap::from_pointee(pipeline),
-                overrides: self.overrides,
                 pins,
                 semantic,
-                #[cfg(feature = "mcp")]
-                mcp_servers,
                 #[cfg(feature = "redis")]
                 notices: OnceLock::new(),
             }),

@@ -318,7 +318,7 @@ impl Toolset {
         let key: Arc<str> = internal.as_ref().into();
         let entry = Arc::new(ToolEntry::new(
             SourceTool::named(tool, key),
-            Arc::clone(source),
+            Arc::clone(&source),
         ));
         let call = Call {
             entry,

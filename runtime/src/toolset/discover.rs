@@ -7,40 +7,59 @@ use super::Toolset;
 use crate::catalog::ToolEntry;
 use crate::{SourceLifecycle, SourceStatus, ToolDescriptor, ToolError, ToolOutput, ToolSource};
 
-/// Changes to a toolset's tools, from [`Toolset::watch_tools`].
+/// Changes to a toolset's tools, from [`Toolset::watch_tools`]: a source's tools changed, or
+/// a reload changed the policy or the sources (after a reload of the sources, the sources
+/// watched are the new ones).
 pub struct ToolsWatch {
-    receivers: Vec<tokio::sync::watch::Receiver<u64>>,
+    /// The toolset's reload counter.
+    config: tokio::sync::watch::Receiver<u64>,
+    /// The change counters of the sources whose tools can change.
+    sources: Vec<tokio::sync::watch::Receiver<u64>>,
+    /// The toolset, to watch its new sources after a reload (weak: a watch does not keep a
+    /// toolset alive).
+    toolset: std::sync::Weak<super::Inner>,
 }
 
 impl ToolsWatch {
     /// How many change counters are watched: one per source whose tools can change, and one
-    /// for policy reloads.
+    /// for reloads.
     pub fn len(&self) -> usize {
-        self.receivers.len()
+        self.sources.len() + 1
     }
 
-    /// Whether nothing is watched (never, for a toolset: its policy can always be reloaded).
+    /// Whether nothing is watched (never, for a toolset: it can always be reloaded).
     pub fn is_empty(&self) -> bool {
-        self.receivers.is_empty()
+        false
     }
 
-    /// Waits until some source's tools change. Returns `false` when no source can change any
-    /// more (all closed or dropped; never, for a toolset of static tools only, which waits
-    /// forever).
+    /// Waits until some source's tools change or the toolset is reloaded. Returns `false`
+    /// when nothing can change any more (the toolset dropped).
     pub async fn changed(&mut self) -> bool {
         loop {
-            if self.receivers.is_empty() {
-                std::future::pending::<()>().await;
-            }
-            let waits = self.receivers.iter_mut().map(|r| Box::pin(r.changed()));
-            let (result, index, _) = futures::future::select_all(waits).await;
-            match result {
-                Ok(()) => return true,
-                Err(_) => {
-                    self.receivers.swap_remove(index);
-                    if self.receivers.is_empty() {
+            let any_source = async {
+                if self.sources.is_empty() {
+                    return std::future::pending().await;
+                }
+                let waits = self.sources.iter_mut().map(|r| Box::pin(r.changed()));
+                let (result, index, _) = futures::future::select_all(waits).await;
+                (result.is_ok(), index)
+            };
+            tokio::select! {
+                reloaded = self.config.changed() => {
+                    if reloaded.is_err() {
                         return false;
                     }
+                    if let Some(inner) = self.toolset.upgrade() {
+                        self.sources = super::fresh_changes(&inner.sources.load().watches);
+                    }
+                    return true;
+                }
+                (changed, index) = any_source => {
+                    if changed {
+                        return true;
+                    }
+                    // That source is gone (closed or dropped): watch the others.
+                    self.sources.swap_remove(index);
                 }
             }
         }
@@ -65,9 +84,13 @@ impl Toolset {
     /// listing) or the policy is reloaded ([`Toolset::reload_policy`]: who may see which tool
     /// can change). The gateway sends MCP `notifications/tools/list_changed` on it.
     pub fn watch_tools(&self) -> ToolsWatch {
+        let mut config = self.inner.config_changes.clone();
+        config.borrow_and_update();
         ToolsWatch {
             // Changes from now on: each clone marked as having seen the current value.
-            receivers: super::fresh_changes(&self.inner.watches),
+            sources: super::fresh_changes(&self.inner.sources.load().watches),
+            config,
+            toolset: Arc::downgrade(&self.inner),
         }
     }
 
@@ -113,6 +136,8 @@ impl Toolset {
         let listings: Vec<crate::BoxFuture<'static, SourceStatus>> = self
             .inner
             .sources
+            .load()
+            .list
             .iter()
             .filter(|s| {
                 s.lifecycle()
@@ -154,13 +179,16 @@ impl Toolset {
 
     /// The prefixed source whose id is `name`'s prefix (`everything.echo`, or the exported
     /// `everything__echo`).
-    pub(super) fn prefixed_source(&self, name: &str) -> Option<&Arc<dyn ToolSource>> {
+    pub(super) fn prefixed_source(&self, name: &str) -> Option<Arc<dyn ToolSource>> {
         let internal = toolgate_model::names::internal_name(name);
         let (prefix, _) = internal.split_once('.')?;
         self.inner
             .sources
+            .load()
+            .list
             .iter()
             .find(|s| s.id() == prefix && s.prefixed())
+            .cloned()
     }
 
     /// The bound of a call to `name` that waits for its source's listing, when the caller set
@@ -186,7 +214,7 @@ impl Toolset {
                 ": source `{}` has not listed its tools yet",
                 source.id()
             ));
-            if let Some(error) = status_of(source).error {
+            if let Some(error) = status_of(&source).error {
                 message.push_str(&format!(" (its last listing failed: {error})"));
             }
         }
@@ -206,7 +234,8 @@ impl Toolset {
         }
         // Sources mounted without prefix may offer any name: each is asked in turn (cheap
         // once listed), and the first that has it answers.
-        let unprefixed = self.inner.sources.iter().filter(|s| !s.prefixed());
+        let set = self.inner.sources.load_full();
+        let unprefixed = set.list.iter().filter(|s| !s.prefixed());
         for life in unprefixed.filter_map(|s| s.lifecycle()) {
             if life.discover().await.is_ok()
                 && let Some(found) = self.entry(name)
@@ -221,6 +250,8 @@ impl Toolset {
     pub fn source_status(&self, id: &str) -> Option<SourceStatus> {
         self.inner
             .sources
+            .load()
+            .list
             .iter()
             .find(|s| s.id() == id)
             .map(status_of)
@@ -228,7 +259,13 @@ impl Toolset {
 
     /// Every source's status, in source order.
     pub fn statuses(&self) -> Vec<SourceStatus> {
-        self.inner.sources.iter().map(status_of).collect()
+        self.inner
+            .sources
+            .load()
+            .list
+            .iter()
+            .map(status_of)
+            .collect()
     }
 
     /// Lists source `id`'s tools again now.
@@ -239,8 +276,11 @@ impl Toolset {
         let source = self
             .inner
             .sources
+            .load()
+            .list
             .iter()
             .find(|s| s.id() == id)
+            .cloned()
             .ok_or_else(|| {
                 ToolError::new(
                     crate::ErrorKind::NotFound,
@@ -322,6 +362,8 @@ impl Toolset {
         let local = self
             .inner
             .sources
+            .load()
+            .list
             .iter()
             .filter_map(|s| s.lifecycle())
             .find_map(|l| l.stored_result(uri));
@@ -349,12 +391,9 @@ impl Toolset {
         if let Some(relay) = self.inner.notices.get() {
             relay.0.cancel();
         }
-        let lives: Vec<&dyn SourceLifecycle> = self
-            .inner
-            .sources
-            .iter()
-            .filter_map(|s| s.lifecycle())
-            .collect();
+        let set = self.inner.sources.load_full();
+        let lives: Vec<&dyn SourceLifecycle> =
+            set.list.iter().filter_map(|s| s.lifecycle()).collect();
         futures::future::join_all(lives.into_iter().map(|l| l.close())).await;
     }
 }

@@ -14,11 +14,15 @@ mod notices;
 mod reload;
 #[cfg(test)]
 mod reload_tests;
+mod sources;
+#[cfg(test)]
+mod sources_tests;
 
 pub use builder::ToolsetBuilder;
 pub use deferred::{DeferredExport, DeferredLoading};
 pub use discover::ToolsWatch;
 pub use reload::PolicyReload;
+pub use sources::{RETIRED_SOURCE_GRACE, SourcesReload};
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -57,9 +61,12 @@ pub struct Toolset {
 }
 
 struct Inner {
-    sources: Vec<Arc<dyn ToolSource>>,
-    /// The change counters of the sources whose tools can change.
-    watches: Vec<tokio::sync::watch::Receiver<u64>>,
+    /// The sources, their change counters and `tools.overrides`; replaced as one by
+    /// [`Toolset::reload_sources`].
+    sources: ArcSwap<sources::SourceSet>,
+    /// Bumped by every reload (policy or sources): the catalog and every
+    /// [`ToolsWatch`] hear it.
+    config_changes: tokio::sync::watch::Receiver<u64>,
     /// The current catalog; replaced (under `rebuild`) when a watched source's tools changed.
     catalog: ArcSwap<Catalog>,
     rebuild: Mutex<()>,
@@ -75,15 +82,10 @@ struct Inner {
     /// shared store is read without loading the pipeline.
     #[cfg(feature = "redis")]
     shared: Arc<crate::policy::pipeline::Shared>,
-    /// `tools.overrides`, applied by every catalog snapshot.
-    overrides: crate::catalog::overrides::Overrides,
     /// Tool pinning of remote tools (`policy.pinning`), when configured.
     pins: Option<crate::policy::pinning::Pins>,
     /// The model of semantic search, when the builder was given one.
     semantic: Option<Arc<crate::search::semantic::Ranker>>,
-    /// The MCP servers among the sources, registered by the builder.
-    #[cfg(feature = "mcp")]
-    mcp_servers: Vec<crate::mcp::McpServerHandle>,
     /// The relay of tool-list changes between replicas, once started (see `notices`).
     #[cfg(feature = "redis")]
     notices: OnceLock<notices::Relay>,
@@ -140,11 +142,12 @@ impl Toolset {
         if !current.is_stale() {
             return; // another caller rebuilt it meanwhile
         }
+        let set = self.inner.sources.load();
         let next = Catalog::build(
-            &self.inner.sources,
+            &set.list,
             Some(&current),
-            fresh_changes(&self.inner.watches),
-            &self.inner.overrides,
+            self.changes(&set),
+            &set.overrides,
         );
         tracing::debug!(
             tools = next.len(),
@@ -375,16 +378,23 @@ impl Toolset {
         crate::policy::record_gauges(&self.inner.pipeline.load());
     }
 
-    /// The sources, in resolution order.
-    pub fn sources(&self) -> &[Arc<dyn ToolSource>] {
-        &self.inner.sources
+    /// The sources, in resolution order (as of now: a [reload](Self::reload_sources) may
+    /// add, remove or replace some).
+    pub fn sources(&self) -> Vec<Arc<dyn ToolSource>> {
+        self.inner.sources.load().list.clone()
     }
 
     /// The MCP servers among the sources, in source order (for the gateway's passthrough of
-    /// resources, prompts and completions).
+    /// resources, prompts and completions), as of now.
     #[cfg(feature = "mcp")]
-    pub fn mcp_servers(&self) -> &[crate::mcp::McpServerHandle] {
-        &self.inner.mcp_servers
+    pub fn mcp_servers(&self) -> Vec<crate::mcp::McpServerHandle> {
+        self.inner.sources.load().mcp_servers.clone()
+    }
+
+    /// How many times the configuration was reloaded ([`reload_policy`](Self::reload_policy),
+    /// [`reload_sources`](Self::reload_sources)): 0 as built.
+    pub fn config_generation(&self) -> u64 {
+        *self.inner.config_changes.borrow()
     }
 
     /// The state of type `T` given to the builder, if any.
@@ -412,7 +422,8 @@ impl Toolset {
     pub fn name_conflicts(&self) -> Vec<NameConflict> {
         let mut owner: HashMap<String, &str> = HashMap::new();
         let mut conflicts = Vec::new();
-        for source in &self.inner.sources {
+        let set = self.inner.sources.load();
+        for source in &set.list {
             for tool in source.tools() {
                 let d = &tool.descriptor;
                 let exported = toolgate_model::names::exported_name(&d.name).into_owned();
@@ -488,6 +499,18 @@ impl Toolset {
     }
 }
 
+impl Toolset {
+    /// What makes a catalog of `set` stale: its sources' change counters and the reload
+    /// counter, each marked as seen now.
+    fn changes(&self, set: &sources::SourceSet) -> Vec<tokio::sync::watch::Receiver<u64>> {
+        let mut changes = fresh_changes(&set.watches);
+        let mut config = self.inner.config_changes.clone();
+        config.borrow_and_update();
+        changes.push(config);
+        changes
+    }
+}
+
 /// Clones of `watches`, each marked as having seen the counter's current value (before the
 /// sources are listed, so that a change during the listing makes the new catalog stale).
 fn fresh_changes(
@@ -521,6 +544,8 @@ impl fmt::Debug for Toolset {
                 &self
                     .inner
                     .sources
+                    .load()
+                    .list
                     .iter()
                     .map(|s| s.id())
                     .collect::<Vec<_>>(),

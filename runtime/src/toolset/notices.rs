@@ -54,7 +54,7 @@ impl Drop for Relay {
 /// weakly (the relay lives inside it).
 fn relay(store: SharedStore, inner: &Arc<Inner>, stop: CancellationToken) {
     let mut listings: HashMap<String, watch::Sender<u64>> = HashMap::new();
-    for source in &inner.sources {
+    for source in &inner.sources.load().list {
         let Some(mut heard) = source.lifecycle().and_then(|l| l.remote_changes()) else {
             continue;
         };
@@ -138,7 +138,8 @@ async fn reread_on_notice(
         };
         let work = async {
             if seen.is_none_or(|s| s.breakers != now.breakers) {
-                let sources = toolset.sources.iter().map(|s| s.id());
+                let set = toolset.sources.load();
+                let sources = set.list.iter().map(|s| s.id());
                 let pipeline = toolset.pipeline.load_full();
                 pipeline.reread_breakers(&store, sources).await;
             }

@@ -17,14 +17,16 @@ pub(super) struct Inputs {
     pub config_dir: Option<PathBuf>,
     /// The builder's validation settings, folded into every policy as at `build()`.
     pub validation: Option<Validation>,
-    /// Bumped after each reload: [`Toolset::watch_tools`] hears it.
-    pub policy_changes: tokio::sync::watch::Sender<u64>,
+    /// Bumped after each reload (of the policy or of the sources): [`Toolset::watch_tools`]
+    /// and the catalog hear it.
+    pub config_changes: tokio::sync::watch::Sender<u64>,
 }
 
 /// What [`Toolset::reload_policy`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PolicyReload {
-    /// How many times the policy was reloaded, this one included.
+    /// The toolset's [configuration generation](Toolset::config_generation) after this
+    /// reload: how many reloads (of the policy or of the sources) there were, this one included.
     pub generation: u64,
     /// Parts of the new section that a reload does not apply, each saying why (today:
     /// `pinning`, whose approvals file is opened once at start-up).
@@ -90,18 +92,15 @@ impl Toolset {
         let _one_at_a_time = self.inner.rebuild.lock().unwrap_or_else(|p| p.into_inner());
         self.inner.pipeline.store(Arc::new(next));
         let mut generation = 0;
-        inputs.policy_changes.send_modify(|n| {
+        inputs.config_changes.send_modify(|n| {
             *n += 1;
             generation = *n;
         });
         // Fresh entries (no entry's settled policy survives), the generation going on.
         let previous = self.inner.catalog.load_full();
-        let catalog = Catalog::rebuild_fresh(
-            &self.inner.sources,
-            &previous,
-            super::fresh_changes(&self.inner.watches),
-            &self.inner.overrides,
-        );
+        let set = self.inner.sources.load();
+        let catalog =
+            Catalog::rebuild_fresh(&set.list, &previous, self.changes(&set), &set.overrides);
         self.inner.catalog.store(Arc::new(catalog));
         tracing::info!(generation, "policy reloaded");
         metrics::counter!("toolgate_policy_reloads_total").increment(1);

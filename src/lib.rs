@@ -56,10 +56,10 @@ pub use toolgate_runtime::{
     ExtraArguments, Identity, JsonSchemaSource, JsonSchemaSourceBuilder, JsonSourceError,
     JsonToolCall, JsonToolHandler, NameConflict, PolicyReload, Progress, ProgressReporter,
     Provides, ResourceContents, SearchField, SearchHit, SearchOptions, SemanticSearch,
-    SourceLifecycle, SourceState, SourceStatus, SourceTool, State, StateMap, ToolAnnotations,
-    ToolContext, ToolContextBuilder, ToolDescriptor, ToolError, ToolFuture, ToolKey, ToolOutput,
-    ToolSource, ToolsWatch, Toolset, ToolsetBuilder, Validated, ValidationMode, ValidatorCache,
-    testing,
+    SourceLifecycle, SourceState, SourceStatus, SourceTool, SourcesReload, State, StateMap,
+    ToolAnnotations, ToolContext, ToolContextBuilder, ToolDescriptor, ToolError, ToolFuture,
+    ToolKey, ToolOutput, ToolSource, ToolsWatch, Toolset, ToolsetBuilder, Validated,
+    ValidationMode, ValidatorCache, testing,
 };
 
 /// The tool catalog: one [`catalog::ToolEntry`] per tool of a toolset.

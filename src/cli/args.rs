@@ -209,6 +209,8 @@ pub enum Command {
     /// stdin/stdout (logs go to stderr). Both may be given. Remote sources are discovered in
     /// the background; /readyz answers 200 once that is done. Ctrl-C or SIGTERM: calls in
     /// flight get gateway.shutdown_grace_ms (default 10 s), remote sessions are closed, exit 0.
+    /// SIGHUP (or a change of the file with `--watch`) reloads the tools.yaml: a file with an
+    /// error is refused with its line and the running configuration stays.
     Serve {
         /// Speak MCP on stdin/stdout.
         #[arg(long)]
@@ -220,6 +222,10 @@ pub enum Command {
         /// a free port, which the start-up line names.
         #[arg(long, value_name = "PORT")]
         port: Option<u16>,
+        /// Reload the tools.yaml whenever it changes (checked every second), as on SIGHUP:
+        /// policy, sources, settings and API keys, without dropping sessions or calls.
+        #[arg(long)]
+        watch: bool,
     },
     /// Check a tools.yaml (default ./tools.yaml): shape, names, functions, state, sources.
     ///

@@ -84,36 +84,64 @@ pub(super) fn toolset_and_config(
     config: Option<&Path>,
 ) -> Result<(Toolset, LoadedConfig, BuiltinSettings), Failure> {
     let (loaded, base) = load_config(config)?;
-    let settings = builtin_settings(&loaded, &base)?;
     for warning in &loaded.warnings {
         output::write_err(&warning.to_string());
     }
     warn_uncompiled_tools(&loaded);
+    let (tools, settings) = build(
+        &loaded,
+        &base,
+        config_path(config).is_some(),
+        Purpose::Start,
+    )?;
+    warn_unknown_policy_tools(&loaded, &tools);
+    Ok((tools, loaded, settings))
+}
+
+/// What a toolset is built for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Purpose {
+    /// A command's toolset.
+    Start,
+    /// The sources and policy a reload of a running gateway takes: without the semantic
+    /// model and the shared store, which a reload keeps as they run.
+    Reload,
+}
+
+/// The toolset `loaded` describes (relative paths from `base`; `from_file` false for the
+/// built-in tools.yaml) and its built-in tools' settings. Errors at the setting's line.
+pub(super) fn build(
+    loaded: &LoadedConfig,
+    base: &Path,
+    from_file: bool,
+    purpose: Purpose,
+) -> Result<(Toolset, BuiltinSettings), Failure> {
+    let settings = builtin_settings(loaded, base)?;
     // OpenAPI entries not compiled into this binary are read and converted at run time (the
     // binary's compiled ones come from the tools.yaml it was built from).
     let compiled = compiled_openapi_ids();
     let builder = toolgate::builtin::toolset(settings.clone())
         .policy(&loaded.config.policy)
         .tool_overrides(&loaded.config.tools.overrides)
-        .config_dir(&base)
+        .config_dir(base)
         .openapi_sources(
             &loaded.config.tools,
-            &base,
+            base,
             toolgate::openapi::LoadFilter::AllExcept(compiled),
         )
-        .mcp_servers(&loaded.config.tools, &base)
+        .mcp_servers(&loaded.config.tools, base)
         .a2a_agents(&loaded.config.tools);
-    let builder = match skills(&loaded, &base, config_path(config).is_some())? {
+    let builder = match skills(loaded, base, from_file)? {
         Some(skills) => toolgate::skills::SkillsExt::skills(builder, skills),
         None => builder,
     };
-    let builder = match semantic_settings(&loaded, &base) {
-        Some(settings) => builder.semantic_search(settings),
-        None => builder,
+    let builder = match semantic_settings(loaded, base) {
+        Some(settings) if purpose == Purpose::Start => builder.semantic_search(settings),
+        _ => builder,
     };
-    let builder = match shared_store(&loaded)? {
-        Some(store) => builder.shared_store(store),
-        None => builder,
+    let builder = match shared_store(loaded)? {
+        Some(store) if purpose == Purpose::Start => builder.shared_store(store),
+        _ => builder,
     };
     let config_error = |e: toolgate::BuildError| match e {
         // Located at the setting: the model folder is what to fix.
@@ -131,8 +159,7 @@ pub(super) fn toolset_and_config(
         e => Failure::new(exit::CONFIG, format!("error: {e}")),
     };
     let tools = builder.build().map_err(config_error)?;
-    warn_unknown_policy_tools(&loaded, &tools);
-    Ok((tools, loaded, settings))
+    Ok((tools, settings))
 }
 
 /// The skills of `tools.skills`, folders relative to `base`, found and checked now; `None`

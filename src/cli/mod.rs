@@ -159,7 +159,12 @@ fn run(cli: Cli) -> CmdResult {
             runtime.shutdown_background();
             result
         }
-        Command::Serve { stdio, http, port } => {
+        Command::Serve {
+            stdio,
+            http,
+            port,
+            watch,
+        } => {
             let runtime = runtime()?;
             let (tools, loaded, settings) = toolset_and_config(cli.config.as_deref())?;
             config::server_guardrails(&loaded, |n| tools.has_guardrail(n))?;
@@ -172,7 +177,8 @@ fn run(cli: Cli) -> CmdResult {
                 None => http,
             };
             let file = config::config_path(cli.config.as_deref());
-            let result = runtime.block_on(serve::run(tools, &loaded.config, file, stdio, http));
+            let result =
+                runtime.block_on(serve::run(tools, &loaded.config, file, stdio, http, watch));
             runtime.shutdown_background();
             result
         }

@@ -1,93 +1,248 @@
-//! `toolgate serve`'s hot reload: on SIGHUP the tools.yaml is read again and its `policy:`
-//! section replaces the running one ([`toolgate::Toolset::reload_policy`]). A file that does
-//! not load, a policy that does not compile, or one that drops a guardrail a virtual server
-//! names, is refused with its error and the running configuration stays; sections a reload
-//! does not apply are named in a warning.
+//! `toolgate serve`'s hot reload: on SIGHUP, or when the file changes with `--watch`, the
+//! tools.yaml is read again and applied while clients stay connected:
+//!
+//! - `policy:` replaces the running policy ([`toolgate::Toolset::reload_policy`]);
+//! - the sources (`tools.mcp`, `tools.a2a`, `tools.openapi`, `tools.skills`, `tools.overrides`)
+//!   and the built-in tools' `settings:` are taken from a toolset built from the new file
+//!   ([`toolgate::Toolset::reload_sources`]): an MCP server or A2A agent whose entry did not
+//!   change keeps its session (and its process); a changed one gets a new session; an added
+//!   one is discovered; a removed one's calls in flight finish before it is closed;
+//! - `gateway.api_keys` replaces the keys ([`toolgate::gateway::Gateway::reload_api_keys`]).
+//!
+//! A file that does not load, a section that does not compile, or one that drops a guardrail
+//! a virtual server names, is refused with its error and the running configuration stays
+//! whole (everything is checked before anything is applied). Other changes (the rest of
+//! `gateway:`, `store:`, `state:`) are named in a warning: they need a restart.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use toolgate::gateway::Gateway;
-use toolgate::model::config::ToolsConfig;
+use toolgate::model::config::{LoadedConfig, ToolsConfig};
 
-use super::config::load_config;
+use super::config::{Purpose, build, folder_of, load_config};
 use super::output;
 
-/// Reloads on every SIGHUP until the gateway shuts down. `file` is the tools.yaml served (`None`:
-/// the built-in one, which cannot change); `started` the configuration the process started with.
-pub(super) async fn on_hangup(gateway: Gateway, file: Option<PathBuf>, started: ToolsConfig) {
+/// How often `--watch` looks at the file's modification time and size.
+const WATCH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Reloads on every SIGHUP (and, with `watch`, whenever the file changes) until the gateway
+/// shuts down. `file` is the tools.yaml served (`None`: the built-in one, which cannot
+/// change); `started` the configuration the process started with.
+pub(super) async fn on_hangup(
+    gateway: Gateway,
+    file: Option<PathBuf>,
+    started: ToolsConfig,
+    watch: bool,
+) {
     use tokio::signal::unix::{SignalKind, signal};
     let Ok(mut hangups) = signal(SignalKind::hangup()) else {
         output::write_err("warning: toolgate serve: SIGHUP cannot be caught: no hot reload");
         return;
     };
     let stop = gateway.shutdown_token();
+    let mut running = started;
+    let watched = file.as_deref().filter(|_| watch);
+    let mut seen = watched.and_then(stamp);
+    let mut ticks = tokio::time::interval(WATCH_INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             received = hangups.recv() => {
                 if received.is_none() {
                     return;
                 }
-                reload(&gateway, file.as_ref(), &started);
+            }
+            _ = ticks.tick(), if watched.is_some() => {
+                let now = watched.and_then(stamp);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
             }
             () = stop.cancelled() => return,
+        }
+        if let Some(applied) = reload(&gateway, file.as_deref(), &running).await {
+            running = applied;
         }
     }
 }
 
-/// One reload: says on stderr what it applied, refused or left for a restart.
-fn reload(gateway: &Gateway, file: Option<&PathBuf>, started: &ToolsConfig) {
+/// The file's modification time and size: what `--watch` compares.
+fn stamp(file: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let meta = std::fs::metadata(file).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// One reload: says on stderr what it applied, refused or left for a restart. Returns the
+/// configuration now running when it applied one.
+async fn reload(
+    gateway: &Gateway,
+    file: Option<&Path>,
+    running: &ToolsConfig,
+) -> Option<ToolsConfig> {
     let shown = file.map_or_else(
         || "the built-in tools.yaml".to_string(),
         |f| f.display().to_string(),
     );
-    let loaded = match load_config(file.map(PathBuf::as_path)) {
+    let refused = |why: &str| {
+        output::write_err(&format!(
+            "toolgate serve: reload of {shown} refused, the running configuration stays: {why}"
+        ));
+    };
+    let loaded = match load_config(file) {
         Ok((loaded, _)) => loaded,
         Err(failure) => {
-            output::write_err(&format!(
-                "toolgate serve: reload of {shown} refused, the running configuration stays:\n{}",
-                failure.message
-            ));
-            return;
+            refused(&format!("\n{}", failure.message));
+            return None;
         }
     };
     let next = &loaded.config;
     // The virtual servers are the ones started with (a reload does not change them): each
     // guardrail they name must stay defined (this binary registers none in code).
-    if let Some((server, name)) = started
+    if let Some((server, name)) = running
         .gateway
         .servers
         .iter()
         .flat_map(|s| s.guardrails.iter().map(move |g| (&s.id, g)))
         .find(|(_, g)| !next.policy.guardrails.contains_key(*g))
     {
-        output::write_err(&format!(
-            "toolgate serve: reload of {shown} refused, the running policy stays: virtual server `{server}` names guardrail `{name}`, which the new policy.guardrails does not define"
+        refused(&format!(
+            "virtual server `{server}` names guardrail `{name}`, which the new policy.guardrails does not define"
         ));
-        return;
+        return None;
     }
-    match gateway.toolset().reload_policy(next.policy.clone()) {
-        Ok(done) => {
-            output::write_err(&format!(
-                "toolgate serve: policy reloaded from {shown} (reload {})",
-                done.generation
-            ));
-            for note in &done.not_applied {
-                output::write_err(&format!("warning: {note}"));
+    // Everything is built and checked before anything is applied.
+    let base = file.map_or_else(|| PathBuf::from("."), folder_of);
+    let fresh = match build(&loaded, &base, file.is_some(), Purpose::Reload) {
+        Ok((fresh, _)) => fresh,
+        Err(failure) => {
+            refused(&format!("\n{}", failure.message));
+            return None;
+        }
+    };
+    let keys_changed = next.gateway.api_keys != running.gateway.api_keys;
+    if keys_changed && let Err(e) = gateway.reload_api_keys(&next.gateway) {
+        refused(&e.to_string());
+        return None;
+    }
+    let toolset = gateway.toolset();
+    let unchanged = |id: &str| same_remote_entry(running, next, id);
+    let (policy, sources) = match toolset.reload(next.policy.clone(), &fresh, unchanged) {
+        Ok(done) => done,
+        Err(e) => {
+            // Compiled once already with the fresh toolset: not expected. The keys (if
+            // changed) are applied; say so.
+            let keys = if keys_changed {
+                " (the new API keys are in use)"
+            } else {
+                ""
+            };
+            refused(&format!("{e}{keys}"));
+            return None;
+        }
+    };
+    drop(fresh);
+    say_applied(&shown, &loaded, running, &sources, keys_changed, &policy);
+    // New sources list their tools now, as at start-up (each bounded by its own timeout).
+    if !sources.added.is_empty() || !sources.replaced.is_empty() {
+        for status in toolset
+            .discover(8)
+            .await
+            .iter()
+            .filter(|s| s.error.is_some())
+        {
+            if sources.added.contains(&status.id) || sources.replaced.contains(&status.id) {
+                output::write_err(&format!(
+                    "warning: source `{}` is unavailable: {}",
+                    status.id,
+                    status.error.as_deref().unwrap_or_default()
+                ));
             }
         }
-        Err(e) => {
-            output::write_err(&format!(
-                "toolgate serve: reload of {shown} refused, the running policy stays: {e}"
-            ));
-            return;
+        for conflict in toolset.name_conflicts() {
+            output::write_err(&format!("warning: {conflict}"));
         }
     }
+    Some(loaded.config)
+}
+
+/// Whether source `id` is an MCP server or A2A agent configured the same in `before` and
+/// `after` (and under the same `tools.allow`/`tools.deny`): its running session is kept.
+fn same_remote_entry(before: &ToolsConfig, after: &ToolsConfig, id: &str) -> bool {
+    let global = |c: &ToolsConfig| (c.tools.allow.clone(), c.tools.deny.clone());
+    if global(before) != global(after) {
+        return false;
+    }
+    let mcp = |c: &ToolsConfig| c.tools.mcp.iter().find(|m| m.id == id).cloned();
+    let a2a = |c: &ToolsConfig| c.tools.a2a.iter().find(|a| a.id == id).cloned();
+    match (mcp(before), mcp(after)) {
+        (Some(a), Some(b)) => return a == b,
+        (None, None) => {}
+        _ => return false,
+    }
+    matches!((a2a(before), a2a(after)), (Some(a), Some(b)) if a == b)
+}
+
+/// The stderr lines of an applied reload: what changed, and what needs a restart.
+fn say_applied(
+    shown: &str,
+    loaded: &LoadedConfig,
+    running: &ToolsConfig,
+    sources: &toolgate::SourcesReload,
+    keys_changed: bool,
+    policy: &toolgate::PolicyReload,
+) {
+    let next = &loaded.config;
+    let remote = |id: &&String| {
+        next.tools.mcp.iter().any(|m| &m.id == *id)
+            || next.tools.a2a.iter().any(|a| &a.id == *id)
+            || running.tools.mcp.iter().any(|m| &m.id == *id)
+            || running.tools.a2a.iter().any(|a| &a.id == *id)
+    };
+    let list = |ids: Vec<&String>| {
+        ids.iter()
+            .map(|id| format!("`{id}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut parts = vec!["policy".to_string()];
+    if keys_changed {
+        parts.push("API keys".into());
+    }
+    for (what, ids) in [
+        ("added", sources.added.iter().collect::<Vec<_>>()),
+        (
+            "restarted",
+            sources.replaced.iter().filter(remote).collect::<Vec<_>>(),
+        ),
+        ("removed", sources.removed.iter().collect::<Vec<_>>()),
+    ] {
+        if !ids.is_empty() {
+            parts.push(format!("sources {what}: {}", list(ids)));
+        }
+    }
+    let kept = sources.kept.len();
+    if kept > 0 {
+        parts.push(format!("{kept} remote source(s) kept their sessions"));
+    }
+    output::write_err(&format!(
+        "toolgate serve: reloaded {shown} (generation {}): {}",
+        policy.generation,
+        parts.join("; ")
+    ));
+    for note in &policy.not_applied {
+        output::write_err(&format!("warning: {note}"));
+    }
+    let mut gateway_rest = next.gateway.clone();
+    gateway_rest.api_keys = running.gateway.api_keys.clone();
     let restart = [
-        ("tools", next.tools != started.tools),
-        ("gateway", next.gateway != started.gateway),
-        ("store", next.store != started.store),
-        ("settings", next.settings != started.settings),
-        ("state", next.state != started.state),
+        (
+            "gateway (other than api_keys)",
+            gateway_rest != running.gateway,
+        ),
+        ("store", next.store != running.store),
+        ("state", next.state != running.state),
     ];
     let changed: Vec<&str> = restart
         .iter()
@@ -96,7 +251,7 @@ fn reload(gateway: &Gateway, file: Option<&PathBuf>, started: &ToolsConfig) {
         .collect();
     if !changed.is_empty() {
         output::write_err(&format!(
-            "warning: changed since start-up but only applied by a restart: {}",
+            "warning: changed but only applied by a restart: {}",
             changed.join(", ")
         ));
     }

@@ -16,6 +16,7 @@ pub(super) async fn run(
     file: Option<PathBuf>,
     stdio: bool,
     http: Option<String>,
+    watch: bool,
 ) -> CmdResult {
     let config = &started.gateway;
     let gateway = Gateway::builder(tools)
@@ -83,11 +84,13 @@ pub(super) async fn run(
             }
         })
     };
-    // SIGHUP: the policy is read again (src/cli/reload.rs); it no longer ends the process.
+    // SIGHUP (and a change of the file with --watch): the tools.yaml is applied again
+    // (src/cli/reload.rs); it no longer ends the process.
     let reloads = tokio::spawn(super::reload::on_hangup(
         gateway.clone(),
         file,
         started.clone(),
+        watch,
     ));
     if config.api_keys.is_empty() && http.is_some() {
         output::write_err(

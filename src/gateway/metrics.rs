@@ -116,6 +116,13 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
 async fn render(State(gateway): State<Gateway>) -> impl IntoResponse {
     gateway.toolset().record_policy_gauges();
     let mut text = install().render();
+    let _ = writeln!(
+        text,
+        "# HELP toolgate_config_generation How many hot reloads of the configuration were applied since start-up.\n\
+         # TYPE toolgate_config_generation gauge\n\
+         toolgate_config_generation {}",
+        gateway.toolset().config_generation()
+    );
     let statuses = gateway.toolset().statuses();
     if !statuses.is_empty() {
         text.push_str(

@@ -23,6 +23,7 @@ mod calls;
 pub mod mcp;
 pub mod metrics;
 mod redact;
+mod reload;
 pub mod rest;
 mod security;
 mod server;
@@ -93,7 +94,9 @@ pub(crate) struct Settings {
     /// one of them is accepted.
     pub(crate) allowed_networks: Vec<ipnet::IpNet>,
     pub(crate) allowed_origins: Vec<String>,
-    pub(crate) api_keys: Vec<auth::ApiKey>,
+    /// `gateway.api_keys`: replaced as a whole by [`Gateway::reload_api_keys`] (clones of the
+    /// settings share them).
+    pub(crate) api_keys: Arc<arc_swap::ArcSwap<Vec<auth::ApiKey>>>,
     /// Access tokens from `gateway.auth.oauth`'s issuers.
     pub(crate) oauth: Option<Arc<auth::oauth::ResourceServer>>,
     pub(crate) max_body_bytes: usize,
@@ -113,7 +116,7 @@ pub(crate) struct Settings {
 impl Settings {
     /// Whether requests need a credential (an API key or an access token).
     pub(crate) fn authenticates(&self) -> bool {
-        !self.api_keys.is_empty() || self.oauth.is_some()
+        !self.api_keys.load().is_empty() || self.oauth.is_some()
     }
 }
 
@@ -123,7 +126,7 @@ impl Default for Settings {
             allowed_hosts: Vec::new(),
             allowed_networks: Vec::new(),
             allowed_origins: Vec::new(),
-            api_keys: Vec::new(),
+            api_keys: Arc::default(),
             oauth: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             body_timeout: DEFAULT_BODY_TIMEOUT,
@@ -191,7 +194,7 @@ impl GatewayBuilder {
     /// output of the process shows it: `toolgate_model::secrets`); the name is public (never
     /// masked).
     pub fn api_key(
-        mut self,
+        self,
         name: impl Into<String>,
         key: impl Into<String>,
         roles: impl IntoIterator<Item = impl Into<String>>,
@@ -200,14 +203,19 @@ impl GatewayBuilder {
         let name = name.into();
         toolgate_model::secrets::remember(&key);
         toolgate_model::secrets::remember_public(&name);
-        self.settings.api_keys.push(auth::ApiKey::new(
+        let key = auth::ApiKey::new(
             &toolgate_model::config::Secret::new(key),
             Caller {
                 name: Some(name),
                 roles: roles.into_iter().map(Into::into).collect(),
                 ..Caller::default()
             },
-        ));
+        );
+        self.settings.api_keys.rcu(|keys| {
+            let mut keys = Vec::clone(keys);
+            keys.push(key.clone());
+            keys
+        });
         self
     }
 
@@ -325,35 +333,12 @@ impl GatewayBuilder {
             })
             .collect::<Result<_, _>>()?;
         self.settings.allowed_origins = config.allowed_origins.clone();
-        for key in &config.api_keys {
-            let secret = key
-                .key
-                .resolve_as(toolgate_model::secrets::Field::Credential)
-                .map_err(|e| GatewayError::Config(format!("API key `{}`: {e}", key.name)))?;
-            toolgate_model::secrets::remember_public(&key.name);
-            if secret.expose().is_empty() {
-                return Err(GatewayError::Config(format!(
-                    "API key `{}` is empty (`{}`)",
-                    key.name,
-                    key.key.raw()
-                )));
-            }
-            if config.auth.oauth.is_some() && auth::oauth::looks_like_jwt(secret.expose()) {
-                tracing::warn!(
-                    key = %key.name,
-                    "API key `{}` has the shape of a JWT: sent as `Authorization: Bearer` it is checked as an access token; send it as `X-API-Key`",
-                    key.name
-                );
-            }
-            self.settings.api_keys.push(auth::ApiKey::new(
-                &secret,
-                Caller {
-                    name: Some(key.name.clone()),
-                    roles: key.roles.clone(),
-                    ..Caller::default()
-                },
-            ));
-        }
+        let keys = reload::api_keys_of(config)?;
+        self.settings.api_keys.rcu(|given| {
+            let mut all = Vec::clone(given);
+            all.extend(keys.iter().cloned());
+            all
+        });
         if let Some(oauth) = &config.auth.oauth {
             self = self.oauth(oauth)?;
         }

@@ -27,6 +27,7 @@ mod policy_limits;
 mod policy_resilience;
 mod policy_telemetry;
 mod reload;
+mod reload_sources;
 mod replicas;
 mod rest;
 mod schemathesis;

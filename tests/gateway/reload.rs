@@ -1,7 +1,9 @@
-//! Hot reload of the policy: `toolgate serve` on a tools.yaml that is rewritten while it runs.
-//! On SIGHUP a new rule takes effect over REST and MCP (an MCP client hears
-//! `tools/list_changed` and no longer lists the tool); a file whose policy does not compile is
-//! refused with its line and the running policy stays; the process never stops on SIGHUP.
+//! Hot reload on SIGHUP: `toolgate serve` on a tools.yaml that is rewritten while it runs.
+//! A new rule takes effect over REST and MCP (an MCP client hears `tools/list_changed` and no
+//! longer lists the tool); a file whose policy does not compile is refused with its line and the
+//! running policy stays; the process never stops on SIGHUP. API keys are replaced (a dropped key
+//! is refused, a new one admitted, no key in the log) and so are the built-in tools' settings
+//! (`files.root` moved). Sources are in reload_sources.rs.
 
 use std::time::{Duration, Instant};
 
@@ -21,8 +23,13 @@ const BROKEN: &str = "    - {tools: [calc], cel: \"'admin' in (\", reason: broke
 /// Writes `rules` into the served tools.yaml, sends SIGHUP and waits until the log has one more
 /// line containing `outcome` than before.
 fn reload(served: &mut Served, rules: &str, outcome: &str) {
+    reload_text(served, &yaml(rules), outcome);
+}
+
+/// [`reload`] with `text` as the whole tools.yaml.
+fn reload_text(served: &mut Served, text: &str, outcome: &str) {
     let before = served.log().matches(outcome).count();
-    std::fs::write(served.dir.path().join("tools.yaml"), yaml(rules)).unwrap();
+    std::fs::write(served.dir.path().join("tools.yaml"), text).unwrap();
     let sent = std::process::Command::new("kill")
         .args(["-HUP", &served.process.pid().to_string()])
         .status()
@@ -63,7 +70,7 @@ fn sighup_applies_a_new_policy_and_refuses_a_broken_one() {
     assert!(client.contains("gw.calc"), "{:?}", client.tools());
     let mut heard = client.watch_tools();
 
-    reload(&mut served, CALC_FOR_ADMINS, "policy reloaded");
+    reload(&mut served, CALC_FOR_ADMINS, "toolgate serve: reloaded");
     let (status, body) = calc(&served, READER);
     assert_eq!(status, 403, "{body}");
     assert!(
@@ -123,7 +130,57 @@ fn sighup_applies_a_new_policy_and_refuses_a_broken_one() {
     assert_eq!(calc(&served, READER).0, 403);
 
     // Back to the open policy: calc is the reader's again.
-    reload(&mut served, OPEN, "policy reloaded");
+    reload(&mut served, OPEN, "toolgate serve: reloaded");
     assert_eq!(calc(&served, READER).0, 200);
     assert!(served.process.exit_status().is_none());
+}
+
+#[test]
+fn sighup_replaces_the_api_keys_and_the_built_in_tools_settings() {
+    // A third key's variable is set from the start; the first file does not name it.
+    const NEWCOMER: &str = "newcomer-key-8901";
+    let mut env = KEYS.to_vec();
+    env.push(("TG_NEWCOMER", NEWCOMER));
+    let mut served = serve_with_env(&yaml(OPEN), &[], &env);
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::write(shared.path().join("note.txt"), "read after the reload").unwrap();
+    let read_note = |served: &Served, key: &str| {
+        call(
+            served,
+            "POST",
+            "/tools/read_file/call",
+            key,
+            Some(json!({"path": "note.txt"})),
+        )
+    };
+    assert_eq!(calc(&served, NEWCOMER).0, 401);
+    assert_ne!(
+        read_note(&served, ADMIN).0,
+        200,
+        "note.txt is not under the first root"
+    );
+
+    // The reader's key is dropped, the newcomer's added, and files.root moves.
+    let next = yaml(OPEN)
+        .replace(
+            "    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n",
+            "    - {name: newcomer, key: \"${TG_NEWCOMER}\", roles: [reader]}\n",
+        )
+        .replacen(
+            &format!("    root: {}", crate::harness::repo_root().display()),
+            &format!("    root: {}", shared.path().display()),
+            1,
+        );
+    assert!(next.contains("newcomer") && next.contains(&shared.path().display().to_string()));
+    reload_text(&mut served, &next, "toolgate serve: reloaded");
+    let log = served.log();
+    assert!(log.contains("API keys"), "{log}");
+
+    assert_eq!(calc(&served, READER).0, 401, "the dropped key still works");
+    assert_eq!(calc(&served, NEWCOMER).0, 200);
+    assert_eq!(calc(&served, ADMIN).0, 200);
+    let (status, body) = read_note(&served, ADMIN);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.to_string().contains("read after the reload"), "{body}");
+    assert!(!log.contains(NEWCOMER) && !log.contains(READER), "{log}");
 }

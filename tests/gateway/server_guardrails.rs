@@ -335,7 +335,7 @@ fn a_reload_changes_a_servers_guardrail_and_one_that_drops_it_is_refused() {
     // `pii` now masks e-mail addresses only: the server's calls use the new definition.
     reload(
         "    pii:\n      mask: {detectors: [email]}\n",
-        "policy reloaded",
+        "toolgate serve: reloaded",
     );
     assert_eq!(
         leak(),

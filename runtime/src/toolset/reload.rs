@@ -54,6 +54,55 @@ impl Toolset {
     /// [`BuildError::Policy`] for a Rego / CEL rule that does not compile,
     /// [`BuildError::Source`] for a guardrail that does not compile or an unknown guardrail name.
     pub fn reload_policy(&self, policy: PolicyConfig) -> Result<PolicyReload, BuildError> {
+        let (pipeline, not_applied) = self.compile_policy(policy)?;
+        // One rebuild at a time: a catalog rebuilt meanwhile from stale entries would keep the
+        // old policies they settled.
+        let _one_at_a_time = self.inner.rebuild.lock().unwrap_or_else(|p| p.into_inner());
+        self.inner.pipeline.store(Arc::new(pipeline));
+        let generation = self.reloaded();
+        tracing::info!(generation, "policy reloaded");
+        metrics::counter!("toolgate_policy_reloads_total").increment(1);
+        Ok(PolicyReload {
+            generation,
+            not_applied,
+        })
+    }
+
+    /// [`reload_policy`](Self::reload_policy) and [`reload_sources`](Self::reload_sources) as
+    /// one reload (one [generation](Self::config_generation), one `tools/list_changed`): the
+    /// policy is compiled first, and on an error nothing changes.
+    ///
+    /// # Errors
+    /// As [`reload_policy`](Self::reload_policy).
+    pub fn reload(
+        &self,
+        policy: PolicyConfig,
+        next: &Toolset,
+        unchanged: impl Fn(&str) -> bool,
+    ) -> Result<(PolicyReload, crate::SourcesReload), BuildError> {
+        let (pipeline, not_applied) = self.compile_policy(policy)?;
+        let _one_at_a_time = self.inner.rebuild.lock().unwrap_or_else(|p| p.into_inner());
+        self.inner.pipeline.store(Arc::new(pipeline));
+        let (mut sources, retired) = self.swap_sources(next, unchanged);
+        let generation = self.reloaded();
+        sources.generation = generation;
+        metrics::counter!("toolgate_policy_reloads_total").increment(1);
+        super::sources::after_swap(&sources, retired);
+        Ok((
+            PolicyReload {
+                generation,
+                not_applied,
+            },
+            sources,
+        ))
+    }
+
+    /// The pipeline of `policy` (sharing this toolset's counted state) and the parts of it a
+    /// reload does not apply.
+    fn compile_policy(
+        &self,
+        policy: PolicyConfig,
+    ) -> Result<(crate::policy::Pipeline, Vec<String>), BuildError> {
         let inputs = &self.inner.reload;
         let current = self.inner.pipeline.load_full();
         let mut not_applied = Vec::new();
@@ -86,27 +135,23 @@ impl Toolset {
         next.guardrails = guardrails;
         next.code = code;
         next.shared = Arc::clone(&current.shared);
+        Ok((next, not_applied))
+    }
 
-        // One rebuild at a time: a catalog rebuilt meanwhile from stale entries would keep the
-        // old policies they settled.
-        let _one_at_a_time = self.inner.rebuild.lock().unwrap_or_else(|p| p.into_inner());
-        self.inner.pipeline.store(Arc::new(next));
+    /// After a swap (the rebuild lock held): the reload counter bumped and a catalog of fresh
+    /// entries (no entry's settled policy survives), the generation going on. Returns the
+    /// new configuration generation.
+    pub(super) fn reloaded(&self) -> u64 {
         let mut generation = 0;
-        inputs.config_changes.send_modify(|n| {
+        self.inner.reload.config_changes.send_modify(|n| {
             *n += 1;
             generation = *n;
         });
-        // Fresh entries (no entry's settled policy survives), the generation going on.
         let previous = self.inner.catalog.load_full();
         let set = self.inner.sources.load();
         let catalog =
             Catalog::rebuild_fresh(&set.list, &previous, self.changes(&set), &set.overrides);
         self.inner.catalog.store(Arc::new(catalog));
-        tracing::info!(generation, "policy reloaded");
-        metrics::counter!("toolgate_policy_reloads_total").increment(1);
-        Ok(PolicyReload {
-            generation,
-            not_applied,
-        })
+        generation
     }
 }

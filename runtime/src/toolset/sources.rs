@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use super::Toolset;
 use crate::ToolSource;
-use crate::catalog::Catalog;
 
 /// How long a source a reload removed or replaced is kept open for the calls still running
 /// on it, at most, before it is closed (its session ended, its process stopped).
@@ -98,6 +97,19 @@ impl Toolset {
         unchanged: impl Fn(&str) -> bool,
     ) -> SourcesReload {
         let _one_at_a_time = self.inner.rebuild.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut report, retired) = self.swap_sources(next, unchanged);
+        report.generation = self.reloaded();
+        after_swap(&report, retired);
+        report
+    }
+
+    /// Puts the new set in place (the rebuild lock held; the catalog is rebuilt by the
+    /// caller): what changed, and the sources to close once their calls ended.
+    pub(super) fn swap_sources(
+        &self,
+        next: &Toolset,
+        unchanged: impl Fn(&str) -> bool,
+    ) -> (SourcesReload, Vec<Arc<dyn ToolSource>>) {
         let current = self.inner.sources.load_full();
         let offered = next.inner.sources.load_full();
         let running = |id: &str| current.list.iter().find(|s| s.id() == id);
@@ -162,27 +174,21 @@ impl Toolset {
             mcp_servers,
         );
         self.inner.sources.store(Arc::new(set));
-        self.inner.reload.config_changes.send_modify(|n| {
-            *n += 1;
-            report.generation = *n;
-        });
-        let previous = self.inner.catalog.load_full();
-        let set = self.inner.sources.load();
-        let catalog =
-            Catalog::rebuild_fresh(&set.list, &previous, self.changes(&set), &set.overrides);
-        self.inner.catalog.store(Arc::new(catalog));
-        drop(current);
-        tracing::info!(
-            generation = report.generation,
-            added = ?report.added,
-            replaced = ?report.replaced,
-            removed = ?report.removed,
-            "sources reloaded"
-        );
-        metrics::counter!("toolgate_source_reloads_total").increment(1);
-        retire(retired);
-        report
+        (report, retired)
     }
+}
+
+/// What follows a swap of the sources: the log line, the metric, the retired sources closed.
+pub(super) fn after_swap(report: &SourcesReload, retired: Vec<Arc<dyn ToolSource>>) {
+    tracing::info!(
+        generation = report.generation,
+        added = ?report.added,
+        replaced = ?report.replaced,
+        removed = ?report.removed,
+        "sources reloaded"
+    );
+    metrics::counter!("toolgate_source_reloads_total").increment(1);
+    retire(retired);
 }
 
 /// Closes each of `retired` once no call holds it any more (this task's is the last

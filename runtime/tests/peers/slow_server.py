@@ -7,10 +7,12 @@ Usage: .peers/venv/bin/python slow_server.py LOG
 Tool `slow` {tag: str, ms: int = 300}: sleeps `ms` milliseconds (asynchronously: other calls go
 on meanwhile), then answers `done <tag>`. Appends `start <tag> <t>` when it starts and
 `end <tag> <t>` when it ends to the file LOG, one line each, `t` in nanoseconds of the
-monotonic clock.
+monotonic clock. At start-up it appends `boot <pid> <t>`: how many processes served (a hot
+reload that keeps a source keeps its process).
 """
 
 import asyncio
+import os
 import sys
 import time
 
@@ -37,4 +39,5 @@ async def slow(tag: str, ms: int = 300) -> str:
 
 
 if __name__ == "__main__":
+    record("boot", str(os.getpid()))
     server.run("stdio")

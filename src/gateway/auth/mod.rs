@@ -97,7 +97,7 @@ pub(crate) async fn authenticate(
     }
     let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
     let Some(given) = bearer.or(api_key).map(str::trim) else {
-        let how = match (settings.api_keys.is_empty(), oauth.is_some()) {
+        let how = match (settings.api_keys.load().is_empty(), oauth.is_some()) {
             (true, _) => {
                 "an access token is required: send `Authorization: Bearer <token>` (how to get one: the resource metadata in WWW-Authenticate)"
             }
@@ -115,7 +115,7 @@ pub(crate) async fn authenticate(
             challenge: challenge(None),
         });
     };
-    if settings.api_keys.is_empty() {
+    if settings.api_keys.load().is_empty() {
         return Err(Refusal {
             status: StatusCode::UNAUTHORIZED,
             error: ToolError::permission_denied(
@@ -124,7 +124,7 @@ pub(crate) async fn authenticate(
             challenge: challenge(Some(("invalid_token", "the token is not a JWT"))),
         });
     }
-    api_key::find(&settings.api_keys, given).map_err(|error| Refusal {
+    api_key::find(&settings.api_keys.load(), given).map_err(|error| Refusal {
         status: StatusCode::UNAUTHORIZED,
         challenge: challenge(Some(("invalid_token", "the credential is not valid"))),
         error,

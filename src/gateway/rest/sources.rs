@@ -18,6 +18,10 @@ pub struct SourceList {
     /// remote end.
     #[schema(value_type = Vec<SourceStatusSchema>)]
     pub sources: Vec<SourceStatus>,
+    /// The configuration generation: how many hot reloads (SIGHUP, `serve --watch`) were
+    /// applied since start-up (0 before the first).
+    #[serde(default)]
+    pub generation: u64,
 }
 
 /// Every source's status.
@@ -33,5 +37,6 @@ pub struct SourceList {
 pub(super) async fn list_sources(State(gateway): State<Gateway>) -> Json<SourceList> {
     Json(SourceList {
         sources: gateway.toolset().statuses(),
+        generation: gateway.toolset().config_generation(),
     })
 }

@@ -5,9 +5,7 @@
 //! continued by a second call with that taskId.
 
 use serde_json::{Value, json};
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{Content, ErrorKind, SourceState, Toolset};
+use toolgate::{Content, ErrorKind, Toolset};
 
 use crate::harness::{self, Served, peers, request};
 
@@ -143,30 +141,7 @@ fn a2a_over_rest_asks_answers_and_fails() {
 
 /// A toolset whose one source is the gateway at `served`, as MCP source `gw`.
 async fn client(served: &Served) -> Toolset {
-    let connection = McpConnection::Http {
-        url: served.url("/mcp"),
-        headers: Default::default(),
-        oauth2: None,
-    };
-    let tools = Toolset::builder()
-        .validate_arguments(false)
-        .source(
-            RemoteSource::builder(
-                "gw",
-                McpBackend::new("gw", connection, McpOptions::default()),
-            )
-            .build(),
-        )
-        .build()
-        .unwrap();
-    let statuses = tools.discover(1).await;
-    assert_eq!(
-        statuses[0].state,
-        SourceState::Ready,
-        "{statuses:?}\n{}",
-        served.log()
-    );
-    tools
+    crate::harness::mcp_client_at(served, "/mcp", &[]).await.1
 }
 
 fn texts(content: &[Content]) -> Vec<&str> {

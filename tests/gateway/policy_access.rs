@@ -12,9 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{ErrorKind, SourceState, Toolset};
+use toolgate::{ErrorKind, Toolset};
 
 use crate::harness::{self, Served, peers, request, serve_with_env, tools_yaml};
 
@@ -92,27 +90,10 @@ fn post(served: &Served, tool: &str, key: &str, args: Value) -> (u16, Value) {
 
 /// toolgate's own MCP client on the gateway's `/mcp` with `key`.
 async fn mcp_client(served: &Served, key: &str) -> Toolset {
-    let connection = McpConnection::Http {
-        url: served.url("/mcp"),
-        headers: [("Authorization".to_string(), format!("Bearer {key}"))]
-            .into_iter()
-            .collect(),
-        oauth2: None,
-    };
-    let tools = Toolset::builder()
-        .validate_arguments(false)
-        .source(
-            RemoteSource::builder(
-                "gw",
-                McpBackend::new("gw", connection, McpOptions::default()),
-            )
-            .build(),
-        )
-        .build()
-        .unwrap();
-    let statuses = tools.discover(1).await;
-    assert_eq!(statuses[0].state, SourceState::Ready, "{statuses:?}");
-    tools
+    let bearer = format!("Bearer {key}");
+    crate::harness::mcp_client_at(served, "/mcp", &[("Authorization", bearer.as_str())])
+        .await
+        .1
 }
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -5,9 +5,7 @@
 //! sit next to every tool.
 
 use serde_json::{Value, json};
-use toolgate::mcp::{McpBackend, McpConnection, McpOptions};
-use toolgate::remote::RemoteSource;
-use toolgate::{ErrorKind, SourceState, Toolset};
+use toolgate::{ErrorKind, Toolset};
 
 use crate::harness::{Served, serve_with_env, tools_yaml};
 
@@ -31,27 +29,10 @@ fn config(tool_search: &str) -> String {
 }
 
 async fn client(served: &Served, key: &str) -> Toolset {
-    let connection = McpConnection::Http {
-        url: served.url("/mcp"),
-        headers: [("Authorization".to_string(), format!("Bearer {key}"))]
-            .into_iter()
-            .collect(),
-        oauth2: None,
-    };
-    let tools = Toolset::builder()
-        .validate_arguments(false)
-        .source(
-            RemoteSource::builder(
-                "gw",
-                McpBackend::new("gw", connection, McpOptions::default()),
-            )
-            .build(),
-        )
-        .build()
-        .expect("client toolset");
-    let statuses = tools.discover(1).await;
-    assert_eq!(statuses[0].state, SourceState::Ready, "{statuses:?}");
-    tools
+    let bearer = format!("Bearer {key}");
+    crate::harness::mcp_client_at(served, "/mcp", &[("Authorization", bearer.as_str())])
+        .await
+        .1
 }
 
 fn names(tools: &Toolset) -> Vec<String> {

@@ -397,6 +397,14 @@ impl Toolset {
         *self.inner.config_changes.borrow()
     }
 
+    /// The [configuration generation](Self::config_generation), watched: `changed()` returns
+    /// after each reload (of the policy or the sources), and an error once the toolset is gone.
+    pub fn watch_reloads(&self) -> tokio::sync::watch::Receiver<u64> {
+        let mut reloads = self.inner.config_changes.clone();
+        reloads.borrow_and_update();
+        reloads
+    }
+
     /// The state of type `T` given to the builder, if any.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.inner.states.get::<T>()

@@ -134,22 +134,29 @@ pub(in crate::gateway::mcp) fn relay(
     let closed = session.closed.clone();
     let gateway = gateway.clone();
     tokio::spawn(async move {
-        // On a virtual server: the events of the sources it includes only.
-        let servers = tokio::select! {
-            () = closed.cancelled() => return,
-            servers = servers_on(&gateway, on.as_deref()) => servers,
-        };
-        if servers.is_empty() {
-            return;
-        }
-        let mut events = Events::new(&servers);
+        let mut reloads = gateway.toolset().watch_reloads();
+        // On a virtual server: the events of the sources it includes only; after a reload
+        // (servers added, replaced or removed), those of the servers then.
         loop {
-            let (id, event) = tokio::select! {
+            let servers = tokio::select! {
                 () = closed.cancelled() => return,
-                next = events.next() => next,
+                servers = servers_on(&gateway, on.as_deref()) => servers,
             };
-            if !relay_one(&gateway, &weak, &peer, &id, event).await {
-                return;
+            let mut events = Events::new(&servers);
+            loop {
+                let (id, event) = tokio::select! {
+                    () = closed.cancelled() => return,
+                    reloaded = reloads.changed() => {
+                        if reloaded.is_err() {
+                            return;
+                        }
+                        break;
+                    }
+                    next = events.next() => next,
+                };
+                if !relay_one(&gateway, &weak, &peer, &id, event).await {
+                    return;
+                }
             }
         }
     });

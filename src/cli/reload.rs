@@ -2,7 +2,7 @@
 //! tools.yaml is read again and applied while clients stay connected:
 //!
 //! - `policy:` replaces the running policy ([`toolgate::Toolset::reload_policy`]);
-//! - the sources (`tools.mcp`, `tools.a2a`, `tools.openapi`, `tools.skills`, `tools.overrides`)
+//! - the sources (`tools.mcp`, `tools.a2a`, `tools.openapi`, `tools.overrides`)
 //!   and the built-in tools' `settings:` are taken from a toolset built from the new file
 //!   ([`toolgate::Toolset::reload_sources`]): an MCP server or A2A agent whose entry did not
 //!   change keeps its session (and its process); a changed one gets a new session; an added
@@ -12,7 +12,7 @@
 //! A file that does not load, a section that does not compile, or one that drops a guardrail
 //! a virtual server names, is refused with its error and the running configuration stays
 //! whole (everything is checked before anything is applied). Other changes (the rest of
-//! `gateway:`, `store:`, `state:`) are named in a warning: they need a restart.
+//! `gateway:`, `store:`, `state:`, `tools.skills`) are named in a warning: they need a restart.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,6 +22,9 @@ use toolgate::model::config::{LoadedConfig, ToolsConfig};
 
 use super::config::{Purpose, build, folder_of, load_config};
 use super::output;
+
+/// The source id of the skills (`tools.skills`), which a reload keeps as they run.
+const SKILLS_SOURCE: &str = "skills";
 
 /// How often `--watch` looks at the file's modification time and size.
 const WATCH_INTERVAL: Duration = Duration::from_secs(1);
@@ -90,13 +93,20 @@ async fn reload(
             "toolgate serve: reload of {shown} refused, the running configuration stays: {why}"
         ));
     };
-    let loaded = match load_config(file) {
+    let mut loaded = match load_config(file) {
         Ok((loaded, _)) => loaded,
         Err(failure) => {
             refused(&format!("\n{}", failure.message));
             return None;
         }
     };
+    for warning in &loaded.warnings {
+        output::write_err(&warning.to_string());
+    }
+    // The skills stay those of start-up (the gateway serves the set it started with over REST
+    // and as resources): a changed `tools.skills` is named as needing a restart.
+    let skills_changed = loaded.config.tools.skills != running.tools.skills;
+    loaded.config.tools.skills = running.tools.skills.clone();
     let next = &loaded.config;
     // The virtual servers are the ones started with (a reload does not change them): each
     // guardrail they name must stay defined (this binary registers none in code).
@@ -127,7 +137,7 @@ async fn reload(
         return None;
     }
     let toolset = gateway.toolset();
-    let unchanged = |id: &str| same_remote_entry(running, next, id);
+    let unchanged = |id: &str| id == SKILLS_SOURCE || same_remote_entry(running, next, id);
     let (policy, sources) = match toolset.reload(next.policy.clone(), &fresh, unchanged) {
         Ok(done) => done,
         Err(e) => {
@@ -144,6 +154,9 @@ async fn reload(
     };
     drop(fresh);
     say_applied(&shown, &loaded, running, &sources, keys_changed, &policy);
+    if skills_changed {
+        output::write_err("warning: changed but only applied by a restart: tools.skills");
+    }
     // New sources list their tools now, as at start-up (each bounded by its own timeout).
     if !sources.added.is_empty() || !sources.replaced.is_empty() {
         for status in toolset

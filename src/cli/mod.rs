@@ -6,6 +6,8 @@ mod call;
 mod check;
 mod config;
 mod openapi;
+#[cfg(feature = "otel")]
+mod otel;
 mod output;
 mod probe;
 mod redacted_log;
@@ -91,8 +93,10 @@ fn init_log(level: Option<args::LogLevel>) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!("{},rmcp={rmcp}", level.directive()))
     });
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(redacted_log::RedactedStderr)
         .with_target(false)
         .without_time()
@@ -100,7 +104,13 @@ fn init_log(level: Option<args::LogLevel>) {
         // hide it from the redaction), and tests and operators grep it. (ANSI is on by default
         // when any crate of the build turns on tracing-subscriber's `ansi` feature.)
         .with_ansi(false)
-        .try_init();
+        .with_filter(filter);
+    // The OTLP export's layer (filled in by `serve` when tools.yaml asks for it) has its own
+    // filter: the `tool_call` spans, whatever the log level.
+    let registry = tracing_subscriber::registry();
+    #[cfg(feature = "otel")]
+    let registry = registry.with(otel::layer());
+    let _ = registry.with(log).try_init();
 }
 
 fn run(cli: Cli) -> CmdResult {
@@ -178,9 +188,17 @@ fn run(cli: Cli) -> CmdResult {
                 None => http,
             };
             let file = config::config_path(cli.config.as_deref());
+            #[cfg(feature = "otel")]
+            let exporter = otel::start(&loaded.config.gateway.telemetry)
+                .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?;
             let result =
                 runtime.block_on(serve::run(tools, &loaded.config, file, stdio, http, watch));
             runtime.shutdown_background();
+            // The spans still queued go out, within the export timeout.
+            #[cfg(feature = "otel")]
+            if let Some(exporter) = exporter {
+                exporter.shutdown();
+            }
             result
         }
         command => {

@@ -271,7 +271,16 @@ impl Gateway {
         if let Some(claims) = &caller.claims {
             ctx = ctx.claims(std::sync::Arc::clone(claims));
         }
-        ctx.traceparent(caller.traceparent_or_new())
+        match &caller.traceparent {
+            Some(traceparent) => {
+                ctx = ctx.traceparent(traceparent.clone());
+                match &caller.tracestate {
+                    Some(tracestate) => ctx.tracestate(tracestate.clone()),
+                    None => ctx,
+                }
+            }
+            None => ctx.new_trace(),
+        }
     }
 
     /// Calls tool `name` (as the toolset or a model names it) with `args` for `caller`: the one

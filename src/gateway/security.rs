@@ -44,6 +44,9 @@ pub struct Caller {
     /// The W3C `traceparent` the request came with (the `traceparent` header, an MCP
     /// request's `_meta.traceparent`), when valid; forwarded to the tool's backend.
     pub traceparent: Option<String>,
+    /// The W3C `tracestate` that came with [`traceparent`](Self::traceparent) (from the same
+    /// place: header or `_meta`), forwarded with it.
+    pub tracestate: Option<String>,
 }
 
 impl Caller {
@@ -145,6 +148,10 @@ async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next:
     caller.task = header_text(request.headers(), TASK_HEADER);
     caller.traceparent = header_text(request.headers(), "traceparent")
         .filter(|t| toolgate_runtime::trace_context::is_valid(t));
+    caller.tracestate = caller
+        .traceparent
+        .as_ref()
+        .and_then(|_| header_text(request.headers(), "tracestate"));
     request.extensions_mut().insert(caller);
     let settings = gateway.settings();
     match super::body::read_whole(request, settings.max_body_bytes, settings.body_timeout).await {

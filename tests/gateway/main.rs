@@ -18,6 +18,7 @@ mod inspector;
 mod jq_bombs;
 mod mcp_errors;
 mod mcp_http;
+mod otel;
 mod oauth;
 mod overrides;
 mod passthrough;

@@ -6,11 +6,13 @@ use super::interpolate::Interpolated;
 
 pub mod auth;
 pub mod servers;
+pub mod telemetry;
 
 pub use auth::{GatewayAuth, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS};
 pub use servers::{
     AnnotationHints, ToolSelection, ToolSelector, VirtualServerConfig, is_server_id,
 };
+pub use telemetry::{OtlpConfig, TelemetryConfig};
 
 /// Settings of `toolgate serve`. Every field is optional:
 ///
@@ -35,6 +37,8 @@ pub use servers::{
 ///   servers:                        # virtual servers: /mcp/{id}, /servers/{id}/tools
 ///     - {id: readers, tools: {include: [{tag: read}]}, roles: [reader], prefix: r_}
 ///   # tool_search: {semantic: {model: .peers/models/all-minilm-l6-v2}}  # `semantic` builds only
+///   telemetry:                      # OTLP export of every call's span (docs/telemetry.md)
+///     otlp: {endpoint: "http://127.0.0.1:4318", service_name: toolgate}
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -115,6 +119,9 @@ pub struct GatewayConfig {
     /// instructions and roles. The default server (`/mcp`, `/tools`) shows every tool as before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<VirtualServerConfig>,
+    /// Telemetry besides the log and `/metrics`: OTLP export of every call's span.
+    #[serde(default, skip_serializing_if = "TelemetryConfig::is_empty")]
+    pub telemetry: TelemetryConfig,
 }
 
 /// `gateway.tool_search`: progressive disclosure of a big toolset over MCP (docs/search.md).

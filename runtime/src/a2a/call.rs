@@ -190,7 +190,8 @@ pub(crate) async fn call(
     };
     let cancelled = ctx.cancellation().clone();
     let run = crate::trace_context::CURRENT.scope(
-        ctx.traceparent().map(Arc::from),
+        ctx.traceparent()
+            .map(|t| (Arc::from(t), ctx.tracestate().map(Arc::from))),
         follow(&rpc, message, mode, &mut guard),
     );
     // The guard is dropped after this: when `follow` did not see the task end (the caller

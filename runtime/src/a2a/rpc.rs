@@ -115,11 +115,15 @@ impl Rpc {
             request = request.header(AUTHORIZATION, value);
         }
         // The call's trace goes on (W3C Trace Context), scoped by `call::call`.
-        let request =
-            match crate::trace_context::current().and_then(|t| HeaderValue::from_str(&t).ok()) {
-                Some(traceparent) => request.header("traceparent", traceparent),
-                None => request,
-            };
+        let mut request = request;
+        if let Some((traceparent, tracestate)) = crate::trace_context::current()
+            && let Ok(value) = HeaderValue::from_str(&traceparent)
+        {
+            request = request.header("traceparent", value);
+            if let Some(value) = tracestate.and_then(|t| HeaderValue::from_str(&t).ok()) {
+                request = request.header("tracestate", value);
+            }
+        }
         request.body(body.to_string())
     }
 

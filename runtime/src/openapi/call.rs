@@ -151,6 +151,9 @@ pub(crate) async fn send(
         && let Ok(value) = HeaderValue::from_str(traceparent)
     {
         request.headers_mut().insert("traceparent", value);
+        if let Some(value) = ctx.tracestate().and_then(|t| HeaderValue::from_str(t).ok()) {
+            request.headers_mut().insert("tracestate", value);
+        }
     }
     let host = request.url().host_str().unwrap_or_default().to_string();
     let work = async {

@@ -10,6 +10,10 @@
 //! `cache_hit`. A DEBUG event "tool call finished" inside it carries the same fields. Arguments are
 //! never logged here.
 //!
+//! With the `otel` feature and an OpenTelemetry layer installed, the span is also an
+//! OpenTelemetry span: the child of the caller's `traceparent`, with the GenAI semantic
+//! conventions' attributes, and its own context goes on to the backend (see `otel.rs`).
+//!
 //! # Metrics
 //! Through the [`metrics`] facade, once [`describe_metrics`] has been called: install a recorder,
 //! then call it, before the first call (the gateway does both when it is built; each tool's
@@ -238,6 +242,12 @@ where
         {
             span.record("trace_id", id);
         }
+        #[cfg(feature = "otel")]
+        let mut call = call;
+        #[cfg(feature = "otel")]
+        if !span.is_disabled() {
+            otel::start(&span, &mut call.ctx, &meta.tool, &meta.source);
+        }
         let mut finish = Finish {
             meta: Arc::clone(meta),
             report: call.report.clone(),
@@ -356,6 +366,8 @@ impl Drop for Finish {
         self.span.record("cost", cost);
         self.span.record("retries", retries);
         self.span.record("cache_hit", cache_hit);
+        #[cfg(feature = "otel")]
+        otel::finish(&self.span, outcome);
         self.span.in_scope(|| {
             tracing::debug!(
                 tool = %meta.tool,
@@ -371,5 +383,7 @@ impl Drop for Finish {
     }
 }
 
+#[cfg(feature = "otel")]
+mod otel;
 #[cfg(test)]
 mod tests;

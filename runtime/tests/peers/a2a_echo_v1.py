@@ -41,6 +41,7 @@ field naming the skill a message is for).
 Every HTTP request prints one stderr line:
   A2A-REQ <METHOD> <path> rpc=<json-rpc method|-> a2a-version=<header|-> auth=<yes|no>
   traceparent=<header|-> jwt-claims=<the claims part of a bearer JWT, base64url|->
+  tracestate=<header|->
 and `READY <port>` goes to stdout once the socket listens.
 """
 
@@ -241,7 +242,8 @@ class Gate:
             f"a2a-version={headers.get('a2a-version', '-')} "
             f"auth={'yes' if 'authorization' in headers else 'no'} "
             f"traceparent={headers.get('traceparent', '-')} "
-            f"jwt-claims={jwt_claims(headers.get('authorization', ''))}",
+            f"jwt-claims={jwt_claims(headers.get('authorization', ''))} "
+            f"tracestate={headers.get('tracestate', '-')}",
             file=sys.stderr,
             flush=True,
         )

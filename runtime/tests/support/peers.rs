@@ -220,6 +220,23 @@ pub fn a2a_echo_v1_py() -> PathBuf {
     path
 }
 
+/// `rotel-agent` of the venv with PyPI `rotel` (an OpenTelemetry collector: OTLP receiver,
+/// `--debug-log traces` prints every span it receives).
+pub fn rotel_agent() -> PathBuf {
+    require_installed(
+        peers_root().join("venv-rotel/bin/rotel-agent"),
+        "rotel (PyPI, the OTLP receiver)",
+    )
+}
+
+/// `runtime/tests/peers/trace_server.py`: an MCP server (Python SDK, stdio) whose
+/// `trace_context` tool answers the `_meta.traceparent` / `_meta.tracestate` of its call.
+pub fn trace_server_py() -> PathBuf {
+    let path = test_peers_dir().join("trace_server.py");
+    assert!(path.is_file(), "missing {}", path.display());
+    path
+}
+
 /// `runtime/tests/peers/a2a_echo_v03.py`: the A2A 0.3 echo agent (run it with [`a2a_v03_python`]).
 pub fn a2a_echo_v03_py() -> PathBuf {
     let path = test_peers_dir().join("a2a_echo_v03.py");

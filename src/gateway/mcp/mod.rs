@@ -198,6 +198,7 @@ impl McpHandler {
             .filter(|t| toolgate_runtime::trace_context::is_valid(t))
         {
             caller.traceparent = Some(traceparent.to_string());
+            caller.tracestate = context.meta.get_tracestate().map(str::to_owned);
         }
         let relay = context
             .meta

@@ -68,6 +68,9 @@ impl Client {
         if let Some(traceparent) = ctx.traceparent() {
             let mut meta = rmcp::model::RequestMetaObject::new();
             meta.set_traceparent(traceparent);
+            if let Some(tracestate) = ctx.tracestate() {
+                meta.set_tracestate(tracestate);
+            }
             options.meta = Some(meta);
         }
         let handle = session

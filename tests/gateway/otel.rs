@@ -331,7 +331,9 @@ fn each_call_is_one_span_in_the_callers_trace_at_a_real_collector() {
     for span in &spans {
         assert!(span.name.starts_with("execute_tool "), "{span:?}");
         assert_eq!(span.attributes["gen_ai.operation.name"], "execute_tool", "{span:?}");
-        assert_eq!(span.attributes["toolgate.caller"], "ci", "{span:?}");
+        assert_eq!(span.attributes["caller"], "ci", "{span:?}");
+        // The `trace_id` field is the span's own trace.
+        assert_eq!(span.attributes["trace_id"], span.trace_id, "{span:?}");
         assert_eq!(span.resource["service.name"], "toolgate-otel-test", "{span:?}");
         assert_eq!(span.resource["deployment.environment.name"], "test", "{span:?}");
         assert!(span.resource.contains_key("service.version"), "{span:?}");
@@ -343,6 +345,7 @@ fn each_call_is_one_span_in_the_callers_trace_at_a_real_collector() {
     assert_eq!(rest.name, "execute_tool calc");
     assert_eq!(rest.attributes["gen_ai.tool.name"], "calc");
     assert_eq!(rest.attributes["tool"], "calc");
+    assert_eq!(rest.attributes["source"], "local");
     assert_eq!(rest.attributes["outcome"], "ok");
     assert!(!rest.attributes.contains_key("error.type"), "{rest:?}");
 
@@ -372,7 +375,7 @@ fn each_call_is_one_span_in_the_callers_trace_at_a_real_collector() {
     // The A2A agent's request carried the gateway's span as parent, in the caller's trace.
     let to_agent = one(agent_trace);
     assert_eq!(to_agent.parent_id, agent_parent, "{to_agent:?}");
-    assert_eq!(to_agent.attributes["toolgate.source"], "agent", "{to_agent:?}");
+    assert_eq!(to_agent.attributes["source"], "agent", "{to_agent:?}");
     let agent_log = agent.log();
     let line = agent_log
         .lines()

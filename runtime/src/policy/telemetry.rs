@@ -234,6 +234,14 @@ where
         if span.is_disabled() && !meta.metrics && !tracing::enabled!(tracing::Level::DEBUG) {
             return self.inner.call(call);
         }
+        // With OpenTelemetry on, the span joins the caller's trace (or starts one) first: the
+        // trace id recorded is then the span's own.
+        #[cfg(feature = "otel")]
+        let mut call = call;
+        #[cfg(feature = "otel")]
+        if !span.is_disabled() {
+            otel::start(&span, &mut call.ctx, &meta.tool);
+        }
         if !span.is_disabled()
             && let Some(id) = call
                 .ctx
@@ -241,12 +249,6 @@ where
                 .and_then(crate::trace_context::trace_id)
         {
             span.record("trace_id", id);
-        }
-        #[cfg(feature = "otel")]
-        let mut call = call;
-        #[cfg(feature = "otel")]
-        if !span.is_disabled() {
-            otel::start(&span, &mut call.ctx, &meta.tool, &meta.source);
         }
         let mut finish = Finish {
             meta: Arc::clone(meta),

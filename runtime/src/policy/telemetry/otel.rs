@@ -7,8 +7,8 @@
 //! `duration_ms`, `cost`, `retries`, `cache_hit`):
 //! - `gen_ai.operation.name` = `execute_tool`, `gen_ai.tool.name` = the tool's name (GenAI
 //!   semantic conventions, "execute tool" span); the span is named `execute_tool {tool}`;
-//! - `toolgate.source` = the source, `toolgate.caller` = the caller's name (an API key's name or
-//!   a token's `issuer#subject`; absent for an anonymous call);
+//! - `caller` = the caller's name (an API key's name or a token's `issuer#subject`; absent for
+//!   an anonymous call);
 //! - `error.type` = the error's kind when the call failed, with the span status `Error`
 //!   (a result flagged `is_error` is `tool_error`).
 //!
@@ -44,7 +44,7 @@ fn remote_parent(ctx: &ToolContext) -> Option<opentelemetry::Context> {
 
 /// Makes `span` (a new `tool_call` span, not yet entered) the child of the caller's trace, sets
 /// its attributes, and puts its own context in `ctx` for the backend.
-pub(super) fn start(span: &tracing::Span, ctx: &mut ToolContext, tool: &str, source: &str) {
+pub(super) fn start(span: &tracing::Span, ctx: &mut ToolContext, tool: &str) {
     if let Some(parent) = remote_parent(ctx) {
         // No OpenTelemetry layer, or the span is not for it: nothing to do.
         if span.set_parent(parent).is_err() {
@@ -53,9 +53,8 @@ pub(super) fn start(span: &tracing::Span, ctx: &mut ToolContext, tool: &str, sou
     }
     span.set_attribute("gen_ai.operation.name", "execute_tool");
     span.set_attribute("gen_ai.tool.name", tool.to_string());
-    span.set_attribute("toolgate.source", source.to_string());
     if let Some(caller) = &ctx.identity().caller {
-        span.set_attribute("toolgate.caller", caller.clone());
+        span.set_attribute("caller", caller.clone());
     }
     // Starts the OpenTelemetry span (the sampler decides here).
     let otel = span.context();

@@ -93,9 +93,9 @@ fn init_log(level: Option<args::LogLevel>) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!("{},rmcp={rmcp}", level.directive()))
     });
+    use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
-    use tracing_subscriber::Layer as _;
     let log = tracing_subscriber::fmt::layer()
         .with_writer(redacted_log::RedactedStderr)
         .with_target(false)

@@ -21,7 +21,9 @@ use opentelemetry::{Key, KeyValue};
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::resource::{EnvResourceDetector, ResourceDetector as _};
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
+};
 use toolgate::model::config::{OtlpConfig, TelemetryConfig};
 use toolgate::model::secrets::Field;
 use tracing::span;
@@ -29,7 +31,8 @@ use tracing_subscriber::Registry;
 use tracing_subscriber::layer::{Context, Filter, Layer};
 
 /// The layer once export is on.
-type OtelLayer = tracing_opentelemetry::OpenTelemetryLayer<Registry, opentelemetry_sdk::trace::Tracer>;
+type OtelLayer =
+    tracing_opentelemetry::OpenTelemetryLayer<Registry, opentelemetry_sdk::trace::Tracer>;
 
 /// The OpenTelemetry layer, set once by [`start`].
 static LAYER: OnceLock<OtelLayer> = OnceLock::new();
@@ -124,7 +127,9 @@ impl Layer<Registry> for Late {
             return Some(std::ptr::from_ref(self).cast());
         }
         // SAFETY: forwarded as is; see above.
-        LAYER.get().and_then(|layer| unsafe { layer.downcast_raw(id) })
+        LAYER
+            .get()
+            .and_then(|layer| unsafe { layer.downcast_raw(id) })
     }
 }
 
@@ -190,12 +195,14 @@ fn sample_ratio(otlp: &OtlpConfig) -> Result<f64, String> {
 /// The export timeout: `timeout_ms`, else `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` /
 /// `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds), else 10 s.
 fn timeout(otlp: &OtlpConfig) -> Duration {
-    otlp.timeout_ms.map(Duration::from_millis).unwrap_or_else(|| {
-        env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
-            .or_else(|| env("OTEL_EXPORTER_OTLP_TIMEOUT"))
-            .and_then(|t| t.trim().parse().ok())
-            .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
-    })
+    otlp.timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or_else(|| {
+            env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+                .or_else(|| env("OTEL_EXPORTER_OTLP_TIMEOUT"))
+                .and_then(|t| t.trim().parse().ok())
+                .map_or(DEFAULT_TIMEOUT, Duration::from_millis)
+        })
 }
 
 /// Refuses a transport other than OTLP/HTTP protobuf, from tools.yaml or the environment.
@@ -206,7 +213,10 @@ fn check_protocol(otlp: &OtlpConfig) -> Result<(), String> {
             "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
             env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
         ),
-        ("OTEL_EXPORTER_OTLP_PROTOCOL", env("OTEL_EXPORTER_OTLP_PROTOCOL")),
+        (
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+            env("OTEL_EXPORTER_OTLP_PROTOCOL"),
+        ),
     ];
     // The first one set decides (tools.yaml, then the signal's variable, then the general one).
     match given.into_iter().find_map(|(name, v)| v.map(|v| (name, v))) {
@@ -234,7 +244,11 @@ fn resource(otlp: &OtlpConfig) -> Resource {
         })
         .unwrap_or_else(|| "toolgate".to_string());
     Resource::builder_empty()
-        .with_attributes(from_env.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())))
+        .with_attributes(
+            from_env
+                .iter()
+                .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
+        )
         .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
         .with_attributes(
             otlp.resource_attributes
@@ -267,7 +281,10 @@ pub(super) fn start(telemetry: &TelemetryConfig) -> Result<Option<Exporter>, Str
         headers.insert(name.clone(), value.expose().to_string());
     }
     // The environment's headers are sent too (the exporter reads them): never print them.
-    for var in ["OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"] {
+    for var in [
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+    ] {
         for pair in env(var).unwrap_or_default().split(',') {
             if let Some((_, value)) = pair.split_once('=') {
                 toolgate::model::secrets::remember(value.trim());

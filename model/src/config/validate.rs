@@ -11,6 +11,7 @@ mod guardrails;
 mod oauth2;
 mod openapi;
 mod overrides;
+mod telemetry;
 
 /// Every broken rule of `cfg` (errors), and the warnings.
 pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
@@ -196,6 +197,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
     openapi::check_openapi(cfg, &mut errors, &mut warnings);
     check_policy(cfg, &mut errors, &mut warnings);
     gateway::check_gateway(cfg, &mut errors, &mut warnings);
+    telemetry::check_telemetry(cfg, &mut errors);
     gateway::check_store(cfg, &mut errors);
     (errors, warnings)
 }

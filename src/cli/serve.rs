@@ -19,10 +19,12 @@ pub(super) async fn run(
     watch: bool,
 ) -> CmdResult {
     let config = &started.gateway;
-    let gateway = Gateway::builder(tools)
+    let builder = Gateway::builder(tools)
         .config(config)
-        .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?
-        .build();
+        .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?;
+    #[cfg(feature = "console")]
+    let builder = builder.console_config(started, file.as_deref());
+    let gateway = builder.build();
     // --http is the default; `--http` without a value takes gateway.listen, then the default.
     let http = match (http, stdio) {
         (Some(addr), _) if !addr.is_empty() => Some(addr),

@@ -16,6 +16,9 @@ use super::{Caller, Gateway, GatewayError, Inner, Settings, auth, mcp, metrics, 
 pub struct GatewayBuilder {
     pub(super) toolset: Toolset,
     pub(super) settings: Settings,
+    /// What the web console is given besides the gateway ([`Self::console_config`]).
+    #[cfg(feature = "console")]
+    pub(super) console: super::console::ConsoleSettings,
 }
 
 impl GatewayBuilder {
@@ -253,6 +256,8 @@ impl GatewayBuilder {
                 streams: CancellationToken::new(),
                 in_flight: watch::channel(0).0,
                 listing,
+                #[cfg(feature = "console")]
+                console: super::console::ConsoleState::new(self.console),
             }),
         }
     }

@@ -21,6 +21,8 @@ mod auth;
 mod body;
 mod builder;
 mod calls;
+#[cfg(feature = "console")]
+pub mod console;
 pub mod mcp;
 pub mod metrics;
 mod redact;
@@ -86,6 +88,9 @@ struct Inner {
     in_flight: watch::Sender<usize>,
     /// MCP `tools/list`'s converted definitions, shared by every session.
     listing: mcp::listing::ToolListing,
+    /// The web console's sessions, call log and what it was given of the configuration.
+    #[cfg(feature = "console")]
+    console: console::ConsoleState,
 }
 
 /// The gateway's settings (see [`GatewayBuilder`]).
@@ -167,6 +172,8 @@ impl Gateway {
         GatewayBuilder {
             toolset,
             settings: Settings::default(),
+            #[cfg(feature = "console")]
+            console: console::ConsoleSettings::default(),
         }
     }
 
@@ -321,6 +328,12 @@ impl Gateway {
         if let Some(reason) = extras.reason {
             ctx = ctx.cancel_reason(reason);
         }
+        #[cfg(feature = "console")]
+        let (report, started) = {
+            let report = std::sync::Arc::new(toolgate_runtime::policy::CallReport::default());
+            ctx = ctx.report(std::sync::Arc::clone(&report));
+            (report, std::time::Instant::now())
+        };
         let (ctx, tools) = (ctx.build(), self.toolset());
         let call = async {
             match &extras.guardrails {
@@ -328,7 +341,13 @@ impl Gateway {
                 None => tools.call_with(name, args, ctx).await,
             }
         };
-        self.run_call(token, call).await
+        let result = self.run_call(token, call).await;
+        #[cfg(feature = "console")]
+        self.inner
+            .console
+            .log
+            .record(caller, name, &result, started.elapsed(), &report);
+        result
     }
 
     /// Runs `call` (one call or a batch, made with a context whose cancellation is `token`)
@@ -363,6 +382,8 @@ impl Gateway {
             .merge(skills::router(self))
             .merge(metrics::router(self))
             .merge(auth::oauth::router(self));
+        #[cfg(feature = "console")]
+        let router = router.merge(console::router(self));
         security::layer(self, router).layer(axum::middleware::from_fn(redact::responses))
     }
 

@@ -122,6 +122,9 @@ pub(super) fn layer(gateway: &Gateway, router: axum::Router) -> axum::Router {
 
 async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next: Next) -> Response {
     let open = is_open(&gateway, request.uri().path());
+    // The web console signs its callers in itself (a session cookie: `gateway::console`), after
+    // the same Host and Origin checks as every other route.
+    let console = is_console(request.uri().path());
     if !open {
         if let Err(e) = check_host(&gateway, request.headers()) {
             return refused(StatusCode::FORBIDDEN, e);
@@ -130,7 +133,7 @@ async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next:
             return refused(StatusCode::FORBIDDEN, e);
         }
     }
-    let caller = if open {
+    let caller = if open || console {
         Caller::default()
     } else {
         match super::auth::authenticate(&gateway, request.headers()).await {
@@ -158,6 +161,17 @@ async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next:
         Ok(request) => next.run(request).await,
         Err(refused) => refused,
     }
+}
+
+/// Whether `path` is the web console's (`/`, `/console…`), which authenticates by session.
+#[cfg(feature = "console")]
+fn is_console(path: &str) -> bool {
+    super::console::is_console_path(path)
+}
+
+#[cfg(not(feature = "console"))]
+fn is_console(_path: &str) -> bool {
+    false
 }
 
 pub(super) fn refused(status: StatusCode, e: ToolError) -> Response {

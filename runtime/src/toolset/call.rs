@@ -260,7 +260,12 @@ impl Toolset {
         if let Some(timeout) = settled.timeout {
             ctx.tighten_deadline(timeout);
         }
-        let report = settled.reports.then(Arc::default);
+        // The caller's own report (the gateway's call log reads it), else one only when a
+        // layer fills it in.
+        let report = ctx
+            .report_slot()
+            .cloned()
+            .or_else(|| settled.reports.then(Arc::default));
         let stack: &dyn CallStack = &*settled.stack;
         let out_ctx = extra_out.as_ref().map(|_| ctx.clone());
         let call = Call {

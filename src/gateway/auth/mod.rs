@@ -33,6 +33,18 @@ pub(crate) struct Refusal {
 }
 
 impl Refusal {
+    /// The status the refusal is answered with.
+    #[cfg(feature = "console")]
+    pub(crate) fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// Why the credential was refused.
+    #[cfg(feature = "console")]
+    pub(crate) fn message(&self) -> &str {
+        self.error.message()
+    }
+
     /// The answer: the error as the REST API's error body, with the status and the challenge.
     pub(crate) fn into_response(self) -> Response {
         let mut response = super::security::refused(self.status, self.error);

@@ -40,7 +40,7 @@ async fn visible(
 
 /// How long `GET /tools` waits for start-up discovery before answering with what is known (as
 /// MCP `tools/list` does): an early client sees the whole toolset.
-pub(super) const LIST_WAITS_FOR_DISCOVERY: Duration = Duration::from_secs(35);
+pub(crate) const LIST_WAITS_FOR_DISCOVERY: Duration = Duration::from_secs(35);
 
 /// The query of `GET /tools`. Filters combine with AND; an unknown parameter is a 400.
 #[derive(Debug, Default, Deserialize, IntoParams)]

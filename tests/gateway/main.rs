@@ -12,6 +12,7 @@ mod prism;
 mod a2a;
 mod conformance;
 mod connections;
+mod console;
 mod guardrails;
 mod guardrails_cut;
 mod inspector;

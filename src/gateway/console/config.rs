@@ -83,7 +83,7 @@ pub(crate) async fn page_get(
 ) -> Response {
     let session = match signed_in(&gateway, &headers, &uri) {
         Ok(s) => s,
-        Err(to_login) => return to_login,
+        Err(to_login) => return *to_login,
     };
     page(
         &Config {

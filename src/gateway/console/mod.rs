@@ -146,7 +146,7 @@ pub(crate) fn signed_in(
     gateway: &Gateway,
     headers: &HeaderMap,
     uri: &Uri,
-) -> Result<Session, Response> {
+) -> Result<Session, Box<Response>> {
     if let Some(s) = gateway.console().sessions.find(headers) {
         return Ok(s);
     }
@@ -155,7 +155,7 @@ pub(crate) fn signed_in(
         "/console/login?next={}",
         percent_encoding::utf8_percent_encode(next, percent_encoding::NON_ALPHANUMERIC)
     );
-    Err(Redirect::to(&target).into_response())
+    Err(Box::new(Redirect::to(&target).into_response()))
 }
 
 /// A POST's session, its CSRF token checked: the session, or the refusal (403 without the
@@ -165,17 +165,17 @@ pub(crate) fn checked_post(
     headers: &HeaderMap,
     uri: &Uri,
     csrf: Option<&str>,
-) -> Result<Session, Response> {
+) -> Result<Session, Box<Response>> {
     let session = signed_in(gateway, headers, uri)?;
     if session::csrf_matches(&session, csrf) {
         Ok(session)
     } else {
-        Err(Message::page(
+        Err(Box::new(Message::page(
             Some(Chrome::new(&session, "")),
             StatusCode::FORBIDDEN,
             "Refused",
             "The form did not carry this session's CSRF token: reload the page and submit it again.",
-        ))
+        )))
     }
 }
 
@@ -282,7 +282,7 @@ async fn logout(
 ) -> Response {
     let session = match checked_post(&gateway, &headers, &uri, form.csrf.as_deref()) {
         Ok(s) => s,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     gateway.console().sessions.remove(&session.id);
     let mut response = Redirect::to("/console/login").into_response();

@@ -73,7 +73,7 @@ pub(crate) async fn sources(
 ) -> Response {
     let session = match signed_in(&gateway, &headers, &uri) {
         Ok(s) => s,
-        Err(to_login) => return to_login,
+        Err(to_login) => return *to_login,
     };
     super::pinning::observe(&gateway);
     page(
@@ -165,7 +165,7 @@ pub(crate) async fn tools(
 ) -> Response {
     let session = match signed_in(&gateway, &headers, &uri) {
         Ok(s) => s,
-        Err(to_login) => return to_login,
+        Err(to_login) => return *to_login,
     };
     gateway
         .wait_ready(crate::gateway::rest::tools::LIST_WAITS_FOR_DISCOVERY)
@@ -278,7 +278,7 @@ pub(crate) async fn calls(
 ) -> Response {
     let session = match signed_in(&gateway, &headers, &uri) {
         Ok(s) => s,
-        Err(to_login) => return to_login,
+        Err(to_login) => return *to_login,
     };
     page(
         &Calls {

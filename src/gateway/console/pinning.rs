@@ -188,7 +188,7 @@ pub(crate) async fn page_get(
 ) -> Response {
     let session = match signed_in(&gateway, &headers, &uri) {
         Ok(s) => s,
-        Err(to_login) => return to_login,
+        Err(to_login) => return *to_login,
     };
     observe(&gateway);
     let toolset = gateway.toolset();
@@ -250,7 +250,7 @@ pub(crate) async fn approve(
 ) -> Response {
     let session = match checked_post(&gateway, &headers, &uri, form.csrf.as_deref()) {
         Ok(s) => s,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let chrome = || Some(Chrome::new(&session, "pinning"));
     if session.role != Role::Admin {

@@ -285,14 +285,14 @@ async fn visible(
     gateway: &Gateway,
     session: &Session,
     name: &str,
-) -> Result<Arc<ToolDescriptor>, Response> {
+) -> Result<Arc<ToolDescriptor>, Box<Response>> {
     let not_found = || {
-        Message::page(
+        Box::new(Message::page(
             Some(Chrome::new(session, "tools")),
             StatusCode::NOT_FOUND,
             "No such tool",
             &format!("No tool `{name}` that you may call."),
-        )
+        ))
     };
     let d = gateway
         .toolset()
@@ -390,11 +390,11 @@ pub(crate) async fn tool_page_get(
 ) -> Response {
     let session = match signed_in(&gateway, &headers, &uri) {
         Ok(s) => s,
-        Err(to_login) => return to_login,
+        Err(to_login) => return *to_login,
     };
     match visible(&gateway, &session, &name).await {
         Ok(d) => tool_page(&gateway, &session, &d, &HashMap::new(), String::new(), None),
-        Err(not_found) => not_found,
+        Err(not_found) => *not_found,
     }
 }
 
@@ -415,11 +415,11 @@ pub(crate) async fn call(
         form.get("csrf").map(String::as_str),
     ) {
         Ok(s) => s,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let d = match visible(&gateway, &session, &name).await {
         Ok(d) => d,
-        Err(not_found) => return not_found,
+        Err(not_found) => return *not_found,
     };
     let args = match arguments(&d.input_schema, &form) {
         Ok(args) => args,

@@ -12,10 +12,11 @@
 //! | `GET /tools`, `GET /tools/{name}`, `…/schema`, `…/metadata`, `POST /tools/{name}/call`, `POST /calls` | REST |
 //! | `GET /sources`, `GET /healthz`, `GET /readyz`, `GET /openapi.json` | status and the API's own description |
 //! | `GET /metrics` | Prometheus metrics ([`metrics`]) |
+//! | `GET /`, `/console…` | the web console (feature `console`: [`console`]) |
 //!
 //! Every route checks `Host` and `Origin` first (DNS-rebinding protection, MCP 2025-11-25
 //! "Transports", security warning) and, when API keys are configured, the key (all but
-//! `/healthz` and `/readyz`).
+//! `/healthz` and `/readyz`, and the console's routes, which check their session cookie).
 
 mod auth;
 mod body;

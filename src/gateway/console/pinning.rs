@@ -73,8 +73,11 @@ impl Definitions {
 }
 
 /// Records the definitions of the remote tools listed now (pinning lets them through: they
-/// are approved), and writes the file when one changed.
+/// are approved), and writes the file when one changed. Nothing without `policy.pinning`.
 pub(crate) fn observe(gateway: &Gateway) {
+    if !gateway.console().settings.pinning {
+        return;
+    }
     let defs = &gateway.console().definitions;
     let mut seen = defs.seen.lock().unwrap_or_else(|e| e.into_inner());
     let mut changed = false;

@@ -1,5 +1,5 @@
-//! The config page: the configuration the gateway was started with, secrets masked, and the
-//! catalog's generation.
+//! The config page: the configuration the gateway was started with, secrets masked, the
+//! configuration generation (reloads since start) and the catalog's generation.
 
 use askama::Template;
 use axum::extract::State;
@@ -73,6 +73,7 @@ struct Config {
     chrome: Option<Chrome>,
     config: String,
     catalog_generation: u64,
+    config_generation: u64,
 }
 
 /// `GET /console/config`.
@@ -96,6 +97,7 @@ pub(crate) async fn page_get(
                 .and_then(|c| serde_json::to_string_pretty(c).ok())
                 .unwrap_or_default(),
             catalog_generation: gateway.toolset().catalog().generation(),
+            config_generation: gateway.toolset().config_generation(),
         },
         StatusCode::OK,
     )

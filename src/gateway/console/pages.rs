@@ -63,6 +63,7 @@ struct Sources {
     chrome: Option<Chrome>,
     sources: Vec<SourceRow>,
     catalog_generation: u64,
+    config_generation: u64,
 }
 
 /// `GET /console/sources`: what `GET /sources` answers, as a table.
@@ -86,6 +87,7 @@ pub(crate) async fn sources(
                 .map(SourceRow::from)
                 .collect(),
             catalog_generation: gateway.toolset().catalog().generation(),
+            config_generation: gateway.toolset().config_generation(),
         },
         StatusCode::OK,
     )

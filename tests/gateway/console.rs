@@ -4,7 +4,8 @@
 //! scripts/install-peers.sh) with fantoccini: sign in with an API key (a wrong one is refused),
 //! find a tool by search, call it from the form generated from its input schema, see calls in
 //! the live log (one arriving over SSE while the page is open), and approve a remote tool whose
-//! description changed (runtime/tests/peers/pinned_server.py, as in policy_access.rs). A PNG
+//! description changed (runtime/tests/peers/pinned_server.py, as in policy_access.rs), and read
+//! the charts. A PNG
 //! of each page is kept under `target/console-screenshots/`. Over plain HTTP: a viewer cannot
 //! approve, a POST without the session's CSRF token is refused, a wrong key gets no session,
 //! the Host and Origin checks of `/mcp` hold, and pages need a session.
@@ -473,6 +474,38 @@ fn an_operator_signs_in_finds_and_calls_a_tool_watches_the_log_and_approves_a_ch
             assert!(config.contains("${TG_ADMIN}"), "{config}");
             assert!(!config.contains(ADMIN_KEY), "{config}");
             screenshot(&client, &shots, "07-config").await;
+
+            // The charts count the calls above, and a refused one by its kind.
+            let (status, body) = request(
+                served.port(),
+                "POST",
+                "/tools/calc/call",
+                &[
+                    ("Authorization", &auth),
+                    ("Content-Type", "application/json"),
+                ],
+                Some("{}"),
+            )
+            .unwrap();
+            assert_eq!(status, 422, "{body}");
+            element(&client, "a[href='/console/charts']")
+                .await
+                .click()
+                .await
+                .unwrap();
+            element(&client, "#calls-chart svg").await;
+            element(&client, "#latency-chart svg").await;
+            let total: u64 = element(&client, "#total-calls")
+                .await
+                .text()
+                .await
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(total >= 3, "{total} calls charted");
+            let errors = element(&client, "#errors").await.text().await.unwrap();
+            assert!(errors.contains("invalid_arguments"), "{errors}");
+            screenshot(&client, &shots, "08-charts").await;
         };
         let outcome = tokio::time::timeout(Duration::from_secs(240), run).await;
         let _ = client.close().await;
@@ -482,6 +515,6 @@ fn an_operator_signs_in_finds_and_calls_a_tool_watches_the_log_and_approves_a_ch
         });
     });
     let count = std::fs::read_dir(&shots).unwrap().count();
-    assert!(count >= 7, "{count} screenshots in {}", shots.display());
+    assert!(count >= 8, "{count} screenshots in {}", shots.display());
     println!("console screenshots: {}", shots.display());
 }

@@ -43,6 +43,8 @@ pub struct CallRecord {
 
 /// The log (see the module docs).
 pub(crate) struct CallLog {
+    /// Calls per second, for the charts.
+    pub(crate) series: super::charts::Series,
     recent: Mutex<VecDeque<Arc<CallRecord>>>,
     next_id: AtomicU64,
     sender: broadcast::Sender<Arc<CallRecord>>,
@@ -51,6 +53,7 @@ pub(crate) struct CallLog {
 impl Default for CallLog {
     fn default() -> Self {
         Self {
+            series: super::charts::Series::default(),
             recent: Mutex::new(VecDeque::with_capacity(CAPACITY)),
             next_id: AtomicU64::new(1),
             sender: broadcast::channel(256).0,
@@ -91,6 +94,7 @@ impl CallLog {
             retries: report.retries(),
             cache_hit: report.cache_hit(),
         });
+        self.series.add(&record.outcome, record.latency_ms);
         {
             let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
             if recent.len() == CAPACITY {

@@ -10,12 +10,14 @@
 //! | `GET /console/calls`, `GET /console/calls/stream` | the live call log (SSE) |
 //! | `GET /console/pinning`, `POST /console/pinning/approve` | tools withheld by pinning, with a diff; approve (admin) |
 //! | `GET /console/config` | the configuration, secrets masked |
+//! | `GET /console/charts` | calls/s, p50/p99 latency and errors by kind over the last 5 minutes (SVG) |
 //! | `GET /console/assets/{file}` | the stylesheet and script, embedded in the binary |
 //!
 //! Access: the security layer checks `Host` and `Origin` as on every route, then lets console
 //! routes through without a credential; every console page but the sign-in page needs a
 //! session ([`session`]). Every POST that changes something carries the session's CSRF token.
 
+mod charts;
 mod config;
 mod log;
 mod pages;
@@ -130,6 +132,7 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
         .route("/console/pinning", get(pinning::page_get))
         .route("/console/pinning/approve", post(pinning::approve))
         .route("/console/config", get(config::page_get))
+        .route("/console/charts", get(charts::page_get))
         .route("/console/assets/{file}", get(render::asset))
         .layer(axum::middleware::map_response(render::headers))
         .with_state(gateway.clone())

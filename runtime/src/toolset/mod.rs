@@ -14,6 +14,8 @@ mod notices;
 mod reload;
 #[cfg(test)]
 mod reload_tests;
+#[cfg(test)]
+mod report_tests;
 mod sources;
 #[cfg(test)]
 mod sources_tests;

@@ -153,6 +153,8 @@ async fn reload(
         }
     };
     drop(fresh);
+    #[cfg(feature = "console")]
+    gateway.reload_console_config(next);
     say_applied(&shown, &loaded, running, &sources, keys_changed, &policy);
     if skills_changed {
         output::write_err("warning: changed but only applied by a restart: tools.skills");

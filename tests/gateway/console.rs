@@ -8,7 +8,8 @@
 //! the charts. A PNG
 //! of each page is kept under `target/console-screenshots/`. Over plain HTTP: a viewer cannot
 //! approve, a POST without the session's CSRF token is refused, a wrong key gets no session,
-//! the Host and Origin checks of `/mcp` hold, and pages need a session.
+//! the Host and Origin checks of `/mcp` hold, pages need a session, and a reload that drops a
+//! key ends the sessions made with it (and shows on the config page).
 //!
 //! Chromium runs with a dead proxy for every address but loopback, and with its background
 //! services off, so that the test contacts nothing beyond 127.0.0.1.
@@ -136,8 +137,9 @@ fn listed(served: &Served) -> Vec<String> {
 
 /// A gateway that approved `pin.greet` with one description (trust on first use, the console
 /// keeping its definition), then restarted after the description changed: `pin.greet` is
-/// withheld. The temp dir holds the description and approvals files.
-fn gateway_with_a_changed_tool() -> (Served, tempfile::TempDir) {
+/// withheld. The temp dir holds the description and approvals files; the text is the
+/// tools.yaml served.
+fn gateway_with_a_changed_tool() -> (Served, tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let description = dir.path().join("greet.txt");
     let approvals = dir.path().join("approvals.json");
@@ -161,12 +163,12 @@ fn gateway_with_a_changed_tool() -> (Served, tempfile::TempDir) {
     .unwrap();
     let served = serve_with_env(&text, &[], KEYS);
     assert!(!listed(&served).contains(&"pin.greet".to_string()));
-    (served, dir)
+    (served, dir, text)
 }
 
 #[test]
 fn the_console_refuses_viewers_forged_forms_wrong_keys_and_foreign_hosts() {
-    let (served, _dir) = gateway_with_a_changed_tool();
+    let (served, _dir, text) = gateway_with_a_changed_tool();
     let port = served.port();
 
     // Pages need a session; `/` leads to the console.
@@ -246,6 +248,43 @@ fn the_console_refuses_viewers_forged_forms_wrong_keys_and_foreign_hosts() {
     .unwrap();
     assert_eq!(status, 403, "{body}");
     assert!(!listed(&served).contains(&"pin.greet".to_string()));
+
+    // A reload that drops the reader's key ends its session; the admin's goes on.
+    let (status, _) = page(&served, &viewer, "/console/tools");
+    assert_eq!(status, 200);
+    let before = served.log().matches("toolgate serve: reloaded").count();
+    let dropped = text.replace(
+        "    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n",
+        "",
+    );
+    assert_ne!(dropped, text);
+    std::fs::write(served.dir.path().join("tools.yaml"), dropped).unwrap();
+    let sent = std::process::Command::new("kill")
+        .args(["-HUP", &served.process.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = std::time::Instant::now() + WAIT;
+    while served.log().matches("toolgate serve: reloaded").count() == before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no reload within {WAIT:?}\n{}",
+            served.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (status, _) = page(&served, &viewer, "/console/tools");
+    assert_eq!(status, 303, "the dropped key's session still works");
+    let (status, _) = page(&served, &admin, "/console/tools");
+    assert_eq!(status, 200);
+    // The config page shows the reloaded file.
+    let (status, body) = page(&served, &admin, "/console/config");
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("TG_ADMIN") && !body.contains("TG_READER"),
+        "{body}"
+    );
+    assert!(body.contains("Configuration generation 1"), "{body}");
 
     // Signing out ends the session.
     let (status, _) = post_form(
@@ -338,7 +377,7 @@ async fn xpath(client: &Client, xpath: &str) -> fantoccini::elements::Element {
 
 #[test]
 fn an_operator_signs_in_finds_and_calls_a_tool_watches_the_log_and_approves_a_change() {
-    let (served, dir) = gateway_with_a_changed_tool();
+    let (served, dir, _) = gateway_with_a_changed_tool();
     let shots = screenshots_dir();
     let profile = dir.path().join("chromium-profile");
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -44,11 +44,24 @@ impl ApiKey {
 /// # Errors
 /// `permission_denied` when no key matches.
 pub(crate) fn find(keys: &[ApiKey], given: &str) -> Result<Caller, ToolError> {
-    let given = ApiKey::digest(given.as_bytes());
+    find_digest(keys, &digest(given))
+}
+
+/// The SHA-256 digest of key `given`: what a console session keeps of the key it signed in
+/// with (never the key), to find its caller again on each request ([`find_digest`]).
+pub(crate) fn digest(given: &str) -> [u8; 32] {
+    ApiKey::digest(given.as_bytes())
+}
+
+/// The caller whose key's digest is `given`, compared in constant time as [`find`] does.
+///
+/// # Errors
+/// `permission_denied` when no key matches (the key was removed by a reload).
+pub(crate) fn find_digest(keys: &[ApiKey], given: &[u8; 32]) -> Result<Caller, ToolError> {
     // Every key is compared, whichever matches: the time taken says nothing about which did.
     let mut found = None;
     for key in keys {
-        if bool::from(key.digest.ct_eq(&given)) {
+        if bool::from(key.digest.ct_eq(given)) {
             found = found.or(Some(&key.caller));
         }
     }

@@ -1,4 +1,4 @@
-//! The config page: the configuration the gateway was started with, secrets masked, the
+//! The config page: the configuration in effect (as started, or as last reloaded), secrets masked, the
 //! configuration generation (reloads since start) and the catalog's generation.
 
 use askama::Template;
@@ -62,7 +62,7 @@ fn is_reference(s: &str) -> bool {
 
 /// The `policy.tools` entry of `tool` in the configuration given to the console, as JSON.
 pub(crate) fn tool_policy(gateway: &Gateway, tool: &str) -> Option<String> {
-    let config = gateway.console().settings.config.as_ref()?;
+    let config = gateway.console_shown_config()?;
     let entry = config.get("policy")?.get("tools")?.get(tool)?;
     serde_json::to_string_pretty(entry).ok()
 }
@@ -90,11 +90,8 @@ pub(crate) async fn page_get(
         &Config {
             chrome: Some(Chrome::new(&session, "config")),
             config: gateway
-                .console()
-                .settings
-                .config
-                .as_ref()
-                .and_then(|c| serde_json::to_string_pretty(c).ok())
+                .console_shown_config()
+                .and_then(|c| serde_json::to_string_pretty(&*c).ok())
                 .unwrap_or_default(),
             catalog_generation: gateway.toolset().catalog().generation(),
             config_generation: gateway.toolset().config_generation(),

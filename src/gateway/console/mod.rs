@@ -63,6 +63,8 @@ pub(crate) struct ConsoleState {
     sessions: session::Sessions,
     pub(crate) log: log::CallLog,
     settings: ConsoleSettings,
+    /// The configuration shown (as JSON, masked): the start-up one, then each reload's.
+    config: std::sync::Mutex<Option<std::sync::Arc<serde_json::Value>>>,
     definitions: pinning::Definitions,
 }
 
@@ -72,6 +74,7 @@ impl ConsoleState {
             sessions: session::Sessions::default(),
             log: log::CallLog::default(),
             definitions: pinning::Definitions::new(settings.definitions_file.clone()),
+            config: std::sync::Mutex::new(settings.config.clone().map(std::sync::Arc::new)),
             settings,
         }
     }
@@ -106,6 +109,28 @@ impl GatewayBuilder {
 impl Gateway {
     fn console(&self) -> &ConsoleState {
         &self.inner.console
+    }
+
+    /// What the console's config page shows from now on: `config` (a reloaded tools.yaml),
+    /// its credentials masked.
+    pub fn reload_console_config(&self, config: &toolgate_model::config::ToolsConfig) {
+        if let Ok(value) = serde_json::to_value(config) {
+            *self
+                .console()
+                .config
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) =
+                Some(std::sync::Arc::new(config::masked(&value)));
+        }
+    }
+
+    /// The configuration the console shows.
+    fn console_shown_config(&self) -> Option<std::sync::Arc<serde_json::Value>> {
+        self.console()
+            .config
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The calls in the console's log, newest first (at most [`CAPACITY`]).
@@ -150,8 +175,19 @@ pub(crate) fn signed_in(
     headers: &HeaderMap,
     uri: &Uri,
 ) -> Result<Session, Box<Response>> {
-    if let Some(s) = gateway.console().sessions.find(headers) {
-        return Ok(s);
+    if let Some(mut s) = gateway.console().sessions.find(headers) {
+        let Some(digest) = &s.key_digest else {
+            return Ok(s);
+        };
+        // The key as configured now (a reload may have removed it or changed its roles).
+        match super::auth::api_key::find_digest(&gateway.settings().api_keys.load(), digest) {
+            Ok(caller) => {
+                s.role = Role::of(&caller, false);
+                s.caller = caller;
+                return Ok(s);
+            }
+            Err(_) => gateway.console().sessions.remove(&s.id),
+        }
     }
     let next = uri.path_and_query().map_or("/console", |p| p.as_str());
     let target = format!(
@@ -214,6 +250,7 @@ struct LoginForm {
 async fn login(State(gateway): State<Gateway>, Form(form): Form<LoginForm>) -> Response {
     let open = open(&gateway);
     let credential = form.credential.trim();
+    let mut key_digest = None;
     let caller = if open {
         Caller::default()
     } else {
@@ -240,7 +277,13 @@ async fn login(State(gateway): State<Gateway>, Form(form): Form<LoginForm>) -> R
             }
         }
         match super::auth::authenticate(&gateway, &headers).await {
-            Ok(caller) => caller,
+            Ok(caller) => {
+                // An API key (a token caller has an issuer).
+                if caller.issuer.is_none() {
+                    key_digest = Some(super::auth::api_key::digest(credential));
+                }
+                caller
+            }
             Err(refusal) => {
                 let status = refusal.status();
                 return render::login(
@@ -254,7 +297,10 @@ async fn login(State(gateway): State<Gateway>, Form(form): Form<LoginForm>) -> R
     };
     let role = Role::of(&caller, open);
     let ttl = token_lifetime(&caller).unwrap_or(session::TTL);
-    let session = gateway.console().sessions.create(caller, role, ttl);
+    let session = gateway
+        .console()
+        .sessions
+        .create(caller, role, key_digest, ttl);
     let mut response = Redirect::to(safe_next(form.next.as_deref())).into_response();
     if let Ok(cookie) = HeaderValue::from_str(&session::set_cookie(&session)) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);

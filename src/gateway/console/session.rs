@@ -60,6 +60,11 @@ pub(crate) struct Session {
     pub(crate) role: Role,
     /// The token every form of this session carries (`csrf` field), checked on each POST.
     pub(crate) csrf: String,
+    /// The digest of the API key the session was made with (never the key): each request
+    /// finds the key's caller again, so that a key a reload removed ends the session and a
+    /// key whose roles changed changes the session's role. `None` for an access token (the
+    /// session ends when it expires) or a gateway without credentials.
+    pub(crate) key_digest: Option<[u8; 32]>,
     expires: Instant,
 }
 
@@ -79,12 +84,19 @@ fn random_hex() -> String {
 
 impl Sessions {
     /// A new session for `caller`, lasting `ttl` (at most [`TTL`]).
-    pub(crate) fn create(&self, caller: Caller, role: Role, ttl: Duration) -> Session {
+    pub(crate) fn create(
+        &self,
+        caller: Caller,
+        role: Role,
+        key_digest: Option<[u8; 32]>,
+        ttl: Duration,
+    ) -> Session {
         let session = Session {
             id: random_hex(),
             caller,
             role,
             csrf: random_hex(),
+            key_digest,
             expires: Instant::now() + ttl.min(TTL),
         };
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
@@ -176,7 +188,7 @@ mod tests {
             name: Some("ann".into()),
             ..Caller::default()
         };
-        let s = sessions.create(caller, Role::Viewer, TTL);
+        let s = sessions.create(caller, Role::Viewer, None, TTL);
         assert_eq!(s.id.len(), 64);
         assert_ne!(s.id, s.csrf);
         let headers = with_cookie(&format!("other=1; {COOKIE}={}", s.id));
@@ -201,7 +213,7 @@ mod tests {
     #[test]
     fn an_expired_session_is_not_found() {
         let sessions = Sessions::default();
-        let s = sessions.create(Caller::default(), Role::Admin, Duration::ZERO);
+        let s = sessions.create(Caller::default(), Role::Admin, None, Duration::ZERO);
         assert!(
             sessions
                 .find(&with_cookie(&format!("{COOKIE}={}", s.id)))
@@ -212,7 +224,7 @@ mod tests {
     #[test]
     fn the_csrf_token_must_be_the_sessions_own() {
         let sessions = Sessions::default();
-        let s = sessions.create(Caller::default(), Role::Admin, TTL);
+        let s = sessions.create(Caller::default(), Role::Admin, None, TTL);
         assert!(csrf_matches(&s, Some(&s.csrf)));
         assert!(!csrf_matches(&s, None));
         assert!(!csrf_matches(&s, Some("")));

@@ -1,5 +1,6 @@
-//! `toolgate serve`'s hot reload: on SIGHUP, or when the file changes with `--watch`, the
-//! tools.yaml is read again and applied while clients stay connected:
+//! `toolgate serve`'s hot reload: on SIGHUP, when the file changes with `--watch`, or when the
+//! web console's Reload button asks ([`Reloader`]), the tools.yaml is read again and applied
+//! while clients stay connected:
 //!
 //! - `policy:` replaces the running policy ([`toolgate::Toolset::reload_policy`]);
 //! - the sources (`tools.mcp`, `tools.a2a`, `tools.openapi`, `tools.overrides`)
@@ -15,9 +16,10 @@
 //! `gateway:`, `store:`, `state:`, `tools.skills`) are named in a warning: they need a restart.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use toolgate::gateway::Gateway;
+use toolgate::gateway::{Gateway, ReloadOutcome};
 use toolgate::model::config::{LoadedConfig, ToolsConfig};
 
 use super::config::{Purpose, build, folder_of, load_config};
@@ -29,23 +31,75 @@ const SKILLS_SOURCE: &str = "skills";
 /// How often `--watch` looks at the file's modification time and size.
 const WATCH_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Reloads on every SIGHUP (and, with `watch`, whenever the file changes) until the gateway
-/// shuts down. `file` is the tools.yaml served (`None`: the built-in one, which cannot
-/// change); `started` the configuration the process started with.
-pub(super) async fn on_hangup(
+/// What reloads the configuration of a running `toolgate serve`: on SIGHUP, on a change of
+/// the file with `--watch`, and when the web console's Reload button asks
+/// ([`Gateway::set_reload_hook`](toolgate::gateway::Gateway::set_reload_hook)). One reload
+/// at a time.
+pub(super) struct Reloader {
     gateway: Gateway,
+    /// The tools.yaml served (`None`: the built-in one, which cannot change).
     file: Option<PathBuf>,
-    started: ToolsConfig,
-    watch: bool,
-) {
+    /// The configuration in force: the one started with, then each applied reload's.
+    running: tokio::sync::Mutex<ToolsConfig>,
+}
+
+impl Reloader {
+    pub(super) fn new(gateway: Gateway, file: Option<PathBuf>, started: ToolsConfig) -> Arc<Self> {
+        Arc::new(Self {
+            gateway,
+            file,
+            running: tokio::sync::Mutex::new(started),
+        })
+    }
+
+    /// One reload: what it said (also written on stderr) and whether it applied the file.
+    pub(super) async fn run(&self) -> ReloadOutcome {
+        let mut running = self.running.lock().await;
+        let mut said = Said::default();
+        let applied = reload(&self.gateway, self.file.as_deref(), &running, &mut said).await;
+        let outcome = ReloadOutcome {
+            applied: applied.is_some(),
+            lines: said.lines,
+        };
+        if let Some(applied) = applied {
+            *running = applied;
+        }
+        outcome
+    }
+
+    /// Hands the gateway a hook that runs [`run`](Self::run) (the console's Reload button).
+    pub(super) fn hook_into(self: &Arc<Self>, gateway: &Gateway) {
+        let me = Arc::clone(self);
+        gateway.set_reload_hook(Arc::new(move || {
+            let me = Arc::clone(&me);
+            Box::pin(async move { me.run().await })
+        }));
+    }
+}
+
+/// The lines a reload says: each written on stderr as it is said, and kept for the console.
+#[derive(Default)]
+struct Said {
+    lines: Vec<String>,
+}
+
+impl Said {
+    fn say(&mut self, line: &str) {
+        output::write_err(line);
+        self.lines.push(line.to_string());
+    }
+}
+
+/// Reloads on every SIGHUP (and, with `watch`, whenever the file changes) until the gateway
+/// shuts down.
+pub(super) async fn on_hangup(reloader: Arc<Reloader>, watch: bool) {
     use tokio::signal::unix::{SignalKind, signal};
     let Ok(mut hangups) = signal(SignalKind::hangup()) else {
         output::write_err("warning: toolgate serve: SIGHUP cannot be caught: no hot reload");
         return;
     };
-    let stop = gateway.shutdown_token();
-    let mut running = started;
-    let watched = file.as_deref().filter(|_| watch);
+    let stop = reloader.gateway.shutdown_token();
+    let watched = reloader.file.as_deref().filter(|_| watch);
     let mut seen = watched.and_then(stamp);
     let mut ticks = tokio::time::interval(WATCH_INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -65,9 +119,7 @@ pub(super) async fn on_hangup(
             }
             () = stop.cancelled() => return,
         }
-        if let Some(applied) = reload(&gateway, file.as_deref(), &running).await {
-            running = applied;
-        }
+        reloader.run().await;
     }
 }
 
@@ -83,25 +135,26 @@ async fn reload(
     gateway: &Gateway,
     file: Option<&Path>,
     running: &ToolsConfig,
+    said: &mut Said,
 ) -> Option<ToolsConfig> {
     let shown = file.map_or_else(
         || "the built-in tools.yaml".to_string(),
         |f| f.display().to_string(),
     );
-    let refused = |why: &str| {
-        output::write_err(&format!(
+    let refused = |said: &mut Said, why: &str| {
+        said.say(&format!(
             "toolgate serve: reload of {shown} refused, the running configuration stays: {why}"
         ));
     };
     let mut loaded = match load_config(file) {
         Ok((loaded, _)) => loaded,
         Err(failure) => {
-            refused(&format!("\n{}", failure.message));
+            refused(said, &format!("\n{}", failure.message));
             return None;
         }
     };
     for warning in &loaded.warnings {
-        output::write_err(&warning.to_string());
+        said.say(&warning.to_string());
     }
     // The skills stay those of start-up (the gateway serves the set it started with over REST
     // and as resources): a changed `tools.skills` is named as needing a restart.
@@ -117,7 +170,7 @@ async fn reload(
         .flat_map(|s| s.guardrails.iter().map(move |g| (&s.id, g)))
         .find(|(_, g)| !next.policy.guardrails.contains_key(*g))
     {
-        refused(&format!(
+        refused(said, &format!(
             "virtual server `{server}` names guardrail `{name}`, which the new policy.guardrails does not define"
         ));
         return None;
@@ -127,13 +180,13 @@ async fn reload(
     let fresh = match build(&loaded, &base, file.is_some(), Purpose::Reload) {
         Ok((fresh, _)) => fresh,
         Err(failure) => {
-            refused(&format!("\n{}", failure.message));
+            refused(said, &format!("\n{}", failure.message));
             return None;
         }
     };
     let keys_changed = next.gateway.api_keys != running.gateway.api_keys;
     if keys_changed && let Err(e) = gateway.reload_api_keys(&next.gateway) {
-        refused(&e.to_string());
+        refused(said, &e.to_string());
         return None;
     }
     let toolset = gateway.toolset();
@@ -148,16 +201,24 @@ async fn reload(
             } else {
                 ""
             };
-            refused(&format!("{e}{keys}"));
+            refused(said, &format!("{e}{keys}"));
             return None;
         }
     };
     drop(fresh);
     #[cfg(feature = "console")]
     gateway.reload_console_config(next);
-    say_applied(&shown, &loaded, running, &sources, keys_changed, &policy);
+    say_applied(
+        &shown,
+        &loaded,
+        running,
+        &sources,
+        keys_changed,
+        &policy,
+        said,
+    );
     if skills_changed {
-        output::write_err("warning: changed but only applied by a restart: tools.skills");
+        said.say("warning: changed but only applied by a restart: tools.skills");
     }
     // New sources list their tools now, as at start-up (each bounded by its own timeout).
     if !sources.added.is_empty() || !sources.replaced.is_empty() {
@@ -168,7 +229,7 @@ async fn reload(
             .filter(|s| s.error.is_some())
         {
             if sources.added.contains(&status.id) || sources.replaced.contains(&status.id) {
-                output::write_err(&format!(
+                said.say(&format!(
                     "warning: source `{}` is unavailable: {}",
                     status.id,
                     status.error.as_deref().unwrap_or_default()
@@ -176,7 +237,7 @@ async fn reload(
             }
         }
         for conflict in toolset.name_conflicts() {
-            output::write_err(&format!("warning: {conflict}"));
+            said.say(&format!("warning: {conflict}"));
         }
     }
     Some(loaded.config)
@@ -207,6 +268,7 @@ fn say_applied(
     sources: &toolgate::SourcesReload,
     keys_changed: bool,
     policy: &toolgate::PolicyReload,
+    said: &mut Said,
 ) {
     let next = &loaded.config;
     let remote = |id: &&String| {
@@ -241,13 +303,13 @@ fn say_applied(
     if kept > 0 {
         parts.push(format!("{kept} remote source(s) kept their sessions"));
     }
-    output::write_err(&format!(
+    said.say(&format!(
         "toolgate serve: reloaded {shown} (generation {}): {}",
         policy.generation,
         parts.join("; ")
     ));
     for note in &policy.not_applied {
-        output::write_err(&format!("warning: {note}"));
+        said.say(&format!("warning: {note}"));
     }
     let mut gateway_rest = next.gateway.clone();
     gateway_rest.api_keys = running.gateway.api_keys.clone();
@@ -265,7 +327,7 @@ fn say_applied(
         .map(|(name, _)| *name)
         .collect();
     if !changed.is_empty() {
-        output::write_err(&format!(
+        said.say(&format!(
             "warning: changed but only applied by a restart: {}",
             changed.join(", ")
         ));

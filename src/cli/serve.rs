@@ -88,12 +88,9 @@ pub(super) async fn run(
     };
     // SIGHUP (and a change of the file with --watch): the tools.yaml is applied again
     // (src/cli/reload.rs); it no longer ends the process.
-    let reloads = tokio::spawn(super::reload::on_hangup(
-        gateway.clone(),
-        file,
-        started.clone(),
-        watch,
-    ));
+    let reloader = super::reload::Reloader::new(gateway.clone(), file, started.clone());
+    reloader.hook_into(&gateway);
+    let reloads = tokio::spawn(super::reload::on_hangup(reloader, watch));
     if config.api_keys.is_empty() && http.is_some() {
         output::write_err(
             "toolgate serve: no gateway.api_keys: every process that can connect may call every tool",

@@ -258,6 +258,7 @@ impl GatewayBuilder {
                 listing,
                 #[cfg(feature = "console")]
                 console: super::console::ConsoleState::new(self.console),
+                reload_hook: std::sync::OnceLock::new(),
             }),
         }
     }

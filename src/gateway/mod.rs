@@ -50,6 +50,7 @@ use toolgate_runtime::{
 };
 
 pub use builder::GatewayBuilder;
+pub use reload::{ReloadHook, ReloadOutcome};
 use calls::{CallExtras, InFlight};
 pub use security::Caller;
 pub use server::{
@@ -92,6 +93,9 @@ struct Inner {
     /// The web console's sessions, call log and what it was given of the configuration.
     #[cfg(feature = "console")]
     console: console::ConsoleState,
+    /// What reloads the configuration, when the process that serves the gateway set it
+    /// ([`Gateway::set_reload_hook`]).
+    reload_hook: std::sync::OnceLock<reload::ReloadHook>,
 }
 
 /// The gateway's settings (see [`GatewayBuilder`]).

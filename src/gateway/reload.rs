@@ -1,7 +1,10 @@
 //! What a reload of tools.yaml changes in a running gateway besides its toolset: the API keys
-//! ([`Gateway::reload_api_keys`]).
+//! ([`Gateway::reload_api_keys`]); and the hook through which the gateway's own routes (the web
+//! console's Reload button) ask the serving process for a reload ([`Gateway::set_reload_hook`]).
 
 use std::sync::Arc;
+
+use toolgate_runtime::BoxFuture;
 
 use super::Caller;
 use toolgate_model::config::GatewayConfig;
@@ -73,5 +76,40 @@ impl Gateway {
         let count = keys.len();
         self.settings().api_keys.store(Arc::new(keys));
         Ok(count)
+    }
+}
+
+/// What a reload did: whether it applied the file, and the lines it said (what it applied,
+/// why it refused, what needs a restart), as `toolgate serve` writes them on stderr.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReloadOutcome {
+    /// Whether the new configuration is in force (`false`: refused, the running one stays).
+    pub applied: bool,
+    /// What the reload said, in order.
+    pub lines: Vec<String>,
+}
+
+/// Reloads the configuration the gateway serves and says what it did: set by the process
+/// that reads the configuration (`toolgate serve`), since the gateway itself does not know
+/// where it came from.
+pub type ReloadHook = Arc<dyn Fn() -> BoxFuture<'static, ReloadOutcome> + Send + Sync>;
+
+impl Gateway {
+    /// Sets what [`reload`](Self::reload) runs. Only the first hook set is kept (`false` when
+    /// one was already set).
+    pub fn set_reload_hook(&self, hook: ReloadHook) -> bool {
+        self.inner.reload_hook.set(hook).is_ok()
+    }
+
+    /// Whether [`reload`](Self::reload) can run (a hook was set).
+    pub fn can_reload(&self) -> bool {
+        self.inner.reload_hook.get().is_some()
+    }
+
+    /// Reloads the configuration through the hook the serving process set, and says what it
+    /// did; `None` without a hook (a gateway built in code has nothing to read again).
+    pub async fn reload(&self) -> Option<ReloadOutcome> {
+        let hook = self.inner.reload_hook.get()?.clone();
+        Some(hook().await)
     }
 }

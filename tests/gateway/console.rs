@@ -9,7 +9,8 @@
 //! of each page is kept under `target/console-screenshots/`. Over plain HTTP: a viewer cannot
 //! approve, a POST without the session's CSRF token is refused, a wrong key gets no session,
 //! the Host and Origin checks of `/mcp` hold, pages need a session, and a reload that drops a
-//! key ends the sessions made with it (and shows on the config page).
+//! key ends the sessions made with it (and shows on the config page); the config page's Reload
+//! button reloads for an admin only, and shows a broken file refused.
 //!
 //! Chromium runs with a dead proxy for every address but loopback, and with its background
 //! services off, so that the test contacts nothing beyond 127.0.0.1.
@@ -556,4 +557,64 @@ fn an_operator_signs_in_finds_and_calls_a_tool_watches_the_log_and_approves_a_ch
     let count = std::fs::read_dir(&shots).unwrap().count();
     assert!(count >= 8, "{count} screenshots in {}", shots.display());
     println!("console screenshots: {}", shots.display());
+}
+
+/// The config page's Reload button reloads as SIGHUP does: an admin's reload of an unchanged
+/// file is applied (the page shows what it said and the new generation), a viewer's is refused,
+/// a form without the session's CSRF token is refused, and a broken file is refused with its
+/// line while the running configuration stays.
+#[test]
+fn an_admin_reloads_the_configuration_from_the_console() {
+    let keys = "gateway:\n  api_keys:\n    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n    - {name: admin, key: \"${TG_ADMIN}\", roles: [admin]}\n";
+    let served = serve_with_env(&tools_yaml("", keys), &[], KEYS);
+    let admin = sign_in(&served, ADMIN_KEY).expect("the admin key signs in");
+    let viewer = sign_in(&served, VIEWER_KEY).expect("the reader key signs in");
+    let (admin_token, viewer_token) = (csrf(&served, &admin), csrf(&served, &viewer));
+
+    let (status, body) = page(&served, &admin, "/console/config");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("id=\"reload\""), "{body}");
+    let (status, body) = post_form(
+        &served,
+        &viewer,
+        "/console/reload",
+        &format!("csrf={viewer_token}"),
+        &[],
+    );
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = post_form(&served, &admin, "/console/reload", "", &[]);
+    assert_eq!(status, 403, "a form without the CSRF token: {body}");
+    assert_eq!(served.log().matches("toolgate serve: reloaded").count(), 0);
+
+    let (status, body) = post_form(
+        &served,
+        &admin,
+        "/console/reload",
+        &format!("csrf={admin_token}"),
+        &[],
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("id=\"reload-outcome\""), "{body}");
+    assert!(body.contains("toolgate serve: reloaded"), "{body}");
+    assert!(body.contains("Configuration generation 1"), "{body}");
+
+    // A broken file: refused with its line, shown on the page; the generation stays.
+    std::fs::write(
+        served.dir.path().join("tools.yaml"),
+        "version: 1\ntools: [\n",
+    )
+    .unwrap();
+    let (status, body) = post_form(
+        &served,
+        &admin,
+        "/console/reload",
+        &format!("csrf={admin_token}"),
+        &[],
+    );
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("Reload refused"), "{body}");
+    assert!(body.contains("tools.yaml:"), "{body}");
+    assert!(body.contains("Configuration generation 1"), "{body}");
+    let (status, _) = page(&served, &admin, "/console/tools");
+    assert_eq!(status, 200, "the gateway goes on serving");
 }

@@ -1,15 +1,18 @@
 //! The config page: the configuration in effect (as started, or as last reloaded), secrets masked, the
-//! configuration generation (reloads since start) and the catalog's generation.
+//! configuration generation (reloads since start) and the catalog's generation; and its Reload
+//! button (`POST /console/reload`, admins only), which reloads as SIGHUP does.
 
 use askama::Template;
-use axum::extract::State;
+use axum::extract::{Form, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::render::{Chrome, page};
-use super::signed_in;
-use crate::gateway::Gateway;
+use super::render::{Chrome, Message, page};
+use super::session::{Role, Session};
+use super::{checked_post, signed_in};
+use crate::gateway::{Gateway, ReloadOutcome};
 
 /// What a masked value is replaced with.
 const MASK: &str = "********";
@@ -74,6 +77,12 @@ struct Config {
     config: String,
     catalog_generation: u64,
     config_generation: u64,
+    /// The signed-in caller may reload (role `admin`).
+    admin: bool,
+    /// The serving process can reload (it set a hook: `toolgate serve` does).
+    reloadable: bool,
+    /// What the last reload asked here said, and whether it applied the file.
+    outcome: Option<ReloadOutcome>,
 }
 
 /// `GET /console/config`.
@@ -86,18 +95,75 @@ pub(crate) async fn page_get(
         Ok(s) => s,
         Err(to_login) => return *to_login,
     };
+    config_page(&gateway, &session, None, StatusCode::OK)
+}
+
+/// The config page, with `outcome` when a reload was just asked for.
+fn config_page(
+    gateway: &Gateway,
+    session: &Session,
+    outcome: Option<ReloadOutcome>,
+    status: StatusCode,
+) -> Response {
     page(
         &Config {
-            chrome: Some(Chrome::new(&session, "config")),
+            chrome: Some(Chrome::new(session, "config")),
             config: gateway
                 .console_shown_config()
                 .and_then(|c| serde_json::to_string_pretty(&*c).ok())
                 .unwrap_or_default(),
             catalog_generation: gateway.toolset().catalog().generation(),
             config_generation: gateway.toolset().config_generation(),
+            admin: session.role == Role::Admin,
+            reloadable: gateway.can_reload(),
+            outcome,
         },
-        StatusCode::OK,
+        status,
     )
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ReloadForm {
+    csrf: Option<String>,
+}
+
+/// `POST /console/reload` (role `admin`, the session's CSRF token): reloads the configuration
+/// as SIGHUP does and shows what the reload said: 200 when it applied the file, 409 when it
+/// refused it (the running configuration stays), 501 when the serving process cannot reload.
+pub(crate) async fn reload(
+    State(gateway): State<Gateway>,
+    headers: HeaderMap,
+    uri: Uri,
+    Form(form): Form<ReloadForm>,
+) -> Response {
+    let session = match checked_post(&gateway, &headers, &uri, form.csrf.as_deref()) {
+        Ok(s) => s,
+        Err(refused) => return *refused,
+    };
+    if session.role != Role::Admin {
+        return Message::page(
+            Some(Chrome::new(&session, "config")),
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "Reloading the configuration needs the role `admin`; you are signed in as a viewer.",
+        );
+    }
+    match gateway.reload().await {
+        Some(outcome) => {
+            let status = if outcome.applied {
+                StatusCode::OK
+            } else {
+                StatusCode::CONFLICT
+            };
+            config_page(&gateway, &session, Some(outcome), status)
+        }
+        None => Message::page(
+            Some(Chrome::new(&session, "config")),
+            StatusCode::NOT_IMPLEMENTED,
+            "No reload",
+            "This gateway was not started by a process that can read its configuration again.",
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! | `GET /console/tools/{name}`, `POST /console/tools/{name}/call` | one tool: schema in every dialect, policy, a try-it form |
 //! | `GET /console/calls`, `GET /console/calls/stream` | the live call log (SSE) |
 //! | `GET /console/pinning`, `POST /console/pinning/approve` | tools withheld by pinning, with a diff; approve (admin) |
-//! | `GET /console/config` | the configuration, secrets masked |
+//! | `GET /console/config`, `POST /console/reload` | the configuration, secrets masked; reload it as SIGHUP does (admin) |
 //! | `GET /console/charts` | calls/s, p50/p99 latency and errors by kind over the last 5 minutes (SVG) |
 //! | `GET /console/assets/{file}` | the stylesheet and script, embedded in the binary |
 //!
@@ -157,6 +157,7 @@ pub(crate) fn router(gateway: &Gateway) -> axum::Router {
         .route("/console/pinning", get(pinning::page_get))
         .route("/console/pinning/approve", post(pinning::approve))
         .route("/console/config", get(config::page_get))
+        .route("/console/reload", post(config::reload))
         .route("/console/charts", get(charts::page_get))
         .route("/console/assets/{file}", get(render::asset))
         .layer(axum::middleware::map_response(render::headers))

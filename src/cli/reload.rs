@@ -170,9 +170,12 @@ async fn reload(
         .flat_map(|s| s.guardrails.iter().map(move |g| (&s.id, g)))
         .find(|(_, g)| !next.policy.guardrails.contains_key(*g))
     {
-        refused(said, &format!(
-            "virtual server `{server}` names guardrail `{name}`, which the new policy.guardrails does not define"
-        ));
+        refused(
+            said,
+            &format!(
+                "virtual server `{server}` names guardrail `{name}`, which the new policy.guardrails does not define"
+            ),
+        );
         return None;
     }
     // Everything is built and checked before anything is applied.

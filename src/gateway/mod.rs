@@ -50,8 +50,8 @@ use toolgate_runtime::{
 };
 
 pub use builder::GatewayBuilder;
-pub use reload::{ReloadHook, ReloadOutcome};
 use calls::{CallExtras, InFlight};
+pub use reload::{ReloadHook, ReloadOutcome};
 pub use security::Caller;
 pub use server::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,

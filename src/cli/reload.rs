@@ -90,11 +90,19 @@ impl Said {
     }
 }
 
+/// SIGHUP, caught: [`catch_hangups`] as early as `serve` can (before it, SIGHUP's default
+/// action ends the process).
+pub(super) type Hangups = tokio::signal::unix::Signal;
+
+/// Catches SIGHUP from now on (`None` when it cannot be caught).
+pub(super) fn catch_hangups() -> Option<Hangups> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok()
+}
+
 /// Reloads on every SIGHUP (and, with `watch`, whenever the file changes) until the gateway
 /// shuts down.
-pub(super) async fn on_hangup(reloader: Arc<Reloader>, watch: bool) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+pub(super) async fn on_hangup(reloader: Arc<Reloader>, hangups: Option<Hangups>, watch: bool) {
+    let Some(mut hangups) = hangups else {
         output::write_err("warning: toolgate serve: SIGHUP cannot be caught: no hot reload");
         return;
     };
@@ -223,25 +231,39 @@ async fn reload(
     if skills_changed {
         said.say("warning: changed but only applied by a restart: tools.skills");
     }
-    // New sources list their tools now, as at start-up (each bounded by its own timeout).
+    // New sources list their tools now, as at start-up (each bounded by its own timeout), in
+    // the background: the next reload (a key revoked) must not wait for a slow server.
     if !sources.added.is_empty() || !sources.replaced.is_empty() {
-        for status in toolset
-            .discover(8)
-            .await
+        let toolset = toolset.clone();
+        let fresh_ids: Vec<String> = sources
+            .added
             .iter()
-            .filter(|s| s.error.is_some())
-        {
-            if sources.added.contains(&status.id) || sources.replaced.contains(&status.id) {
-                said.say(&format!(
-                    "warning: source `{}` is unavailable: {}",
-                    status.id,
-                    status.error.as_deref().unwrap_or_default()
-                ));
+            .chain(&sources.replaced)
+            .cloned()
+            .collect();
+        said.say(&format!(
+            "toolgate serve: listing the tools of {} in the background",
+            fresh_ids
+                .iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        tokio::spawn(async move {
+            let statuses = toolset.discover(8).await;
+            for status in statuses.iter().filter(|s| s.error.is_some()) {
+                if fresh_ids.contains(&status.id) {
+                    output::write_err(&format!(
+                        "warning: source `{}` is unavailable: {}",
+                        status.id,
+                        status.error.as_deref().unwrap_or_default()
+                    ));
+                }
             }
-        }
-        for conflict in toolset.name_conflicts() {
-            said.say(&format!("warning: {conflict}"));
-        }
+            for conflict in toolset.name_conflicts() {
+                output::write_err(&format!("warning: {conflict}"));
+            }
+        });
     }
     Some(loaded.config)
 }

@@ -18,6 +18,8 @@ pub(super) async fn run(
     http: Option<String>,
     watch: bool,
 ) -> CmdResult {
+    // From here on SIGHUP reloads (src/cli/reload.rs) instead of ending the process.
+    let hangups = super::reload::catch_hangups();
     let config = &started.gateway;
     let builder = Gateway::builder(tools)
         .config(config)
@@ -90,7 +92,7 @@ pub(super) async fn run(
     // (src/cli/reload.rs); it no longer ends the process.
     let reloader = super::reload::Reloader::new(gateway.clone(), file, started.clone());
     reloader.hook_into(&gateway);
-    let reloads = tokio::spawn(super::reload::on_hangup(reloader, watch));
+    let reloads = tokio::spawn(super::reload::on_hangup(reloader, hangups, watch));
     if config.api_keys.is_empty() && http.is_some() {
         output::write_err(
             "toolgate serve: no gateway.api_keys: every process that can connect may call every tool",

@@ -618,3 +618,135 @@ fn an_admin_reloads_the_configuration_from_the_console() {
     let (status, _) = page(&served, &admin, "/console/tools");
     assert_eq!(status, 200, "the gateway goes on serving");
 }
+
+/// Opens `GET /console/calls/stream` with `cookie` on a raw connection: the status line, and the
+/// connection to read the stream from.
+fn open_stream(served: &Served, cookie: &str) -> (String, std::net::TcpStream) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", served.port())).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    write!(
+        conn,
+        "GET /console/calls/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookie}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    let mut status = String::new();
+    BufReader::new(conn.try_clone().unwrap())
+        .read_line(&mut status)
+        .unwrap();
+    (status, conn)
+}
+
+/// Reads `conn` until the chunked body's last chunk (`0\r\n\r\n`: the stream ended), at most
+/// `WAIT`; what was read.
+fn read_to_end_of_stream(conn: &mut std::net::TcpStream) -> Result<String, String> {
+    use std::io::Read;
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while std::time::Instant::now() < deadline {
+        match conn.read(&mut buf) {
+            Ok(0) => return Ok(String::from_utf8_lossy(&seen).into_owned()),
+            Ok(n) => {
+                seen.extend_from_slice(&buf[..n]);
+                if seen.windows(5).any(|w| w == b"0\r\n\r\n") {
+                    return Ok(String::from_utf8_lossy(&seen).into_owned());
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(format!(
+        "the stream did not end within {WAIT:?}: {}",
+        String::from_utf8_lossy(&seen)
+    ))
+}
+
+/// The call log's stream ends when its session does (signed out, or its key dropped by a
+/// reload), one session holds at most 4 streams, and a viewer sees neither in the log nor on
+/// the pinning page the calls and tools its roles do not reach.
+#[test]
+fn call_log_streams_end_with_their_session_and_show_only_what_the_caller_may_see() {
+    let keys = "gateway:\n  api_keys:\n    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n    - {name: admin, key: \"${TG_ADMIN}\", roles: [admin]}\n";
+    let base = tools_yaml("", keys);
+    let old = "policy:\n  defaults:\n    timeout_ms: 30000\n";
+    assert!(base.contains(old), "tools.yaml's policy section moved");
+    let text = base.replace(
+        old,
+        &format!("{old}  rules:\n    - {{tools: [jq], roles: [admin]}}\n"),
+    );
+    let served = serve_with_env(&text, &[], KEYS);
+    let admin = sign_in(&served, ADMIN_KEY).expect("the admin key signs in");
+    let viewer = sign_in(&served, VIEWER_KEY).expect("the reader key signs in");
+
+    // A call of a tool only admins may call is not in the viewer's log.
+    let auth = format!("Bearer {ADMIN_KEY}");
+    let (status, body) = request(
+        served.port(),
+        "POST",
+        "/tools/jq/call",
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
+        Some(r#"{"filter": ".a", "input": {"a": 1}}"#),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let (_, admin_log) = page(&served, &admin, "/console/calls");
+    assert!(admin_log.contains("<td>jq</td>"), "{admin_log}");
+    let (_, viewer_log) = page(&served, &viewer, "/console/calls");
+    assert!(!viewer_log.contains("<td>jq</td>"), "{viewer_log}");
+
+    // Four streams per session; the fifth is refused.
+    let mut streams: Vec<std::net::TcpStream> = Vec::new();
+    for _ in 0..4 {
+        let (status, conn) = open_stream(&served, &viewer);
+        assert!(status.contains(" 200 "), "{status}");
+        streams.push(conn);
+    }
+    let (status, _) = open_stream(&served, &viewer);
+    assert!(status.contains(" 429 "), "{status}");
+
+    // Signing out ends the session's streams.
+    let token = csrf(&served, &viewer);
+    let (status, _) = post_form(
+        &served,
+        &viewer,
+        "/console/logout",
+        &format!("csrf={token}"),
+        &[],
+    );
+    assert_eq!(status, 303);
+    for conn in &mut streams {
+        read_to_end_of_stream(conn).unwrap_or_else(|e| panic!("{e}\n{}", served.log()));
+    }
+
+    // A reload that drops the reader's key ends the streams of its (new) session.
+    let viewer = sign_in(&served, VIEWER_KEY).expect("the reader key signs in again");
+    let (status, mut conn) = open_stream(&served, &viewer);
+    assert!(status.contains(" 200 "), "{status}");
+    let dropped = text.replace(
+        "    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n",
+        "",
+    );
+    assert_ne!(dropped, text);
+    let before = served.log().matches("toolgate serve: reloaded").count();
+    std::fs::write(served.dir.path().join("tools.yaml"), dropped).unwrap();
+    let sent = std::process::Command::new("kill")
+        .args(["-HUP", &served.process.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = std::time::Instant::now() + WAIT;
+    while served.log().matches("toolgate serve: reloaded").count() == before {
+        assert!(std::time::Instant::now() < deadline, "{}", served.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    read_to_end_of_stream(&mut conn).unwrap_or_else(|e| panic!("{e}\n{}", served.log()));
+}

@@ -35,18 +35,37 @@ fn is_secret_key(key: &str) -> bool {
     .any(|k| key == *k || key.ends_with(&format!("_{k}")))
 }
 
-/// `config` with the value of every credential-like key masked, unless it is a `${ENV}`
-/// reference (which names a variable, not a secret). Every value a configured secret resolved
-/// to is masked again when the page is sent (the gateway's response redaction).
+/// `config` with every literal credential masked, unless it is a `${ENV}` reference (which
+/// names a variable, not a secret): the value of a credential-like key, every value of a
+/// `headers` or `env` map (an upstream's headers and a server's environment carry credentials
+/// under any name), the password of a URL (`scheme://user:password@host`), and the value of a
+/// credential-like command-line flag (`--password=...`, `--token=...`). Every value a
+/// configured secret resolved to is masked again when the page is sent (the gateway's
+/// response redaction).
 pub(crate) fn masked(config: &Value) -> Value {
     match config {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
+                    let whole_map = matches!(k.as_str(), "headers" | "env");
                     let v = match v {
                         Value::String(s) if is_secret_key(k) && !is_reference(s) => {
                             Value::String(MASK.to_string())
                         }
+                        Value::Object(inner) if whole_map => Value::Object(
+                            inner
+                                .iter()
+                                .map(|(name, value)| {
+                                    let value = match value {
+                                        Value::String(s) if !is_reference(s) => {
+                                            Value::String(MASK.to_string())
+                                        }
+                                        other => masked(other),
+                                    };
+                                    (name.clone(), value)
+                                })
+                                .collect(),
+                        ),
                         other => masked(other),
                     };
                     (k.clone(), v)
@@ -54,8 +73,40 @@ pub(crate) fn masked(config: &Value) -> Value {
                 .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(masked).collect()),
+        Value::String(s) => Value::String(masked_text(s)),
         other => other.clone(),
     }
+}
+
+/// `text` with a URL's password and a credential-like flag's value masked.
+fn masked_text(text: &str) -> String {
+    // `--password=...`, `--api-key=...`, `token=...`.
+    if let Some((flag, value)) = text.split_once('=')
+        && !value.is_empty()
+        && !is_reference(value)
+    {
+        let name = flag.trim_start_matches('-').replace('-', "_");
+        if !name.is_empty() && !name.contains(['/', ':', ' ']) && is_secret_key(&name) {
+            return format!("{flag}={MASK}");
+        }
+    }
+    // `scheme://user:password@host...`.
+    if let Some(start) = text.find("://") {
+        let rest = &text[start + 3..];
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let authority = &rest[..authority_end];
+        if let Some(at) = authority.rfind('@')
+            && let Some(colon) = authority[..at].find(':')
+        {
+            let password = &authority[colon + 1..at];
+            if !password.is_empty() && !is_reference(password) {
+                let head = &text[..start + 3 + colon + 1];
+                let tail = &text[start + 3 + at..];
+                return format!("{head}{MASK}{tail}");
+            }
+        }
+    }
+    text.to_string()
 }
 
 /// `${NAME}` alone.
@@ -192,5 +243,41 @@ mod tests {
         assert_eq!(m["gateway"]["listen"], "127.0.0.1:8787");
         assert_eq!(m["tools"]["mcp"][0]["headers"]["authorization"], MASK);
         assert_eq!(m["tools"]["mcp"][0]["client_secret"], MASK);
+    }
+
+    #[test]
+    fn headers_env_url_passwords_and_secret_flags_are_masked_whatever_their_names() {
+        let config = json!({
+            "tools": {"mcp": [{
+                "id": "db",
+                "headers": {"x-honeycomb-team": "RealWorld13", "x-ref": "${HC_KEY}"},
+                "stdio": {
+                    "command": "server",
+                    "args": ["--password=Arg-pw-123", "--verbose", "--port=8080", "a=b"],
+                    "env": {"DATABASE_URL": "postgres://u:DbPass-999@h/db", "MODE": "fast"}
+                },
+                "url": "https://user:UrlPass@example.org/mcp",
+                "spec": "https://example.org/openapi.json"
+            }]}
+        });
+        let m = masked(&config);
+        let server = &m["tools"]["mcp"][0];
+        assert_eq!(server["headers"]["x-honeycomb-team"], MASK);
+        assert_eq!(server["headers"]["x-ref"], "${HC_KEY}");
+        assert_eq!(server["stdio"]["env"]["DATABASE_URL"], MASK);
+        assert_eq!(server["stdio"]["env"]["MODE"], MASK);
+        assert_eq!(server["stdio"]["args"][0], format!("--password={MASK}"));
+        assert_eq!(server["stdio"]["args"][1], "--verbose");
+        assert_eq!(server["stdio"]["args"][2], "--port=8080");
+        assert_eq!(server["stdio"]["args"][3], "a=b");
+        assert_eq!(
+            server["url"],
+            format!("https://user:{MASK}@example.org/mcp")
+        );
+        assert_eq!(server["spec"], "https://example.org/openapi.json");
+        let text = m.to_string();
+        for secret in ["RealWorld13", "Arg-pw-123", "DbPass-999", "UrlPass"] {
+            assert!(!text.contains(secret), "{secret} shown: {text}");
+        }
     }
 }

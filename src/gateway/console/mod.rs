@@ -61,6 +61,8 @@ pub(crate) struct ConsoleSettings {
 /// The console's state, one per gateway.
 pub(crate) struct ConsoleState {
     sessions: session::Sessions,
+    /// The call-log streams each session holds open.
+    streams: session::StreamSlots,
     pub(crate) log: log::CallLog,
     settings: ConsoleSettings,
     /// The configuration shown (as JSON, masked): the start-up one, then each reload's.
@@ -72,6 +74,7 @@ impl ConsoleState {
     pub(crate) fn new(settings: ConsoleSettings) -> Self {
         Self {
             sessions: session::Sessions::default(),
+            streams: session::StreamSlots::default(),
             log: log::CallLog::default(),
             definitions: pinning::Definitions::new(settings.definitions_file.clone()),
             config: std::sync::Mutex::new(settings.config.clone().map(std::sync::Arc::new)),

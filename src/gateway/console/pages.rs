@@ -290,6 +290,7 @@ pub(crate) async fn calls(
                 .log
                 .recent()
                 .iter()
+                .filter(|r| sees_call(&gateway, &session, r))
                 .map(|r| CallRow::from(&**r))
                 .collect(),
             capacity: super::log::CAPACITY,
@@ -298,31 +299,82 @@ pub(crate) async fn calls(
     )
 }
 
+/// Whether `session` may see `record` in the log: a call of a tool its caller may call (or
+/// one no longer in the catalog that the caller made), as listings show tools.
+fn sees_call(gateway: &Gateway, session: &super::Session, record: &CallRecord) -> bool {
+    let identity = session.caller.identity();
+    match gateway.toolset().describe(&record.tool) {
+        Some(tool) => gateway.toolset().may_call(&tool, &identity),
+        None => session.caller.name.as_deref().unwrap_or("anonymous") == record.caller,
+    }
+}
+
+/// How many call-log streams one session may hold open at once.
+pub(crate) const STREAMS_PER_SESSION: usize = 4;
+
+/// How often an open stream checks that its session still holds (signed out, expired, its
+/// API key dropped by a reload: the stream ends).
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// `GET /console/calls/stream`: each call as it ends, as an SSE event `call` whose data is the
-/// [`CallRecord`] as JSON; ends when the gateway shuts down.
+/// [`CallRecord`] as JSON, for the calls the session may see; at most
+/// [`STREAMS_PER_SESSION`] per session (429 beyond). Ends when the gateway shuts down, or
+/// within [`SESSION_CHECK`] of the session ending.
 pub(crate) async fn calls_stream(
     State(gateway): State<Gateway>,
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    if super::signed_in(&gateway, &headers, &uri).is_err() {
+    let Ok(session) = super::signed_in(&gateway, &headers, &uri) else {
         return (StatusCode::UNAUTHORIZED, "sign in to the console first").into_response();
-    }
+    };
+    let Some(slot) = gateway
+        .console()
+        .streams
+        .open(&session.id, STREAMS_PER_SESSION)
+    else {
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            "this session has as many call-log streams open as it may: close one first",
+        )
+            .into_response();
+    };
     let calls = gateway.console().log.subscribe();
-    let stream = futures::stream::unfold(calls, |mut calls| async move {
+    let mut check = tokio::time::interval(SESSION_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let state = (calls, check, gateway.clone(), headers, uri, slot);
+    let stream = futures::stream::unfold(state, |state| async move {
+        let (mut calls, mut check, gateway, headers, uri, slot) = state;
         loop {
-            match calls.recv().await {
-                Ok(record) => {
-                    let event = Event::default()
-                        .event("call")
-                        .json_data(&*record)
-                        .unwrap_or_else(|_| Event::default().comment("unserializable"));
-                    return Some((Ok::<_, Infallible>(event), calls));
+            let record = tokio::select! {
+                _ = check.tick() => {
+                    if super::signed_in(&gateway, &headers, &uri).is_err() {
+                        return None;
+                    }
+                    continue;
                 }
-                // A slow reader missed some: it goes on with the next.
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                received = calls.recv() => match received {
+                    Ok(record) => record,
+                    // A slow reader missed some: it goes on with the next.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                },
+            };
+            // The session as it is now (a reload may have dropped its key or changed roles).
+            let Ok(session) = super::signed_in(&gateway, &headers, &uri) else {
+                return None;
+            };
+            if !sees_call(&gateway, &session, &record) {
+                continue;
             }
+            let event = Event::default()
+                .event("call")
+                .json_data(&*record)
+                .unwrap_or_else(|_| Event::default().comment("unserializable"));
+            return Some((
+                Ok::<_, Infallible>(event),
+                (calls, check, gateway, headers, uri, slot),
+            ));
         }
     })
     .take_until(gateway.streams_token().cancelled_owned());

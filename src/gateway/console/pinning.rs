@@ -196,9 +196,19 @@ pub(crate) async fn page_get(
     observe(&gateway);
     let toolset = gateway.toolset();
     let defs = &gateway.console().definitions;
+    // An admin sees every withheld tool (to approve it); a viewer those it may call once
+    // approved, as a listing would show them.
+    let identity = session.caller.identity();
+    let visible = |name: &str| {
+        session.role == Role::Admin
+            || toolset
+                .entry(name)
+                .is_some_and(|e| toolset.may_call(e.descriptor(), &identity))
+    };
     let tools = toolset
         .withheld()
         .into_iter()
+        .filter(|w| visible(&w.name))
         .map(|w| {
             let now = toolset.entry(&w.name).map(|e| definition(e.descriptor()));
             let old = defs.approved(&w.name);

@@ -2,7 +2,7 @@
 //! caller kept on the server under it, until the session expires or the caller signs out.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, header};
@@ -18,6 +18,9 @@ pub(crate) const TTL: Duration = Duration::from_secs(8 * 3600);
 
 /// The most sessions kept at once; past it the oldest is dropped.
 const MAX_SESSIONS: usize = 10_000;
+/// The most sessions one credential (an API key, or a token's caller) holds: signing in again
+/// beyond it ends that credential's oldest session, not another caller's.
+pub(crate) const MAX_SESSIONS_PER_CALLER: usize = 32;
 
 /// What the console may do for a signed-in caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +105,18 @@ impl Sessions {
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
         map.retain(|_, s| s.expires > now);
+        let same = |s: &Session| {
+            s.key_digest == session.key_digest && s.caller.name == session.caller.name
+        };
+        if map.values().filter(|s| same(s)).count() >= MAX_SESSIONS_PER_CALLER
+            && let Some(oldest) = map
+                .values()
+                .filter(|s| same(s))
+                .min_by_key(|s| s.expires)
+                .map(|s| s.id.clone())
+        {
+            map.remove(&oldest);
+        }
         if map.len() >= MAX_SESSIONS
             && let Some(oldest) = map.values().min_by_key(|s| s.expires).map(|s| s.id.clone())
         {
@@ -244,5 +259,47 @@ mod tests {
         assert_eq!(Role::of(&admin, false), Role::Admin);
         assert_eq!(Role::of(&reader, false), Role::Viewer);
         assert_eq!(Role::of(&Caller::default(), true), Role::Admin);
+    }
+}
+
+/// The call-log streams each session holds open (see
+/// [`STREAMS_PER_SESSION`](super::pages::STREAMS_PER_SESSION)).
+#[derive(Default)]
+pub(crate) struct StreamSlots {
+    open: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl StreamSlots {
+    /// A slot for one more stream of `session`, or `None` when it holds `max` already. The
+    /// slot is given back when dropped (the stream ended).
+    pub(crate) fn open(&self, session: &str, max: usize) -> Option<StreamSlot> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let count = open.entry(session.to_string()).or_default();
+        if *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(StreamSlot {
+            open: Arc::clone(&self.open),
+            session: session.to_string(),
+        })
+    }
+}
+
+/// One open stream's place among its session's (see [`StreamSlots::open`]).
+pub(crate) struct StreamSlot {
+    open: Arc<Mutex<HashMap<String, usize>>>,
+    session: String,
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = open.get_mut(&self.session) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open.remove(&self.session);
+            }
+        }
     }
 }

@@ -310,6 +310,12 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
+/// The largest definition (input and output schema, as compact JSON) a tool page shows in
+/// full: beyond it the page names the size instead of the schemas and the five exports, and
+/// offers the JSON box only (a page of a 4 MB schema would be some 70 MB of HTML, rendered
+/// while other requests wait).
+pub(crate) const MAX_SHOWN_SCHEMA_BYTES: usize = 256 * 1024;
+
 fn tool_page(
     gateway: &Gateway,
     session: &Session,
@@ -318,8 +324,21 @@ fn tool_page(
     form_error: String,
     outcome: Option<Outcome>,
 ) -> Response {
+    let size = serde_json::to_vec(&d.input_schema).map_or(0, |v| v.len())
+        + d.output_schema
+            .as_ref()
+            .and_then(|o| serde_json::to_vec(o).ok())
+            .map_or(0, |v| v.len());
+    let too_large = size > MAX_SHOWN_SCHEMA_BYTES;
+    let not_shown = || {
+        format!(
+            "not shown: the definition is {size} bytes (the console shows at most {MAX_SHOWN_SCHEMA_BYTES}); read it with GET /tools/{}?dialect=...",
+            d.name
+        )
+    };
     let exports = Dialect::ALL
         .into_iter()
+        .filter(|_| !too_large)
         .map(|dialect| match d.export_with_notes(dialect) {
             Ok((definition, notes)) => Export {
                 dialect: dialect.as_str(),
@@ -368,11 +387,23 @@ fn tool_page(
             tags: d.tags.join(", "),
             hints,
             annotations: pretty(&serde_json::to_value(&d.annotations).unwrap_or_default()),
-            input_schema: pretty(&d.input_schema),
-            output_schema: d.output_schema.as_ref().map(pretty).unwrap_or_default(),
+            input_schema: if too_large {
+                not_shown()
+            } else {
+                pretty(&d.input_schema)
+            },
+            output_schema: if too_large {
+                String::new()
+            } else {
+                d.output_schema.as_ref().map(pretty).unwrap_or_default()
+            },
             exports,
             policy,
-            fields: fields(&d.input_schema, sent),
+            fields: if too_large {
+                Vec::new()
+            } else {
+                fields(&d.input_schema, sent)
+            },
             raw: sent.get("raw").cloned().unwrap_or_default(),
             form_error,
             outcome,

@@ -10,8 +10,6 @@
 //! The form (version `00`): `00-<trace-id: 32 hex>-<parent-id: 16 hex>-<flags: 2 hex>`,
 //! lowercase, neither id all zeros.
 
-use std::sync::Arc;
-
 /// A new `traceparent`: version `00`, a random trace id and parent id, flags `01` (sampled).
 pub fn generate() -> String {
     let trace = uuid::Uuid::new_v4().simple().to_string();
@@ -52,8 +50,10 @@ pub fn trace_id(traceparent: &str) -> Option<&str> {
 }
 
 /// A call's `traceparent` and its `tracestate`, if any.
-pub(crate) type Current = (Arc<str>, Option<Arc<str>>);
+#[cfg(feature = "a2a")]
+pub(crate) type Current = (std::sync::Arc<str>, Option<std::sync::Arc<str>>);
 
+#[cfg(feature = "a2a")]
 tokio::task_local! {
     /// The trace context of the call this task runs, for code that sends requests without the
     /// call's context at hand (the A2A client scopes it around a call).

@@ -167,6 +167,32 @@ fn gateway_with_a_changed_tool() -> (Served, tempfile::TempDir, String) {
     (served, dir, text)
 }
 
+/// Rewrites the served tools.yaml (`text`) without the reader's API key, sends SIGHUP, and
+/// waits (at most `WAIT`) until the gateway says it reloaded.
+fn reload_without_the_reader(served: &Served, text: &str) {
+    let before = served.log().matches("toolgate serve: reloaded").count();
+    let dropped = text.replace(
+        "    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n",
+        "",
+    );
+    assert_ne!(dropped, text);
+    std::fs::write(served.dir.path().join("tools.yaml"), dropped).unwrap();
+    let sent = std::process::Command::new("kill")
+        .args(["-HUP", &served.process.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = std::time::Instant::now() + WAIT;
+    while served.log().matches("toolgate serve: reloaded").count() == before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no reload within {WAIT:?}\n{}",
+            served.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn the_console_refuses_viewers_forged_forms_wrong_keys_and_foreign_hosts() {
     let (served, _dir, text) = gateway_with_a_changed_tool();
@@ -253,27 +279,7 @@ fn the_console_refuses_viewers_forged_forms_wrong_keys_and_foreign_hosts() {
     // A reload that drops the reader's key ends its session; the admin's goes on.
     let (status, _) = page(&served, &viewer, "/console/tools");
     assert_eq!(status, 200);
-    let before = served.log().matches("toolgate serve: reloaded").count();
-    let dropped = text.replace(
-        "    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n",
-        "",
-    );
-    assert_ne!(dropped, text);
-    std::fs::write(served.dir.path().join("tools.yaml"), dropped).unwrap();
-    let sent = std::process::Command::new("kill")
-        .args(["-HUP", &served.process.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let deadline = std::time::Instant::now() + WAIT;
-    while served.log().matches("toolgate serve: reloaded").count() == before {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no reload within {WAIT:?}\n{}",
-            served.log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    reload_without_the_reader(&served, &text);
     let (status, _) = page(&served, &viewer, "/console/tools");
     assert_eq!(status, 303, "the dropped key's session still works");
     let (status, _) = page(&served, &admin, "/console/tools");
@@ -731,22 +737,6 @@ fn call_log_streams_end_with_their_session_and_show_only_what_the_caller_may_see
     let viewer = sign_in(&served, VIEWER_KEY).expect("the reader key signs in again");
     let (status, mut conn) = open_stream(&served, &viewer);
     assert!(status.contains(" 200 "), "{status}");
-    let dropped = text.replace(
-        "    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n",
-        "",
-    );
-    assert_ne!(dropped, text);
-    let before = served.log().matches("toolgate serve: reloaded").count();
-    std::fs::write(served.dir.path().join("tools.yaml"), dropped).unwrap();
-    let sent = std::process::Command::new("kill")
-        .args(["-HUP", &served.process.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let deadline = std::time::Instant::now() + WAIT;
-    while served.log().matches("toolgate serve: reloaded").count() == before {
-        assert!(std::time::Instant::now() < deadline, "{}", served.log());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    reload_without_the_reader(&served, &text);
     read_to_end_of_stream(&mut conn).unwrap_or_else(|e| panic!("{e}\n{}", served.log()));
 }

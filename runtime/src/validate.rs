@@ -135,16 +135,21 @@ impl ArgumentValidator {
     /// Compiles `schema` (the input schema of tool `tool`).
     ///
     /// The draft is the schema's `$schema`, 2020-12 when absent. Known formats are asserted,
-    /// unknown ones ignored.
+    /// unknown ones ignored. An integer whose `format` names a machine width (OpenAPI's `int32`
+    /// and `int64`, schemars' `int8` ... `uint64`) must fit it: the format's range is checked as
+    /// `minimum`/`maximum` where the schema sets none (JSON Schema asserts formats of strings
+    /// only, and an upstream given `2^63` for an `int64` refuses the call).
     ///
     /// # Errors
     /// `internal`, naming the tool, when the schema is not a valid JSON Schema or refers to a
     /// resource outside itself.
     pub fn compile(tool: &str, schema: &Value) -> Result<Self, ToolError> {
+        let mut bounded = schema.clone();
+        bound_integer_formats(&mut bounded);
         let validator = jsonschema::options()
             .should_validate_formats(true)
             .should_ignore_unknown_formats(true)
-            .build(schema)
+            .build(&bounded)
             .map_err(|e| {
                 ToolError::internal(format!(
                     "the input schema of tool `{tool}` cannot be compiled: {}",
@@ -296,3 +301,45 @@ impl ArgumentValidator {
 
 #[cfg(test)]
 mod tests;
+
+/// Adds to every integer schema in `schema` whose `format` is a machine width the range of that
+/// width, as `minimum` / `maximum`, where it has no bound of its own.
+fn bound_integer_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            let integer = match map.get("type") {
+                Some(Value::String(t)) => t == "integer",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
+                _ => false,
+            };
+            let range: Option<(Value, Value)> = match map.get("format").and_then(Value::as_str) {
+                Some(_) if !integer => None,
+                Some("int8") => Some((i8::MIN.into(), i8::MAX.into())),
+                Some("int16") => Some((i16::MIN.into(), i16::MAX.into())),
+                Some("int32") => Some((i32::MIN.into(), i32::MAX.into())),
+                Some("int64") => Some((i64::MIN.into(), i64::MAX.into())),
+                Some("uint8") => Some((0.into(), u8::MAX.into())),
+                Some("uint16") => Some((0.into(), u16::MAX.into())),
+                Some("uint32") => Some((0.into(), u32::MAX.into())),
+                Some("uint64") => Some((0.into(), u64::MAX.into())),
+                _ => None,
+            };
+            if let Some((low, high)) = range {
+                if !map.contains_key("minimum") && !map.contains_key("exclusiveMinimum") {
+                    map.insert("minimum".into(), low);
+                }
+                if !map.contains_key("maximum") && !map.contains_key("exclusiveMaximum") {
+                    map.insert("maximum".into(), high);
+                }
+            }
+            // Values (`enum`, `const`, `default`, `examples`) are data, not schemas.
+            for (key, value) in map.iter_mut() {
+                if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
+                    bound_integer_formats(value);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_integer_formats),
+        _ => {}
+    }
+}

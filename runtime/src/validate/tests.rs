@@ -773,3 +773,42 @@ fn whole_floats_become_integers_where_an_integer_is_wanted() {
         assert_eq!(pointers(&err)[0].0, "/days");
     }
 }
+
+#[test]
+fn an_integer_must_fit_the_width_its_format_names() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer", "format": "int64"},
+            "small": {"type": "integer", "format": "int32"},
+            "count": {"type": "integer", "format": "uint64", "minimum": 1},
+            "label": {"type": "string", "format": "int64"},
+            "own": {"type": "integer", "format": "int32", "maximum": 10},
+        }
+    });
+    let v = ArgumentValidator::compile("t", &schema).unwrap();
+    assert!(v.is_valid(&json!({"id": 9_223_372_036_854_775_807_i64, "small": -2_147_483_648_i64})));
+    assert!(
+        !v.is_valid(&json!({"id": 9_223_372_036_854_775_808_u64})),
+        "2^63 is no int64"
+    );
+    assert!(
+        !v.is_valid(&json!({"small": 2_147_483_648_u64})),
+        "2^31 is no int32"
+    );
+    assert!(v.is_valid(&json!({"count": u64::MAX})));
+    assert!(
+        !v.is_valid(&json!({"count": 0})),
+        "the schema's own minimum stays"
+    );
+    assert!(
+        v.is_valid(&json!({"label": "x"})),
+        "a string's format is not a width"
+    );
+    assert!(
+        !v.is_valid(&json!({"own": 11})),
+        "the schema's own maximum stays"
+    );
+    // The schema shown is the one given.
+    assert!(v.schema()["properties"]["id"].get("maximum").is_none());
+}

@@ -7,12 +7,12 @@ use std::sync::Mutex;
 
 use askama::Template;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::response::Response;
 use plotters::prelude::*;
 
 use super::render::{Chrome, page};
-use super::signed_in;
+use super::session::Session;
 use crate::gateway::Gateway;
 
 /// How far back the charts look: 5 minutes.
@@ -179,15 +179,7 @@ struct Charts {
 }
 
 /// `GET /console/charts`.
-pub(crate) async fn page_get(
-    State(gateway): State<Gateway>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Response {
-    let session = match signed_in(&gateway, &headers, &uri) {
-        Ok(s) => s,
-        Err(to_login) => return *to_login,
-    };
+pub(crate) async fn page_get(State(gateway): State<Gateway>, session: Session) -> Response {
     let (points, errors) = gateway.console().log.series.summary(now_secs());
     let calls: Vec<(i64, f64)> = points.iter().map(|p| (p.0, p.1 as f64)).collect();
     let p50: Vec<(i64, f64)> = points.iter().filter_map(|p| Some((p.0, p.2?))).collect();

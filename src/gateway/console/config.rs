@@ -9,9 +9,9 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::checked_post;
 use super::render::{Chrome, Message, page};
 use super::session::{Role, Session};
-use super::{checked_post, signed_in};
 use crate::gateway::{Gateway, ReloadOutcome};
 
 /// What a masked value is replaced with.
@@ -137,15 +137,7 @@ struct Config {
 }
 
 /// `GET /console/config`.
-pub(crate) async fn page_get(
-    State(gateway): State<Gateway>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Response {
-    let session = match signed_in(&gateway, &headers, &uri) {
-        Ok(s) => s,
-        Err(to_login) => return *to_login,
-    };
+pub(crate) async fn page_get(State(gateway): State<Gateway>, session: Session) -> Response {
     config_page(&gateway, &session, None, StatusCode::OK)
 }
 

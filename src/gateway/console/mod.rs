@@ -201,6 +201,19 @@ pub(crate) fn signed_in(
     Err(Box::new(Redirect::to(&target).into_response()))
 }
 
+/// A console page's session as a handler argument: the request's signed-in session, or (the
+/// rejection) the redirect to the sign-in page that [`signed_in`] answers.
+impl axum::extract::FromRequestParts<Gateway> for Session {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        gateway: &Gateway,
+    ) -> Result<Self, Response> {
+        signed_in(gateway, &parts.headers, &parts.uri).map_err(|to_login| *to_login)
+    }
+}
+
 /// A POST's session, its CSRF token checked: the session, or the refusal (403 without the
 /// session's token, the sign-in page without a session).
 pub(crate) fn checked_post(

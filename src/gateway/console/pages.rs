@@ -16,7 +16,7 @@ use toolgate_runtime::{SourceStatus, ToolAnnotations};
 
 use super::log::CallRecord;
 use super::render::{Chrome, page};
-use super::signed_in;
+use super::session::Session;
 use crate::gateway::Gateway;
 
 /// One source row.
@@ -67,15 +67,7 @@ struct Sources {
 }
 
 /// `GET /console/sources`: what `GET /sources` answers, as a table.
-pub(crate) async fn sources(
-    State(gateway): State<Gateway>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Response {
-    let session = match signed_in(&gateway, &headers, &uri) {
-        Ok(s) => s,
-        Err(to_login) => return *to_login,
-    };
+pub(crate) async fn sources(State(gateway): State<Gateway>, session: Session) -> Response {
     super::pinning::observe(&gateway);
     page(
         &Sources {
@@ -161,14 +153,9 @@ struct Tools {
 /// (the one `GET /tools?q=` and the MCP `search_tools` use) and filtered.
 pub(crate) async fn tools(
     State(gateway): State<Gateway>,
-    headers: HeaderMap,
-    uri: Uri,
+    session: Session,
     Query(query): Query<ToolsQuery>,
 ) -> Response {
-    let session = match signed_in(&gateway, &headers, &uri) {
-        Ok(s) => s,
-        Err(to_login) => return *to_login,
-    };
     gateway
         .wait_ready(crate::gateway::rest::tools::LIST_WAITS_FOR_DISCOVERY)
         .await;
@@ -273,15 +260,7 @@ struct Calls {
 
 /// `GET /console/calls`: the call log as it stands; the page's script adds each new call
 /// from the stream.
-pub(crate) async fn calls(
-    State(gateway): State<Gateway>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Response {
-    let session = match signed_in(&gateway, &headers, &uri) {
-        Ok(s) => s,
-        Err(to_login) => return *to_login,
-    };
+pub(crate) async fn calls(State(gateway): State<Gateway>, session: Session) -> Response {
     page(
         &Calls {
             chrome: Some(Chrome::new(&session, "calls")),

@@ -19,9 +19,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_runtime::ToolDescriptor;
 
+use super::checked_post;
 use super::render::{Chrome, Message, page};
-use super::session::Role;
-use super::{checked_post, signed_in};
+use super::session::{Role, Session};
 use crate::gateway::Gateway;
 
 /// Where the console keeps approved definitions for the approvals file `approvals`:
@@ -185,14 +185,9 @@ pub(crate) struct PinningQuery {
 /// `GET /console/pinning`.
 pub(crate) async fn page_get(
     State(gateway): State<Gateway>,
-    headers: HeaderMap,
-    uri: Uri,
+    session: Session,
     Query(query): Query<PinningQuery>,
 ) -> Response {
-    let session = match signed_in(&gateway, &headers, &uri) {
-        Ok(s) => s,
-        Err(to_login) => return *to_login,
-    };
     observe(&gateway);
     let toolset = gateway.toolset();
     let defs = &gateway.console().definitions;

@@ -14,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 use toolgate_model::names::exported_name;
 use toolgate_runtime::{Dialect, ProgressReporter, ToolDescriptor, ToolError, ToolOutput};
 
+use super::checked_post;
 use super::render::{Chrome, Message, page};
 use super::session::Session;
-use super::{checked_post, signed_in};
 use crate::gateway::Gateway;
 
 /// The longest a call from the form may take (the tool's own timeout applies too).
@@ -416,13 +416,8 @@ fn tool_page(
 pub(crate) async fn tool_page_get(
     State(gateway): State<Gateway>,
     Path(name): Path<String>,
-    headers: HeaderMap,
-    uri: Uri,
+    session: Session,
 ) -> Response {
-    let session = match signed_in(&gateway, &headers, &uri) {
-        Ok(s) => s,
-        Err(to_login) => return *to_login,
-    };
     match visible(&gateway, &session, &name).await {
         Ok(d) => tool_page(&gateway, &session, &d, &HashMap::new(), String::new(), None),
         Err(not_found) => *not_found,

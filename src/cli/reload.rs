@@ -271,18 +271,23 @@ async fn reload(
 /// Whether source `id` is an MCP server or A2A agent configured the same in `before` and
 /// `after` (and under the same `tools.allow`/`tools.deny`): its running session is kept.
 fn same_remote_entry(before: &ToolsConfig, after: &ToolsConfig, id: &str) -> bool {
-    let global = |c: &ToolsConfig| (c.tools.allow.clone(), c.tools.deny.clone());
-    if global(before) != global(after) {
+    if (&before.tools.allow, &before.tools.deny) != (&after.tools.allow, &after.tools.deny) {
         return false;
     }
-    let mcp = |c: &ToolsConfig| c.tools.mcp.iter().find(|m| m.id == id).cloned();
-    let a2a = |c: &ToolsConfig| c.tools.a2a.iter().find(|a| a.id == id).cloned();
-    match (mcp(before), mcp(after)) {
+    let mcp = (
+        before.tools.mcp.iter().find(|m| m.id == id),
+        after.tools.mcp.iter().find(|m| m.id == id),
+    );
+    match mcp {
         (Some(a), Some(b)) => return a == b,
         (None, None) => {}
         _ => return false,
     }
-    matches!((a2a(before), a2a(after)), (Some(a), Some(b)) if a == b)
+    let a2a = (
+        before.tools.a2a.iter().find(|a| a.id == id),
+        after.tools.a2a.iter().find(|a| a.id == id),
+    );
+    matches!(a2a, (Some(a), Some(b)) if a == b)
 }
 
 /// The stderr lines of an applied reload: what changed, and what needs a restart.

@@ -28,13 +28,16 @@ const ADMIN_KEY: &str = "console-admin-key-4567";
 const KEYS: &[(&str, &str)] = &[("TG_READER", VIEWER_KEY), ("TG_ADMIN", ADMIN_KEY)];
 
 /// How long any one thing the browser waits for may take.
+/// The `gateway:` section of the tests' tools.yaml: the two API keys of [`KEYS`].
+const KEYS_YAML: &str = "gateway:\n  api_keys:\n    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n    - {name: admin, key: \"${TG_ADMIN}\", roles: [admin]}\n";
+
 const WAIT: Duration = Duration::from_secs(30);
 
 /// The repository's tools.yaml with two API keys (`reader`: role reader, `admin`: role admin),
 /// pinned_server.py as MCP source `pin` (its `greet` description read from `description`), and
 /// tool pinning with its approvals in `approvals`.
 fn config(description: &Path, approvals: &Path) -> String {
-    let keys = "gateway:\n  api_keys:\n    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n    - {name: admin, key: \"${TG_ADMIN}\", roles: [admin]}\n";
+    let keys = KEYS_YAML;
     let script = peers::test_peers_dir().join("pinned_server.py");
     let mcp = format!(
         "    - id: pin\n      stdio:\n        command: {}\n        args: [\"{}\", \"{}\"]\n",
@@ -571,7 +574,7 @@ fn an_operator_signs_in_finds_and_calls_a_tool_watches_the_log_and_approves_a_ch
 /// line while the running configuration stays.
 #[test]
 fn an_admin_reloads_the_configuration_from_the_console() {
-    let keys = "gateway:\n  api_keys:\n    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n    - {name: admin, key: \"${TG_ADMIN}\", roles: [admin]}\n";
+    let keys = KEYS_YAML;
     let served = serve_with_env(&tools_yaml("", keys), &[], KEYS);
     let admin = sign_in(&served, ADMIN_KEY).expect("the admin key signs in");
     let viewer = sign_in(&served, VIEWER_KEY).expect("the reader key signs in");
@@ -678,7 +681,7 @@ fn read_to_end_of_stream(conn: &mut std::net::TcpStream) -> Result<String, Strin
 /// the pinning page the calls and tools its roles do not reach.
 #[test]
 fn call_log_streams_end_with_their_session_and_show_only_what_the_caller_may_see() {
-    let keys = "gateway:\n  api_keys:\n    - {name: reader, key: \"${TG_READER}\", roles: [reader]}\n    - {name: admin, key: \"${TG_ADMIN}\", roles: [admin]}\n";
+    let keys = KEYS_YAML;
     let base = tools_yaml("", keys);
     let old = "policy:\n  defaults:\n    timeout_ms: 30000\n";
     assert!(base.contains(old), "tools.yaml's policy section moved");

@@ -46,3 +46,4 @@ mod text_arguments;
 mod tool_search;
 mod tool_search_sdk;
 mod upstream_oauth;
+mod upstream_stdio;

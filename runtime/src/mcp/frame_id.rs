@@ -8,6 +8,41 @@ use serde_json::Value;
 /// parse): a string or an integer, when it occurs in `head` at the object's top level (an `id`
 /// nested deeper, inside `params` or `result`, is not taken for it).
 pub fn top_level_id(head: &[u8]) -> Option<Value> {
+    let mut id = None;
+    for_each_top_level_key(head, |key, text| {
+        if key != b"id" {
+            return true;
+        }
+        let mut values = serde_json::Deserializer::from_slice(text).into_iter::<Value>();
+        if let Some(Ok(value)) = values.next() {
+            // A number at the very end of `head` may go on past it.
+            let whole = values.byte_offset() < text.len();
+            if whole && (value.is_string() || value.is_i64() || value.is_u64()) {
+                id = Some(value);
+            }
+        }
+        false
+    });
+    id
+}
+
+/// The id of the request a frame starting with `head` answers: its [`top_level_id`] when the
+/// frame is no request or notification of its own (no top-level `method` in `head`). A frame
+/// that cannot be read is answered in the peer's place only when this gives an id: a request
+/// of the peer's carries an id from the peer's own sequence, not one of ours.
+pub fn answered_id(head: &[u8]) -> Option<Value> {
+    let mut method = false;
+    for_each_top_level_key(head, |key, _| {
+        method |= key == b"method";
+        !method
+    });
+    if method { None } else { top_level_id(head) }
+}
+
+/// Calls `visit(key, value)` for each key of the top-level object `head` starts (in order, as
+/// far as `head` goes), `value` being the text from the key's value on; stops when `visit`
+/// returns `false`.
+fn for_each_top_level_key(head: &[u8], mut visit: impl FnMut(&[u8], &[u8]) -> bool) {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let mut depth = 0usize;
     let mut i = 0;
@@ -16,18 +51,15 @@ pub fn top_level_id(head: &[u8]) -> Option<Value> {
             b'{' | b'[' => depth += 1,
             b'}' | b']' => depth = depth.saturating_sub(1),
             b'"' => {
-                let end = string_end(head, i + 1)?;
-                let key = &head[i + 1..end];
+                let Some(end) = string_end(head, i + 1) else {
+                    return;
+                };
                 let after = skip_space(head, end + 1);
-                if depth == 1 && key == b"id" && head.get(after) == Some(&b':') {
-                    let text = &head[skip_space(head, after + 1)..];
-                    let mut values =
-                        serde_json::Deserializer::from_slice(text).into_iter::<Value>();
-                    let value = values.next()?.ok()?;
-                    // A number at the very end of `head` may go on past it.
-                    let whole = values.byte_offset() < text.len();
-                    return (whole && (value.is_string() || value.is_i64() || value.is_u64()))
-                        .then_some(value);
+                if depth == 1 && head.get(after) == Some(&b':') {
+                    let value = &head[skip_space(head, after + 1)..];
+                    if !visit(&head[i + 1..end], value) {
+                        return;
+                    }
                 }
                 i = end;
             }
@@ -35,7 +67,6 @@ pub fn top_level_id(head: &[u8]) -> Option<Value> {
         }
         i += 1;
     }
-    None
 }
 
 /// The index of the quote closing the string whose text starts at `start`.

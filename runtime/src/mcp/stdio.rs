@@ -203,12 +203,16 @@ impl StdioTransport {
         ))
     }
 
-    /// One complete line: a message, or `None` to skip it.
+    /// One complete line: a message, or `None` to skip it. A line that cannot be read (not
+    /// JSON, nested deeper than the parser goes, or JSON of the wrong shape) is skipped; when
+    /// it is an answer whose id can be read, that request gets an error at once instead of
+    /// waiting for its timeout ([`unreadable_answer`]).
     fn parse_line(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let e = match read_line(&self.line)? {
             Ok(message) => return Some(message),
             Err(e) => e,
         };
+        let answer = unreadable_answer(&self.line, &e);
         self.junk_lines += 1;
         let n = self.junk_lines;
         // The first few in full, then one in a hundred: a chatty server must not flood the log.
@@ -226,7 +230,7 @@ impl StdioTransport {
                 "server wrote {what} to stdout (skipped): {shown}"
             );
         }
-        None
+        answer
     }
 
     /// Waits (briefly) for the process to end, so that its exit status is known when stdout
@@ -495,9 +499,29 @@ pub(super) fn read_line(line: &[u8]) -> Option<serde_json::Result<RxJsonRpcMessa
 /// frame over `max` bytes, discarded: for the top-level id its first bytes `head` give (an
 /// `id` inside `result` is not taken for it). `None` when they give none.
 pub(super) fn oversized_answer(head: &[u8], max: usize) -> Option<RxJsonRpcMessage<RoleClient>> {
-    let id = super::frame_id::top_level_id(head)?;
-    let message =
-        format!("the server's answer was over the {max}-byte frame limit and was discarded");
+    error_answer(
+        head,
+        format!("the server's answer was over the {max}-byte frame limit and was discarded"),
+    )
+}
+
+/// The JSON-RPC error that answers, in the server's place, the request whose answer `line`
+/// could not be read (`e`: not JSON, nested deeper than serde_json's 128 levels, or JSON that
+/// is no JSON-RPC message of MCP's), when the line's top-level id can be read and the line is
+/// no request of the server's. `None` otherwise.
+pub(super) fn unreadable_answer(
+    line: &[u8],
+    e: &serde_json::Error,
+) -> Option<RxJsonRpcMessage<RoleClient>> {
+    error_answer(
+        line,
+        format!("the server's answer could not be read and was discarded: {e}"),
+    )
+}
+
+/// An error answer with `message` for the request the frame starting with `head` answers.
+fn error_answer(head: &[u8], message: String) -> Option<RxJsonRpcMessage<RoleClient>> {
+    let id = super::frame_id::answered_id(head)?;
     serde_json::from_value(serde_json::json!({
         "jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}
     }))

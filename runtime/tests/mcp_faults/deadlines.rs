@@ -202,3 +202,25 @@ async fn progress_keeps_a_call_alive_past_its_idle_timeout() {
     );
     tools.close().await;
 }
+
+/// A server whose `tools/list` answer cannot be read (a schema nested 300 deep, past the
+/// parser's recursion limit) fails the listing at once with an error saying the answer could
+/// not be read, instead of leaving it to wait for its timeout (30 s and more).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_too_deep_to_read_fails_its_request_at_once() {
+    let tools = from_yaml(&fault_entry(
+        "deep",
+        "deep",
+        "      timeout_ms: 120000\n      connect_timeout_ms: 120000\n",
+    ));
+    let started = Instant::now();
+    let status = tools.discover(1).await.remove(0);
+    let took = started.elapsed();
+    let error = status.error.expect("the listing fails");
+    assert!(
+        error.contains("could not be read") && error.contains("recursion limit"),
+        "{error}"
+    );
+    assert!(took < Duration::from_secs(20), "held {took:?}");
+    tools.close().await;
+}

@@ -38,6 +38,8 @@ Usage: fault_server.py MODE
   progress       tool `tick` {count, every_ms}: `count` notifications/progress (for the
                  request's `_meta.progressToken`), `every_ms` apart, then the text
                  "ticked <count>"; tool `hang` never answers (and sends no progress); `echo`.
+  deep           tools/list answers with tool `deep` whose inputSchema nests 300 arrays deep
+                 (valid JSON, deeper than most parsers' recursion limits); `echo`.
   echo           just `echo` (also the default without an argument).
 """
 
@@ -50,7 +52,7 @@ import time
 MODE = sys.argv[1] if len(sys.argv) > 1 else "echo"
 MODES = {
     "junk", "junk_bom", "hang", "die", "old", "ancient", "results", "paged", "paged_forever",
-    "list_changed", "stderr", "echo", "hang_init", "stray_id", "progress",
+    "list_changed", "stderr", "echo", "hang_init", "stray_id", "progress", "deep",
 }
 if MODE not in MODES:
     sys.stderr.write(f"fault_server.py: unknown mode {MODE!r}; modes: {', '.join(sorted(MODES))}\n")
@@ -115,6 +117,9 @@ def tool(name, description, input_schema=None, output_schema=None):
 
 
 def tools_for_mode():
+    if MODE == "deep":
+        nested = json.loads("[" * 300 + "]" * 300)
+        return [tool("deep", "A schema nested 300 deep", {"type": "object", "default": nested}), ECHO]
     if MODE == "hang":
         return [tool("hang", "Never answers"), ECHO]
     if MODE == "progress":

@@ -110,3 +110,47 @@ fn blank_lines_are_skipped_and_junk_is_reported() {
     let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     assert!(read_line(ping).is_some_and(|r| r.is_ok()));
 }
+
+/// A request of the server's own (it has a `method`) is never answered in its place, even
+/// when it is too large or cannot be read: its id comes from the server's sequence, and an
+/// error under it would end one of our own requests that happens to have the same id.
+#[test]
+fn a_frame_with_a_method_is_never_taken_for_an_answer() {
+    assert_eq!(
+        answered_id(r#"{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"#),
+        None
+    );
+    assert_eq!(
+        answered_id(r#"{"method":"roots/list","jsonrpc":"2.0","id":3,"params":{"#),
+        None
+    );
+    // `method` inside the result is the result's business.
+    assert_eq!(
+        answered_id(r#"{"jsonrpc":"2.0","id":4,"result":{"method":"x","#),
+        Some(json!(4))
+    );
+}
+
+/// An answer that cannot be read — nested deeper than the parser's 128 levels, or JSON that
+/// is not an MCP result — ends its request at once with an error naming why, instead of
+/// leaving the request to its timeout; junk without an id is only skipped.
+#[test]
+fn an_unreadable_answer_ends_its_request_with_an_error() {
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"result":{{"tools":[{{"name":"t","inputSchema":{{"type":"object","x":{}1{}}}}}]}}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let e = read_line(deep.as_bytes()).unwrap().unwrap_err();
+    let answer = serde_json::to_value(unreadable_answer(deep.as_bytes(), &e).unwrap()).unwrap();
+    assert_eq!(answer["id"], json!(9));
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("could not be read") && message.contains("recursion limit"),
+        "{message}"
+    );
+
+    let junk = b"starting server...";
+    let e = read_line(junk).unwrap().unwrap_err();
+    assert!(unreadable_answer(junk, &e).is_none());
+}

@@ -146,6 +146,12 @@ NPM_PEERS=(
   # The OpenID provider of the gateway's OAuth tests (runtime/tests/peers/oidc_issuer.mjs):
   # discovery, JWKS, client credentials, tokens signed with real keys. Needs Node >= 22.12.
   "oauth2-mock-server@9.3.0"
+  # RFC 8693 token exchange for the gateway's on-behalf-of tests
+  # (runtime/tests/peers/token_exchange.mjs): @jmondi/oauth2-server implements the grant
+  # (its parameters, errors and token answer); jose verifies the subject token against the
+  # OpenID provider's JWKS in the policy hook the test server supplies.
+  "@jmondi/oauth2-server@4.3.7"
+  "jose@6.2.19"
   # APIs.guru's OpenAPI documents; the AWS S3 one (api/amazonaws.com/s3.json, 97 operations,
   # request bodies only offered as text/xml) is read by the XML tests (model and
   # runtime/tests/openapi_s3_moto.rs). Not vendored: it is 2 MB.

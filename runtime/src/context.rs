@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use toolgate_model::config::Secret;
+
 use crate::policy::arguments::FollowedUrlRules;
 use crate::{ToolError, ToolOutput, Toolset};
 
@@ -104,6 +106,10 @@ pub struct ToolContext {
     /// Where the layers report what the call went through (retries, cache hit, cost), when
     /// the caller wants to read it afterwards (the gateway's call log).
     report: Option<Arc<crate::policy::CallReport>>,
+    /// The access token the caller came with (the one the gateway's resource server
+    /// accepted), for upstreams configured for token exchange (RFC 8693); never sent upstream
+    /// as is.
+    access_token: Option<Secret>,
 }
 
 /// Why a caller cancelled a call, when it said so (the `reason` of MCP's
@@ -146,6 +152,7 @@ impl Clone for ToolContext {
             followed_url_rules: self.followed_url_rules.clone(),
             cancel_reason: self.cancel_reason.clone(),
             report: self.report.clone(),
+            access_token: self.access_token.clone(),
         }
     }
 }
@@ -171,6 +178,7 @@ impl Default for ToolContext {
             followed_url_rules: None,
             cancel_reason: None,
             report: None,
+            access_token: None,
         }
     }
 }
@@ -179,6 +187,12 @@ impl ToolContext {
     /// A builder for a context.
     pub fn builder() -> ToolContextBuilder {
         ToolContextBuilder::default()
+    }
+
+    /// The caller's access token, for a token exchange (see
+    /// [`ToolContextBuilder::access_token`]).
+    pub(crate) fn access_token(&self) -> Option<&Secret> {
+        self.access_token.as_ref()
     }
 
     /// Who is calling.
@@ -318,6 +332,7 @@ impl ToolContext {
             followed_url_rules: None,
             cancel_reason: self.cancel_reason.clone(),
             report: None,
+            access_token: self.access_token.clone(),
         };
         toolset.call_with(name, args, child).await
     }
@@ -395,9 +410,18 @@ pub struct ToolContextBuilder {
     trace_generated: bool,
     cancel_reason: Option<CancelReason>,
     report: Option<Arc<crate::policy::CallReport>>,
+    access_token: Option<Secret>,
 }
 
 impl ToolContextBuilder {
+    /// The access token the caller authenticated with (a JWT the gateway validated): an
+    /// upstream configured with `oauth2: {grant: token_exchange}` exchanges it for a token of
+    /// its own (RFC 8693). Tools never see it.
+    pub fn access_token(mut self, token: Secret) -> Self {
+        self.access_token = Some(token);
+        self
+    }
+
     /// The authenticated caller.
     pub fn caller(mut self, caller: impl Into<String>) -> Self {
         self.identity.caller = Some(caller.into());
@@ -518,6 +542,7 @@ impl ToolContextBuilder {
             followed_url_rules: None,
             cancel_reason: self.cancel_reason,
             report: self.report,
+            access_token: self.access_token,
         }
     }
 }

@@ -283,6 +283,9 @@ impl Gateway {
         if let Some(claims) = &caller.claims {
             ctx = ctx.claims(std::sync::Arc::clone(claims));
         }
+        if let Some(token) = &caller.access_token {
+            ctx = ctx.access_token(token.clone());
+        }
         match &caller.traceparent {
             Some(traceparent) => {
                 ctx = ctx.traceparent(traceparent.clone());

@@ -36,6 +36,10 @@ pub struct Caller {
     /// The access token's claims (a JSON object), what `rego` / `cel` policies read as
     /// `caller.claims`; `None` for an API key or an anonymous caller.
     pub claims: Option<std::sync::Arc<serde_json::Value>>,
+    /// The access token the caller came with, when the gateway's resource server accepted
+    /// one: upstreams with `oauth2: {grant: token_exchange}` exchange it (RFC 8693); it is
+    /// never sent anywhere as is. `None` for an API key or an anonymous caller.
+    pub access_token: Option<toolgate_model::config::Secret>,
     /// The agent acting for the caller, from the `X-Toolgate-Agent` header (budgets per agent).
     pub agent: Option<String>,
     /// The task (conversation) the request is part of, from the `X-Toolgate-Task` header

@@ -43,6 +43,7 @@ mod skills;
 mod sse;
 mod stdio;
 mod text_arguments;
+mod token_exchange;
 mod tool_search;
 mod tool_search_sdk;
 mod upstream_oauth;

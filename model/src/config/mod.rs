@@ -74,9 +74,9 @@ pub use location::{Location, LocationMap};
 pub use mcp::{HttpTransport, McpServer, McpTransport, SseTransport, StdioTransport};
 pub use mcp_json::{McpJsonConfig, is_mcp_json, parse_mcp_json, to_tools_config, to_tools_yaml};
 pub use openapi::{
-    Adapter, ApiKeyAuth, ApiKeyLocation, ArgumentAdapter, AuthConfig, BasicAuth, ClientAuth,
-    ContextField, LoadMode, OAuth2ClientCredentials, OpenApiSource, OperationFilter,
-    SchemeCredentials,
+    ACCESS_TOKEN_TYPE, Adapter, ApiKeyAuth, ApiKeyLocation, ArgumentAdapter, AuthConfig, BasicAuth,
+    ClientAuth, ContextField, LoadMode, OAuth2ClientCredentials, OAuth2Grant, OpenApiSource,
+    OperationFilter, SchemeCredentials,
 };
 pub use overrides::{
     AnnotationOverride, ArgumentOverride, OverrideError, ToolOverride, fill_arguments,

@@ -310,7 +310,42 @@ pub struct OAuth2ClientCredentials {
     /// RFC 7523 section 2.2).
     #[serde(default, skip_serializing_if = "ClientAuth::is_default")]
     pub client_auth: ClientAuth,
+    /// The grant the token is fetched with: `client_credentials` (the default: the gateway's
+    /// own token) or `token_exchange` (RFC 8693: the access token the calling user came to the
+    /// gateway with is exchanged for one for this upstream, per caller; MCP servers over HTTP
+    /// and OpenAPI sources).
+    #[serde(default, skip_serializing_if = "OAuth2Grant::is_default")]
+    pub grant: OAuth2Grant,
+    /// For `grant: token_exchange`: the type of the caller's token, sent as
+    /// `subject_token_type` (RFC 8693 section 3); default
+    /// `urn:ietf:params:oauth:token-type:access_token`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject_token_type: Option<String>,
 }
+
+/// The OAuth2 grant an upstream's token is fetched with.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuth2Grant {
+    /// Client credentials (RFC 6749 section 4.4): one token for the gateway itself.
+    #[default]
+    ClientCredentials,
+    /// Token exchange (RFC 8693) on behalf of the caller: the caller's validated access token
+    /// is the `subject_token`; each caller gets its own token for the upstream. Requests made
+    /// on nobody's behalf (an MCP server's listing at start-up) use client credentials.
+    TokenExchange,
+}
+
+impl OAuth2Grant {
+    fn is_default(&self) -> bool {
+        *self == Self::ClientCredentials
+    }
+}
+
+/// The `subject_token_type` sent by default (RFC 8693 section 3).
+pub const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 
 /// How an OAuth2 client authenticates to the token endpoint (RFC 6749 section 2.3.1).
 #[derive(

@@ -54,7 +54,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
         let Some(o) = oauth else { continue };
         let at = format!("/tools/mcp/{i}/{key}/oauth2");
         let owner = format!("MCP server `{}`", s.id);
-        oauth2::check_client_credentials(cfg, &at, &owner, o, &mut errors);
+        oauth2::check_client_credentials(cfg, &at, &owner, o, true, &mut errors);
         let url = match &s.transport {
             McpTransport::Http(t) => &t.url,
             McpTransport::Sse(t) => &t.url,
@@ -166,6 +166,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
             &format!("/tools/a2a/{i}/auth"),
             &format!("A2A agent `{}`", a.id),
             a.auth.as_ref(),
+            false,
             &mut errors,
         );
         if let Some(super::AuthConfig::OAuth2(o)) = &a.auth
@@ -224,22 +225,31 @@ pub(super) fn glob_error(entry: &str) -> Option<String> {
 }
 
 /// The `oauth2` client credentials of an `auth:` (OpenAPI, A2A), alone or by scheme name.
+/// `exchange`: whether `grant: token_exchange` is available (OpenAPI sources).
 fn check_auth(
     cfg: &LoadedConfig,
     at: &str,
     owner: &str,
     auth: Option<&super::AuthConfig>,
+    exchange: bool,
     errors: &mut Vec<Diagnostic>,
 ) {
     match auth {
         Some(super::AuthConfig::OAuth2(o)) => {
-            oauth2::check_client_credentials(cfg, &format!("{at}/oauth2"), owner, o, errors);
+            oauth2::check_client_credentials(
+                cfg,
+                &format!("{at}/oauth2"),
+                owner,
+                o,
+                exchange,
+                errors,
+            );
         }
         Some(super::AuthConfig::Schemes(schemes)) => {
             for (name, creds) in schemes {
                 if let super::SchemeCredentials::OAuth2(o) = creds {
                     let at = format!("{at}/schemes/{}", escape(name));
-                    oauth2::check_client_credentials(cfg, &at, owner, o, errors);
+                    oauth2::check_client_credentials(cfg, &at, owner, o, exchange, errors);
                 }
             }
         }

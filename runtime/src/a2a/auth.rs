@@ -173,6 +173,11 @@ impl Auth {
                 }
             }
             AuthConfig::OAuth2(o) => {
+                if o.grant == toolgate_model::config::OAuth2Grant::TokenExchange {
+                    return Err(format!(
+                        "agent `{id}`: oauth2 `grant: token_exchange` is not available for A2A agents (MCP servers over HTTP and OpenAPI sources only)"
+                    ));
+                }
                 fixed.oauth = Some(ClientCredentials::new(&format!("agent `{id}`"), o, None)?);
             }
         }

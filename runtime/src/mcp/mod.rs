@@ -16,6 +16,7 @@ mod frame_id;
 #[doc(hidden)]
 pub mod fuzzing;
 mod handler;
+mod on_behalf;
 pub mod passthrough;
 mod session;
 mod sse;
@@ -161,14 +162,24 @@ impl Default for McpOptions {
 #[derive(Clone)]
 pub struct McpBackend {
     client: Arc<session::Client>,
+    /// With `oauth2: {grant: token_exchange}`: each caller's session.
+    callers: Option<Arc<on_behalf::Callers>>,
 }
 
 impl McpBackend {
     /// A client of server `id` (its source id: log lines and errors name it). Nothing is
     /// contacted until the first listing or call.
     pub fn new(id: impl Into<String>, connection: McpConnection, options: McpOptions) -> Self {
+        let oauth = match &connection {
+            McpConnection::Http { oauth2, .. } | McpConnection::Sse { oauth2, .. } => {
+                oauth2.as_ref()
+            }
+            McpConnection::Stdio { .. } => None,
+        };
+        let callers = on_behalf::Callers::new(oauth);
         Self {
             client: session::Client::new(id.into(), connection, options),
+            callers,
         }
     }
 
@@ -416,7 +427,15 @@ impl RemoteBackend for McpBackend {
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(self.client.call(tool, remote_name, args, ctx))
+        Box::pin(async move {
+            match &self.callers {
+                Some(callers) => {
+                    let client = callers.client(&self.client, ctx)?;
+                    client.call(tool, remote_name, args, ctx).await
+                }
+                None => self.client.call(tool, remote_name, args, ctx).await,
+            }
+        })
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<Duration, ToolError>> {
@@ -424,7 +443,12 @@ impl RemoteBackend for McpBackend {
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(self.client.close())
+        Box::pin(async move {
+            if let Some(callers) = &self.callers {
+                callers.close().await;
+            }
+            self.client.close().await;
+        })
     }
 
     fn changes(&self) -> watch::Receiver<u64> {

@@ -17,8 +17,8 @@ use toolgate_model::openapi::{Conversion, Operation, ParamLocation, SecuritySche
 use toolgate_model::secrets::Field;
 
 use super::style;
-use crate::ToolError;
 use crate::net::oauth::{ClientCredentials, remember_basic};
+use crate::{ToolContext, ToolError};
 
 /// Where one credential goes.
 #[derive(Debug)]
@@ -151,15 +151,20 @@ impl Auth {
     /// schemes all have credentials (an empty alternative `{}` means anonymous access is
     /// allowed: nothing is sent); for a single credential, sent when `op.security` is non-empty
     /// or the document declares no schemes. `op.security` empty: nothing (an operation such as a health `ping`).
+    ///
+    /// # Errors
+    /// An OAuth2 token that cannot be had; `permission_denied` for a token exchange when the
+    /// call (`ctx`) came without an access token.
     pub(crate) async fn apply(
         &self,
         op: &Operation,
         rejected: Option<&Secret>,
+        ctx: &ToolContext,
     ) -> Result<Applied, ToolError> {
         let mut out = Applied::default();
         if let Some((cred, everywhere)) = &self.single {
             if !op.security.is_empty() || *everywhere {
-                put(cred, &mut out, rejected).await?;
+                put(cred, &mut out, rejected, ctx).await?;
             }
             return Ok(out);
         }
@@ -170,7 +175,7 @@ impl Auth {
         match chosen {
             Some(alt) => {
                 for name in alt.keys() {
-                    put(&self.schemes[name], &mut out, rejected).await?;
+                    put(&self.schemes[name], &mut out, rejected, ctx).await?;
                 }
             }
             None if !op.security.is_empty() && !self.schemes.is_empty() => {
@@ -252,7 +257,12 @@ fn scheme_cred(
     })
 }
 
-async fn put(cred: &Cred, out: &mut Applied, rejected: Option<&Secret>) -> Result<(), ToolError> {
+async fn put(
+    cred: &Cred,
+    out: &mut Applied,
+    rejected: Option<&Secret>,
+    ctx: &ToolContext,
+) -> Result<(), ToolError> {
     match cred {
         Cred::ApiKey {
             location,
@@ -286,6 +296,8 @@ async fn put(cred: &Cred, out: &mut Applied, rejected: Option<&Secret>) -> Resul
             }
         }
         Cred::OAuth2(source) => {
+            // Token exchange: the caller's own credential.
+            let source = source.on_behalf(ctx)?;
             let token = match rejected {
                 Some(old) => source.refresh(old).await?,
                 None => source.token().await?,

@@ -336,7 +336,7 @@ impl OpenApiSource {
         let timeout = self.timeout.or_else(|| ctx.remaining());
         let mut rejected = None;
         loop {
-            let applied = self.auth.apply(op, rejected.as_ref()).await?;
+            let applied = self.auth.apply(op, rejected.as_ref(), ctx).await?;
             let mut req = call::to_request(
                 tool,
                 &self.client,

@@ -15,6 +15,9 @@ and it has not expired; otherwise the SDK answers HTTP 401 with
                         token that came with the call
   POST /admin/revoke -> every token accepted so far is refused from now on (HTTP 401);
                         answers {"revoked": N}
+  GET /api/whoami    -> the same JSON as the tool, for a plain HTTP (OpenAPI) client: the
+                        bearer token checked as above, else HTTP 401 with
+                        `WWW-Authenticate: Bearer error="invalid_token"`
 
 Every token checked prints a stderr line `RS-TOKEN ok sub=<sub> iat=<iat>` or
 `RS-TOKEN refused <reason>`.
@@ -98,6 +101,21 @@ def whoami() -> str:
     claims = (token.claims or {}) if token else {}
     keys = ["sub", "client_id", "aud", "scope", "iat", "exp"]
     return json.dumps({k: claims.get(k) for k in keys})
+
+
+@server.custom_route("/api/whoami", methods=["GET"])
+async def api_whoami(request: Request):
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    checked = await Verifier().verify_token(token.strip()) if scheme.lower() == "bearer" else None
+    if checked is None:
+        return JSONResponse(
+            {"error": "invalid_token"},
+            status_code=401,
+            headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
+    keys = ["sub", "client_id", "aud", "scope", "iat", "exp"]
+    return JSONResponse({k: (checked.claims or {}).get(k) for k in keys})
 
 
 @server.custom_route("/admin/revoke", methods=["POST"])

@@ -301,6 +301,41 @@ pub fn oidc_issuer_with(flags: &[&str]) -> PeerProcess {
     spawn_http_peer_retry(node22(), &args, &[])
 }
 
+/// `runtime/tests/peers/token_exchange.mjs`: an authorization server with RFC 8693 token
+/// exchange (npm `@jmondi/oauth2-server`) for the one client `client` (`ID:SECRET`); a subject
+/// token must be one `subject_issuer` issued for `subject_audience` (checked against its
+/// JWKS). Its tokens live `ttl_s` seconds; the issuer is `http://127.0.0.1:{port}`.
+pub fn token_exchange(
+    subject_issuer: &str,
+    subject_audience: &str,
+    client: &str,
+    ttl_s: u64,
+) -> PeerProcess {
+    require_installed(
+        peers_root().join("node_modules/@jmondi/oauth2-server/package.json"),
+        "@jmondi/oauth2-server",
+    );
+    let script = test_peers_dir().join("token_exchange.mjs");
+    assert!(script.is_file(), "missing {}", script.display());
+    let ttl = ttl_s.to_string();
+    spawn_node_http_peer(
+        &script,
+        &[
+            "--port",
+            "{port}",
+            "--subject-issuer",
+            subject_issuer,
+            "--subject-audience",
+            subject_audience,
+            "--client",
+            client,
+            "--ttl",
+            &ttl,
+        ],
+        &[],
+    )
+}
+
 /// An MCP server on the Python SDK that is an OAuth resource server
 /// (runtime/tests/peers/oauth_mcp_server.py): tokens of `issuer` for the resource
 /// `http://127.0.0.1:PORT/mcp`, over `transport` (`streamable-http` or `sse`).

@@ -1,7 +1,7 @@
 //! Checks of `oauth2:` client credentials (RFC 6749 section 4.4) wherever an upstream takes
 //! them: an OpenAPI source's `auth`, an A2A agent's `auth`, an MCP server's `http` / `sse`.
 
-use super::super::openapi::{ASSERTION_ALGORITHMS, ClientAuth};
+use super::super::openapi::{ASSERTION_ALGORITHMS, ClientAuth, OAuth2Grant};
 use super::super::{Diagnostic, LoadedConfig, OAuth2ClientCredentials};
 use super::gateway::is_loopback_url;
 use super::is_http_url;
@@ -9,13 +9,43 @@ use super::is_http_url;
 /// The token endpoint is an http(s) URL, and https unless it is on this host (the client
 /// secret travels to it); `resource` is an absolute URL without a fragment (RFC 8707
 /// section 2).
+///
+/// `exchange`: whether the upstream may use `grant: token_exchange` (MCP servers over HTTP
+/// and OpenAPI sources; not A2A agents).
 pub(super) fn check_client_credentials(
     cfg: &LoadedConfig,
     at: &str,
     owner: &str,
     o: &OAuth2ClientCredentials,
+    exchange: bool,
     errors: &mut Vec<Diagnostic>,
 ) {
+    if o.grant == OAuth2Grant::TokenExchange && !exchange {
+        errors.push(
+            cfg.error_at(
+                &format!("{at}/grant"),
+                format!("{owner}: `grant: token_exchange` is not available here (MCP servers over HTTP and OpenAPI sources only)"),
+            )
+            .with_hint("use `grant: client_credentials` (the default)"),
+        );
+    }
+    if o.grant != OAuth2Grant::TokenExchange && o.subject_token_type.is_some() {
+        errors.push(cfg.error_at(
+            &format!("{at}/subject_token_type"),
+            format!("{owner}: `subject_token_type` is for `grant: token_exchange`"),
+        ));
+    }
+    if let Some(t) = &o.subject_token_type
+        && !(t.starts_with("urn:") && t.contains(":oauth:token-type:"))
+    {
+        errors.push(
+            cfg.error_at(
+                &format!("{at}/subject_token_type"),
+                format!("{owner}: `subject_token_type` `{t}` is not a token type URI (RFC 8693 section 3)"),
+            )
+            .with_hint("e.g. `urn:ietf:params:oauth:token-type:access_token` (the default) or `urn:ietf:params:oauth:token-type:jwt`"),
+        );
+    }
     for (key, v) in [
         ("client_id", Some(&o.client_id)),
         ("client_secret", o.client_secret.as_ref()),
@@ -125,5 +155,63 @@ pub(super) fn check_client_credentials(
             )
             .with_hint("list each scope on its own: `scopes: [tickets.read, tickets.write]`"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::ToolsConfig;
+
+    fn errors(src: &str) -> String {
+        match ToolsConfig::from_yaml_str(src, Path::new("tools.yaml")) {
+            Ok(_) => String::new(),
+            Err(e) => e
+                .diagnostics()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    const OAUTH2: &str = "{token_url: \"http://127.0.0.1:9/token\", client_id: gw, client_secret: s3cret-value, grant: token_exchange";
+
+    #[test]
+    fn token_exchange_is_taken_by_mcp_servers_and_openapi_sources_but_not_by_a2a_agents() {
+        let mcp = format!(
+            "version: 1\ntools:\n  mcp:\n    - id: t\n      http: {{url: \"http://127.0.0.1:9/mcp\", oauth2: {OAUTH2}}}}}\n"
+        );
+        assert_eq!(errors(&mcp), "");
+        let openapi = format!(
+            "version: 1\ntools:\n  openapi:\n    - id: o\n      spec: api.yaml\n      auth: {{oauth2: {OAUTH2}, subject_token_type: \"urn:ietf:params:oauth:token-type:jwt\"}}}}\n"
+        );
+        assert!(!errors(&openapi).contains("oauth2"), "{}", errors(&openapi));
+        let a2a = format!(
+            "version: 1\ntools:\n  a2a:\n    - id: a\n      url: \"http://127.0.0.1:9\"\n      auth: {{oauth2: {OAUTH2}}}}}\n"
+        );
+        let e = errors(&a2a);
+        assert!(
+            e.contains("A2A agent `a`: `grant: token_exchange` is not available here"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_subject_token_type_must_be_a_token_type_uri_and_only_for_an_exchange() {
+        let entry = |o: &str| {
+            format!(
+                "version: 1\ntools:\n  mcp:\n    - id: t\n      http: {{url: \"http://127.0.0.1:9/mcp\", oauth2: {o}}}\n"
+            )
+        };
+        let e = errors(&entry(&format!(
+            "{OAUTH2}, subject_token_type: access_token}}"
+        )));
+        assert!(e.contains("is not a token type URI (RFC 8693"), "{e}");
+        let e = errors(&entry(
+            "{token_url: \"http://127.0.0.1:9/token\", client_id: gw, client_secret: s3cret-value, subject_token_type: \"urn:ietf:params:oauth:token-type:jwt\"}",
+        ));
+        assert!(e.contains("is for `grant: token_exchange`"), "{e}");
     }
 }

@@ -22,6 +22,7 @@ pub(super) fn check_openapi(
             &at("auth"),
             &format!("OpenAPI source `{id}`"),
             s.auth.as_ref(),
+            true,
             errors,
         );
         if s.load == LoadMode::Build && s.spec_is_url() {

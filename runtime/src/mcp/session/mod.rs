@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::handler::{Forgotten, Handler, Shared};
 use super::stdio::ProcessLog;
 use super::{McpConnection, McpOptions, convert};
+use crate::net::oauth::ClientCredentials;
 use crate::remote::PeerInfo;
 use crate::{ErrorKind, ToolDescriptor, ToolError};
 
@@ -135,6 +136,26 @@ impl Client {
 
     pub(crate) fn changes(&self) -> watch::Receiver<u64> {
         self.shared.changes()
+    }
+
+    /// A client of the same server for one caller, its requests authenticated with `oauth`
+    /// (the caller's token-exchange credential): a session of its own, since a server binds a
+    /// session to the credential that opened it.
+    pub(crate) fn for_caller(&self, oauth: ClientCredentials) -> Arc<Self> {
+        let connection = match &self.connection {
+            McpConnection::Http { url, headers, .. } => McpConnection::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+                oauth2: Some(oauth),
+            },
+            McpConnection::Sse { url, headers, .. } => McpConnection::Sse {
+                url: url.clone(),
+                headers: headers.clone(),
+                oauth2: Some(oauth),
+            },
+            other => other.clone(),
+        };
+        Self::new(self.id.clone(), connection, self.options.clone())
     }
 
     pub(crate) fn peer_info(&self) -> PeerInfo {

@@ -1,6 +1,7 @@
-//! One client-credentials token request (RFC 6749 §4.4.2) and its answer (§5.1, §5.2): the
-//! client's proof of who it is (§2.3.1 Basic or form fields; RFC 7523 §2.2 a signed JWT), the
-//! form, and the checks an answer must pass before its token is sent anywhere.
+//! One token request — client credentials (RFC 6749 §4.4.2) or token exchange (RFC 8693 §2.1)
+//! — and its answer (RFC 6749 §5.1, §5.2; RFC 8693 §2.2): the client's proof of who it is
+//! (§2.3.1 Basic or form fields; RFC 7523 §2.2 a signed JWT), the form, and the checks an
+//! answer must pass before its token is sent anywhere.
 
 use std::time::Duration;
 
@@ -31,9 +32,22 @@ pub(super) enum Proof {
     },
 }
 
+/// The `grant_type` of RFC 8693 §2.1.
+pub(super) const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The token type asked for in an exchange: an access token to send as `Bearer`.
+const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
+
+/// The subject of a token exchange: the caller's token and its type URI.
+pub(super) struct Subject<'a> {
+    pub token: &'a Secret,
+    pub token_type: &'a str,
+}
+
 /// What is asked for, besides the grant.
 pub(super) struct Ask<'a> {
     pub owner: &'a str,
+    /// For a token exchange: the caller's token (else the grant is client credentials).
+    pub subject: Option<Subject<'a>>,
     pub client_id: &'a Secret,
     pub proof: &'a Proof,
     pub scopes: &'a [String],
@@ -60,9 +74,22 @@ pub(super) async fn request(
     ask: &Ask<'_>,
 ) -> Result<Granted, ToolError> {
     let host = token_url.host_str().unwrap_or_default().to_string();
-    let context = format!("{}: OAuth2 token request to `{host}`", ask.owner);
+    let what = if ask.subject.is_some() {
+        "OAuth2 token exchange (RFC 8693)"
+    } else {
+        "OAuth2 token request"
+    };
+    let context = format!("{}: {what} to `{host}`", ask.owner);
     let fail = |kind: ErrorKind, what: String| ToolError::new(kind, format!("{context}: {what}"));
-    let mut form = vec![("grant_type", "client_credentials".to_string())];
+    let mut form = match &ask.subject {
+        None => vec![("grant_type", "client_credentials".to_string())],
+        Some(subject) => vec![
+            ("grant_type", TOKEN_EXCHANGE.to_string()),
+            ("subject_token", subject.token.expose().to_string()),
+            ("subject_token_type", subject.token_type.to_string()),
+            ("requested_token_type", ACCESS_TOKEN_TYPE.to_string()),
+        ],
+    };
     if !ask.scopes.is_empty() {
         form.push(("scope", ask.scopes.join(" ")));
     }
@@ -130,8 +157,14 @@ pub(super) async fn request(
     let body = read_capped(response)
         .await
         .map_err(|e| e.with_context(&context))?;
-    let text =
-        || toolgate_model::text::cut_bytes(&String::from_utf8_lossy(&body), 512).into_owned();
+    // A token endpoint that quotes the caller's token back: not shown.
+    let text = || {
+        let mut text = String::from_utf8_lossy(&body).into_owned();
+        if let Some(subject) = &ask.subject {
+            text = text.replace(subject.token.expose(), "[redacted]");
+        }
+        toolgate_model::text::cut_bytes(&text, 512).into_owned()
+    };
     if !status.is_success() {
         let (kind, why) = match status.as_u16() {
             300..=399 => (
@@ -149,7 +182,13 @@ pub(super) async fn request(
         }
         return Err(e);
     }
-    parse(&body).map_err(|what| fail(ErrorKind::Protocol, what))
+    parse(&body).map_err(|what| {
+        let what = match &ask.subject {
+            Some(subject) => what.replace(subject.token.expose(), "[redacted]"),
+            None => what,
+        };
+        fail(ErrorKind::Protocol, what)
+    })
 }
 
 /// A token answer (RFC 6749 §5.1): a `Bearer` token of visible ASCII (it goes into a header),

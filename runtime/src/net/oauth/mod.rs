@@ -24,6 +24,12 @@
 //!   discovery) names the token endpoint; the resource the metadata names is then sent as
 //!   `resource` unless one is configured.
 //!
+//! * With `grant: token_exchange` (RFC 8693), a call made for a caller who came with an access
+//!   token gets a credential of its own ([`ClientCredentials::on_behalf`]): that token is the
+//!   `subject_token` of an exchange, and the token the exchange gives is cached for that
+//!   caller (and that subject token) like a client-credentials token ([`exchange`]).
+//!   Requests made for nobody (an MCP server's listing) use client credentials.
+//!
 //! Secrets: the client id and secret are resolved as credentials and remembered process-wide
 //! ([`toolgate_model::secrets`]), with the base64 of the Basic pair; each access token is
 //! remembered when it is fetched (replacing the one it refreshes), so no error, result or log
@@ -34,12 +40,15 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use reqwest::Url;
-use toolgate_model::config::{ClientAuth, Interpolated, OAuth2ClientCredentials, Secret};
+use toolgate_model::config::{
+    ClientAuth, Interpolated, OAuth2ClientCredentials, OAuth2Grant, Secret,
+};
 use toolgate_model::secrets::{self, Field};
 
 use crate::ToolError;
 
 pub(crate) mod discover;
+mod exchange;
 mod grant;
 
 use grant::{Ask, Proof};
@@ -74,7 +83,8 @@ enum Endpoint {
 #[derive(Clone)]
 pub struct ClientCredentials(Arc<Inner>);
 
-struct Inner {
+/// What every token request for one upstream shares (a caller's credential too).
+struct Client {
     /// Who the token is for, as error messages name it (`MCP server `tickets``).
     owner: String,
     endpoint: Endpoint,
@@ -86,22 +96,42 @@ struct Inner {
     audience: Option<String>,
     /// The client for token and metadata requests: no redirects, its own timeouts.
     http: reqwest::Client,
+    /// `grant: token_exchange`: the `subject_token_type` sent.
+    exchange: Option<String>,
+}
+
+/// The SHA-256 of a caller's token: which subject token a cached token was exchanged from.
+type Digest = [u8; 32];
+
+/// A cached token, until when it is used, and the subject token it was exchanged from.
+struct Cached {
+    token: Secret,
+    until: Instant,
+    subject: Option<Digest>,
+}
+
+struct Inner {
+    client: Arc<Client>,
+    /// A caller's credential (token exchange): the access token that caller came with last.
+    subject: Option<Mutex<Secret>>,
     /// Where the current access token is remembered ([`secrets::remember_as`]).
     slot: String,
-    cached: Mutex<Option<(Secret, Instant)>>,
-    /// The last failed request and when it failed (see [`FAILURE_HOLD`]).
-    failed: Mutex<Option<(Instant, ToolError)>>,
+    cached: Mutex<Option<Cached>>,
+    /// The last failed request, when, and for which subject token (see [`FAILURE_HOLD`]).
+    failed: Mutex<Option<(Instant, ToolError, Option<Digest>)>>,
     fetch: tokio::sync::Mutex<()>,
+    /// Token exchange: the credential of each caller, by caller name.
+    callers: Mutex<std::collections::HashMap<String, ClientCredentials>>,
 }
 
 impl std::fmt::Debug for ClientCredentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let endpoint = match &self.0.endpoint {
+        let endpoint = match &self.0.client.endpoint {
             Endpoint::Fixed(url) => url.to_string(),
             Endpoint::Discover { server, .. } => format!("discovered from {server}"),
         };
         f.debug_struct("ClientCredentials")
-            .field("owner", &self.0.owner)
+            .field("owner", &self.0.client.owner)
             .field("token_url", &endpoint)
             .finish_non_exhaustive()
     }
@@ -230,8 +260,13 @@ impl ClientCredentials {
             .referer(false)
             .build()
             .map_err(|e| format!("{owner}: oauth2: cannot build an HTTP client: {e}"))?;
-        Ok(Self(Arc::new(Inner {
-            slot: format!("{owner} oauth2 access token"),
+        let exchange = (config.grant == OAuth2Grant::TokenExchange).then(|| {
+            config
+                .subject_token_type
+                .clone()
+                .unwrap_or_else(|| toolgate_model::config::ACCESS_TOKEN_TYPE.to_string())
+        });
+        let client = Client {
             owner: owner.to_string(),
             endpoint,
             client_id,
@@ -240,15 +275,30 @@ impl ClientCredentials {
             resource: config.resource.clone(),
             audience: config.audience.clone(),
             http,
+            exchange,
+        };
+        Ok(Self::with_client(
+            Arc::new(client),
+            None,
+            format!("{owner} oauth2 access token"),
+        ))
+    }
+
+    fn with_client(client: Arc<Client>, subject: Option<Secret>, slot: String) -> Self {
+        Self(Arc::new(Inner {
+            client,
+            subject: subject.map(Mutex::new),
+            slot,
             cached: Mutex::new(None),
             failed: Mutex::new(None),
             fetch: tokio::sync::Mutex::new(()),
-        })))
+            callers: Mutex::new(std::collections::HashMap::new()),
+        }))
     }
 
     /// The upstream the token is for, as messages name it.
     pub fn owner(&self) -> &str {
-        &self.0.owner
+        &self.0.client.owner
     }
 
     /// Sends a request with the current token (`send(token)`) and, when the upstream refuses
@@ -271,7 +321,7 @@ impl ClientCredentials {
         if !refused(&first) {
             return Ok((first, false));
         }
-        tracing::debug!(owner = %self.0.owner, "HTTP 401: the request once more with a fresh OAuth2 token");
+        tracing::debug!(owner = %self.0.client.owner, "HTTP 401: the request once more with a fresh OAuth2 token");
         let fresh = self.refresh(&token).await?;
         let second = send(fresh).await;
         let again = refused(&second);
@@ -283,13 +333,13 @@ impl ClientCredentials {
     pub fn refused_again(&self) -> ToolError {
         ToolError::permission_denied(format!(
             "{}: refused a fresh OAuth2 access token too (HTTP 401): the token is not good for it; check the client's `scopes`, `resource` or `audience`",
-            self.0.owner
+            self.0.client.owner
         ))
     }
 
     /// The token endpoint, when it is configured or already discovered.
     pub fn token_url(&self) -> Option<Url> {
-        match &self.0.endpoint {
+        match &self.0.client.endpoint {
             Endpoint::Fixed(url) => Some(url.clone()),
             Endpoint::Discover { found, .. } => found
                 .lock()
@@ -299,12 +349,22 @@ impl ClientCredentials {
         }
     }
 
+    /// The digest of the subject token a caller's credential exchanges now.
+    fn subject_digest(&self) -> Option<Digest> {
+        self.0.subject.as_ref().map(|s| {
+            use sha2::Digest as _;
+            let token = s.lock().unwrap_or_else(PoisonError::into_inner);
+            sha2::Sha256::digest(token.expose().as_bytes()).into()
+        })
+    }
+
     fn fresh(&self) -> Option<Secret> {
+        let subject = self.subject_digest();
         let guard = self.0.cached.lock().unwrap_or_else(PoisonError::into_inner);
         guard
             .as_ref()
-            .filter(|(_, until)| Instant::now() < *until)
-            .map(|(t, _)| t.clone())
+            .filter(|c| Instant::now() < c.until && c.subject == subject)
+            .map(|c| c.token.clone())
     }
 
     /// A valid access token: the cached one, or a new one from the token endpoint.
@@ -341,37 +401,41 @@ impl ClientCredentials {
         self.fetch().await
     }
 
-    /// One token request (the caller holds `fetch`), unless one failed a moment ago.
+    /// One token request (the caller holds `fetch`), unless one failed a moment ago (for the
+    /// same subject token).
     async fn fetch(&self) -> Result<Secret, ToolError> {
         let inner = &*self.0;
-        if let Some((at, e)) = inner
+        let subject = self.subject_digest();
+        if let Some((at, e, for_subject)) = inner
             .failed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_ref()
             && at.elapsed() < FAILURE_HOLD
+            && *for_subject == subject
         {
             return Err(e.clone());
         }
-        let result = self.request().await;
+        let result = self.request(subject).await;
         let mut failed = inner.failed.lock().unwrap_or_else(PoisonError::into_inner);
         match &result {
             Ok(_) => *failed = None,
-            Err(e) => *failed = Some((Instant::now(), e.clone())),
+            Err(e) => *failed = Some((Instant::now(), e.clone(), subject)),
         }
         result
     }
 
-    async fn request(&self) -> Result<Secret, ToolError> {
+    async fn request(&self, digest: Option<Digest>) -> Result<Secret, ToolError> {
         let inner = &*self.0;
-        let (token_url, discovered) = match &inner.endpoint {
+        let client = &*inner.client;
+        let (token_url, discovered) = match &client.endpoint {
             Endpoint::Fixed(url) => (url.clone(), None),
             Endpoint::Discover { server, found } => {
                 let known = found.lock().unwrap_or_else(PoisonError::into_inner).clone();
                 let f = match known {
                     Some(f) => f,
                     None => {
-                        let f = discover::discover(&inner.http, server, &inner.owner).await?;
+                        let f = discover::discover(&client.http, server, &client.owner).await?;
                         *found.lock().unwrap_or_else(PoisonError::into_inner) = Some(f.clone());
                         f
                     }
@@ -379,25 +443,36 @@ impl ClientCredentials {
                 (f.token_url.clone(), Some(f))
             }
         };
+        let subject_token = inner
+            .subject
+            .as_ref()
+            .map(|s| s.lock().unwrap_or_else(PoisonError::into_inner).clone());
         let ask = Ask {
-            owner: &inner.owner,
-            client_id: &inner.client_id,
-            proof: &inner.proof,
-            scopes: &inner.scopes,
-            resource: inner
+            owner: &client.owner,
+            subject: subject_token
+                .as_ref()
+                .zip(client.exchange.as_deref())
+                .map(|(token, token_type)| grant::Subject { token, token_type }),
+            client_id: &client.client_id,
+            proof: &client.proof,
+            scopes: &client.scopes,
+            resource: client
                 .resource
                 .clone()
                 .or_else(|| discovered.as_ref().map(|f| f.resource.clone())),
-            audience: inner.audience.as_deref(),
+            audience: client.audience.as_deref(),
             issuer: discovered.as_ref().map(|f| f.issuer.as_str()),
         };
-        let granted = grant::request(&inner.http, &token_url, &ask).await?;
+        let granted = grant::request(&client.http, &token_url, &ask).await?;
         let lifetime = granted.expires_in;
         let lifetime = (lifetime - EXPIRY_MARGIN.min(lifetime / 2)).max(MIN_LIFETIME);
         secrets::remember_as(&inner.slot, granted.token.expose());
-        tracing::debug!(owner = %inner.owner, host = %token_url.host_str().unwrap_or_default(), lifetime_s = lifetime.as_secs(), "OAuth2 access token fetched");
-        *inner.cached.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((granted.token.clone(), Instant::now() + lifetime));
+        tracing::debug!(owner = %client.owner, host = %token_url.host_str().unwrap_or_default(), lifetime_s = lifetime.as_secs(), exchanged = ask.subject.is_some(), "OAuth2 access token fetched");
+        *inner.cached.lock().unwrap_or_else(PoisonError::into_inner) = Some(Cached {
+            token: granted.token.clone(),
+            until: Instant::now() + lifetime,
+            subject: digest,
+        });
         Ok(granted.token)
     }
 }

@@ -272,6 +272,7 @@ impl ResourceServer {
             roles: issuer.roles(&claims, &scopes),
             scopes,
             claims: Some(std::sync::Arc::new(claims.clone())),
+            access_token: Some(toolgate_model::config::Secret::new(token)),
             ..Caller::default()
         };
         Ok((caller, exp))

@@ -26,14 +26,15 @@ struct Peers {
 }
 
 fn start(ttl: u64) -> Peers {
-    start_for(ttl, RESOURCE)
+    start_for(ttl, RESOURCE, "streamable-http")
 }
 
-/// [`start`], the exchange server taking subject tokens for `audience` only.
-fn start_for(ttl: u64, audience: &str) -> Peers {
+/// [`start`], the exchange server taking subject tokens for `audience` only, the MCP server
+/// speaking `transport`.
+fn start_for(ttl: u64, audience: &str, transport: &str) -> Peers {
     let provider = peers::oidc_issuer();
     let exchange = peers::token_exchange(&provider.url(""), audience, &format!("gw:{SECRET}"), ttl);
-    let upstream = peers::oauth_mcp_server(&exchange.url(""), "streamable-http");
+    let upstream = peers::oauth_mcp_server(&exchange.url(""), transport);
     Peers {
         provider,
         exchange,
@@ -44,9 +45,15 @@ fn start_for(ttl: u64, audience: &str) -> Peers {
 /// The gateway: callers by the provider's tokens (or the API key `ci`), the MCP server
 /// `tickets` and the OpenAPI source `api` both with a token exchange for the upstream.
 fn serve(p: &Peers, spec_dir: &std::path::Path) -> Served {
-    let url = p.upstream.url("/mcp");
+    serve_over(p, spec_dir, "http", "/mcp")
+}
+
+/// [`serve`], the MCP server reached over `key` (`http` or `sse`) at `path`.
+fn serve_over(p: &Peers, spec_dir: &std::path::Path, key: &str, path: &str) -> Served {
+    let url = p.upstream.url(path);
+    let resource = p.upstream.url("/mcp");
     let oauth2 = format!(
-        "{{grant: token_exchange, token_url: \"{}\", client_id: gw, client_secret: \"${{GW_SECRET}}\", resource: \"{url}\", scopes: [tickets.read]}}",
+        "{{grant: token_exchange, token_url: \"{}\", client_id: gw, client_secret: \"${{GW_SECRET}}\", resource: \"{resource}\", scopes: [tickets.read]}}",
         p.exchange.url("/token")
     );
     let spec = spec_dir.join("api.yaml");
@@ -59,7 +66,7 @@ fn serve(p: &Peers, spec_dir: &std::path::Path) -> Served {
     )
     .unwrap();
     let entry = format!(
-        "    - id: tickets\n      http:\n        url: \"{url}\"\n        oauth2: {oauth2}\n"
+        "    - id: tickets\n      {key}:\n        url: \"{url}\"\n        oauth2: {oauth2}\n"
     );
     let extra = format!(
         "gateway:\n  api_keys:\n    - {{name: ci, key: \"${{TG_KEY}}\", roles: [admin]}}\n  auth:\n    oauth:\n      resource: {RESOURCE}\n      issuers:\n        - issuer: {}\n",
@@ -257,7 +264,7 @@ fn a_subject_token_the_exchange_server_refuses_is_the_call_s_permission_denied()
     // The exchange server takes subject tokens for another audience only: the gateway accepts
     // the caller's token, the exchange server answers `invalid_grant`; the call is
     // `permission_denied` naming the server, showing neither the caller's token nor the secret.
-    let p = start_for(3600, "http://someone-else.test/");
+    let p = start_for(3600, "http://someone-else.test/", "streamable-http");
     let dir = tempfile::tempdir().unwrap();
     let served = serve(&p, dir.path());
     let eve = caller_token(&p, "eve");
@@ -302,4 +309,23 @@ fn a_subject_token_the_exchange_server_refuses_is_the_call_s_permission_denied()
     assert_eq!(status, 401);
     assert_eq!(exchanges(&p, None, 400), 1, "{}", p.exchange.log());
     assert_nothing_secret(&served, &[&eve, &expired]);
+}
+
+#[test]
+fn a_legacy_sse_server_gets_each_caller_s_exchanged_token_on_its_own_stream() {
+    let p = start_for(3600, RESOURCE, "sse");
+    let dir = tempfile::tempdir().unwrap();
+    let served = serve_over(&p, dir.path(), "sse", "/sse");
+    let frank = caller_token(&p, "frank");
+    let grace = caller_token(&p, "grace");
+    let claims = whoami(&served, "tickets.whoami", &frank);
+    assert_eq!(
+        (&claims["sub"], &claims["aud"]),
+        (&json!("frank"), &json!(p.upstream.url("/mcp"))),
+        "{claims}"
+    );
+    assert_eq!(whoami(&served, "tickets.whoami", &grace)["sub"], "grace");
+    assert_eq!(whoami(&served, "tickets.whoami", &frank)["sub"], "frank");
+    assert_eq!(exchanges(&p, None, 200), 2, "{}", p.exchange.log());
+    assert_nothing_secret(&served, &[&frank, &grace]);
 }

@@ -329,6 +329,9 @@ impl Gateway {
         cancel: CancellationToken,
         extras: CallExtras,
     ) -> Result<ToolOutput, ToolError> {
+        // `tool_scopes` (the HTTP fronts refuse such calls with a 403 before they get here;
+        // this covers every other way in, e.g. a virtual server's names).
+        auth::check_tool_scopes(self, caller, name).map_err(auth::Refusal::into_error)?;
         // Cancelled by the client (its token is the parent), or below when the shutdown grace
         // period ends: no task per call to link the two.
         let token = cancel.child_token();

@@ -159,12 +159,82 @@ async fn check(State(gateway): State<Gateway>, mut request: Request<Body>, next:
         .traceparent
         .as_ref()
         .and_then(|_| header_text(request.headers(), "tracestate"));
+    let scoped = caller.issuer.is_some()
+        && gateway
+            .settings()
+            .oauth
+            .as_deref()
+            .is_some_and(|o| o.has_tool_scopes());
+    let for_scopes = scoped.then(|| caller.clone());
     request.extensions_mut().insert(caller);
     let settings = gateway.settings();
-    match super::body::read_whole(request, settings.max_body_bytes, settings.body_timeout).await {
-        Ok(request) => next.run(request).await,
-        Err(refused) => refused,
+    let request = match super::body::read_whole(
+        request,
+        settings.max_body_bytes,
+        settings.body_timeout,
+    )
+    .await
+    {
+        Ok(request) => request,
+        Err(refused) => return refused,
+    };
+    let Some(caller) = for_scopes else {
+        return next.run(request).await;
+    };
+    // `tool_scopes`: a call of a tool the token lacks scopes for is refused here, with the
+    // challenge a client steps up with (RFC 6750 §3.1), before any front sees it.
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    if parts.method == axum::http::Method::POST {
+        for tool in called_tools(parts.uri.path(), &bytes) {
+            if let Err(refusal) = super::auth::check_tool_scopes(&gateway, &caller, &tool) {
+                return refusal.into_response();
+            }
+        }
     }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// The tools a `POST` calls: `/tools/{name}/call`, the `calls` of `/calls`, and the
+/// `tools/call` requests (one, or a batch) of an MCP message (`…/mcp`, `…/message`).
+fn called_tools(path: &str, body: &[u8]) -> Vec<String> {
+    if let Some(name) = path
+        .strip_prefix("/tools/")
+        .and_then(|rest| rest.strip_suffix("/call"))
+    {
+        return vec![
+            percent_encoding::percent_decode_str(name)
+                .decode_utf8_lossy()
+                .into_owned(),
+        ];
+    }
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    let name =
+        |v: &serde_json::Value, key: &str| v.get(key).and_then(|n| n.as_str()).map(str::to_string);
+    if path == "/calls" {
+        return value
+            .get("calls")
+            .and_then(|c| c.as_array())
+            .map(|calls| calls.iter().filter_map(|c| name(c, "name")).collect())
+            .unwrap_or_default();
+    }
+    if !(path.ends_with("/mcp") || path.ends_with("/message")) {
+        return Vec::new();
+    }
+    let messages = match &value {
+        serde_json::Value::Array(batch) => batch.iter().collect(),
+        single => vec![single],
+    };
+    messages
+        .into_iter()
+        .filter(|m| m.get("method").and_then(|v| v.as_str()) == Some("tools/call"))
+        .filter_map(|m| m.get("params").and_then(|p| name(p, "name")))
+        .collect()
 }
 
 /// Whether `path` is the web console's (`/`, `/console…`), which authenticates by session.

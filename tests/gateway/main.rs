@@ -44,6 +44,7 @@ mod sse;
 mod stdio;
 mod text_arguments;
 mod token_exchange;
+mod tool_scopes;
 mod tool_search;
 mod tool_search_sdk;
 mod upstream_oauth;

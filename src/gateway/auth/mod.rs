@@ -45,6 +45,11 @@ impl Refusal {
         self.error.message()
     }
 
+    /// Why the credential was refused, as a call's error.
+    pub(crate) fn into_error(self) -> ToolError {
+        self.error
+    }
+
     /// The answer: the error as the REST API's error body, with the status and the challenge.
     pub(crate) fn into_response(self) -> Response {
         let mut response = super::security::refused(self.status, self.error);
@@ -141,6 +146,39 @@ pub(crate) async fn authenticate(
         challenge: challenge(Some(("invalid_token", "the credential is not valid"))),
         error,
     })
+}
+
+/// Checks the scopes tool `tool` (as the request names it, either name form) needs by
+/// `gateway.auth.oauth.tool_scopes` against those of `caller`'s token. Callers without a token
+/// (API keys, anonymous) are not concerned.
+///
+/// # Errors
+/// A `403` [`Refusal`] with `error="insufficient_scope"` and the scopes the call needs.
+pub(crate) fn check_tool_scopes(
+    gateway: &Gateway,
+    caller: &Caller,
+    tool: &str,
+) -> Result<(), Refusal> {
+    let settings = gateway.settings();
+    let Some(server) = settings.oauth.as_deref() else {
+        return Ok(());
+    };
+    if caller.issuer.is_none() || !server.has_tool_scopes() {
+        return Ok(());
+    }
+    let name = toolgate_model::names::internal_name(tool);
+    match server.tool_scopes_missing(&name, &caller.scopes) {
+        None => Ok(()),
+        Some((needed, missing)) => Err(Refusal {
+            status: StatusCode::FORBIDDEN,
+            challenge: server.tool_scope_challenge(&name, &needed, &missing),
+            error: ToolError::permission_denied(format!(
+                "the access token lacks the scope(s) `{}` that tool `{}` needs",
+                missing.join(" "),
+                toolgate_model::text::cut(&name, 200)
+            )),
+        }),
+    }
 }
 
 /// The refusal of a token check.

@@ -51,6 +51,13 @@ pub struct OAuthConfig {
     /// without them is answered `403` with `error="insufficient_scope"` (RFC 6750 §3.1).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub required_scopes: Vec<String>,
+    /// Scopes a token must carry to call some tools, by tool name or glob (the toolset's name,
+    /// e.g. `tickets.*`): a call of such a tool with a token lacking one is answered `403`
+    /// with `error="insufficient_scope"` and `scope` naming what the tool needs (RFC 6750
+    /// section 3.1), over REST and MCP alike, before the call runs. Callers with an API key are
+    /// not concerned (their roles decide).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_scopes: BTreeMap<String, Vec<String>>,
     /// Scopes listed in the protected resource metadata (`scopes_supported`). Default: the
     /// required scopes and every `scope_roles` key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -325,6 +325,24 @@ fn check_oauth(
     errors: &mut Vec<Diagnostic>,
 ) {
     const AT: &str = "/gateway/auth/oauth";
+    for (tools, scopes) in &oauth.tool_scopes {
+        let at = format!(
+            "{AT}/tool_scopes/{}",
+            tools.replace('~', "~0").replace('/', "~1")
+        );
+        if let Some(e) = super::glob_error(tools) {
+            errors.push(cfg.error_at(&at, format!("`tool_scopes`: {e}")));
+        }
+        if scopes.is_empty() || scopes.iter().any(|s| s.is_empty() || s.contains(' ')) {
+            errors.push(
+                cfg.error_at(
+                    &at,
+                    format!("`tool_scopes` of `{tools}`: give one or more scope names, each without spaces"),
+                )
+                .with_hint("e.g. `tool_scopes: {\"tickets.*\": [tickets:write]}`"),
+            );
+        }
+    }
     if !is_http_url(&oauth.resource) {
         errors.push(
             cfg.error_at(

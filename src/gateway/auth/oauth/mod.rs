@@ -74,6 +74,8 @@ pub(crate) struct ResourceServer {
     resource: String,
     issuers: Vec<Issuer>,
     required_scopes: Vec<String>,
+    /// `tool_scopes`: the scopes the tools a glob matches need.
+    tool_scopes: Vec<(glob::Pattern, Vec<String>)>,
     skew: u64,
     metadata: metadata::Metadata,
     /// Tokens that passed every check, by SHA-256 digest: the caller they stand for and their
@@ -155,10 +157,20 @@ impl ResourceServer {
             .map(|c| Issuer::new(c, &audiences, client.clone(), limits))
             .collect::<Result<Vec<_>, _>>()?;
         let metadata = metadata::Metadata::new(config)?;
+        let tool_scopes = config
+            .tool_scopes
+            .iter()
+            .map(|(tools, scopes)| {
+                glob::Pattern::new(tools)
+                    .map(|p| (p, scopes.clone()))
+                    .map_err(|e| format!("gateway.auth.oauth.tool_scopes: `{tools}`: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             resource: config.resource.clone(),
             issuers,
             required_scopes: config.required_scopes.clone(),
+            tool_scopes,
             skew: config.clock_skew_s.unwrap_or(DEFAULT_SKEW_S),
             metadata,
             verified: moka::sync::Cache::builder()
@@ -189,6 +201,60 @@ impl ResourceServer {
             "Bearer resource_metadata=\"{}\", error=\"insufficient_scope\", scope=\"{}\", error_description=\"the token lacks the scope(s) {}\"",
             self.metadata.url(),
             quoted(&self.required_scopes.join(" ")),
+            quoted(&missing.join(" "))
+        )
+    }
+
+    /// The scopes tool `tool` (its toolset name) needs by `tool_scopes` that `scopes` lack:
+    /// `(every scope it needs, the missing ones)`, or `None` when nothing is missing.
+    pub(crate) fn tool_scopes_missing(
+        &self,
+        tool: &str,
+        scopes: &[String],
+    ) -> Option<(Vec<String>, Vec<String>)> {
+        let mut needed: Vec<String> = Vec::new();
+        for (pattern, wanted) in &self.tool_scopes {
+            if pattern.matches(tool) {
+                for s in wanted {
+                    if !needed.contains(s) {
+                        needed.push(s.clone());
+                    }
+                }
+            }
+        }
+        let missing: Vec<String> = needed
+            .iter()
+            .filter(|s| !scopes.contains(s))
+            .cloned()
+            .collect();
+        (!missing.is_empty()).then_some((needed, missing))
+    }
+
+    /// Whether any tool needs scopes of its own (`tool_scopes`).
+    pub(crate) fn has_tool_scopes(&self) -> bool {
+        !self.tool_scopes.is_empty()
+    }
+
+    /// The `WWW-Authenticate` value of a `403` for a tool's missing scopes: `scope` lists what
+    /// a token for the call needs (the gateway's required scopes and the tool's), the
+    /// description the missing ones.
+    pub(crate) fn tool_scope_challenge(
+        &self,
+        tool: &str,
+        needed: &[String],
+        missing: &[String],
+    ) -> String {
+        let mut all = self.required_scopes.clone();
+        for s in needed {
+            if !all.contains(s) {
+                all.push(s.clone());
+            }
+        }
+        format!(
+            "Bearer resource_metadata=\"{}\", error=\"insufficient_scope\", scope=\"{}\", error_description=\"tool {} needs the scope(s) {}\"",
+            self.metadata.url(),
+            quoted(&all.join(" ")),
+            quoted(&cut(tool)),
             quoted(&missing.join(" "))
         )
     }

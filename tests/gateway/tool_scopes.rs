@@ -102,6 +102,21 @@ fn a_tool_s_own_scopes_are_required_over_rest_batches_and_mcp_with_a_step_up_cha
         "{challenge}"
     );
 
+    // The protected resource metadata lists the tools' scopes among those supported.
+    let (status, meta) = crate::harness::get(
+        served.port(),
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{meta}");
+    let meta: Value = serde_json::from_str(&meta).unwrap();
+    assert_eq!(
+        meta["scopes_supported"],
+        json!(["mcp", "tools:c", "tools:calc"]),
+        "{meta}"
+    );
+
     // With the scopes, the call goes through; so does an API key's (its roles decide).
     let scoped = bearer(&token(&issuer, "mcp tools:calc tools:c"));
     let (status, _, body) = post(

@@ -59,7 +59,7 @@ pub struct OAuthConfig {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_scopes: BTreeMap<String, Vec<String>>,
     /// Scopes listed in the protected resource metadata (`scopes_supported`). Default: the
-    /// required scopes and every `scope_roles` key.
+    /// required scopes, every `scope_roles` key and every scope of `tool_scopes`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes_supported: Vec<String>,
     /// How far `exp` and `nbf` may be off the gateway's clock, in seconds (default 60; `iat` is

@@ -53,6 +53,7 @@ impl Metadata {
             for issuer in &config.issuers {
                 scopes.extend(issuer.scope_roles.keys().cloned());
             }
+            scopes.extend(config.tool_scopes.values().flatten().cloned());
             scopes
         } else {
             config.scopes_supported.clone()

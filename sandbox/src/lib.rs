@@ -23,6 +23,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "monty")]
+pub mod monty;
+
 /// A boxed, sendable future: what the engine and host traits return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

@@ -1,0 +1,64 @@
+//! The `monty` engine: pydantic's sandboxed Python interpreter (crates.io `monty`), in process.
+//!
+//! monty parses the snippet with Ruff's parser and runs it on its own bytecode VM: no CPython,
+//! no host access of its own. Everything that would reach the host stops the interpreter and
+//! asks this engine instead:
+//!
+//! - a tool call (`call_tool(name, args)`, `tools.<source>.<tool>(**arguments)`) suspends it;
+//!   the engine awaits the [`ToolHost`] on the async side and resumes the interpreter with the
+//!   result, or with the tool's error raised as a Python exception;
+//! - a file, environment or clock operation (`open`, `pathlib.Path.read_text`, `os.getenv`,
+//!   `os.environ`, `datetime.now`) suspends it as an OS call the engine refuses: files raise
+//!   `PermissionError`, the rest `RuntimeError` ("... is not supported in this environment");
+//!   a file under one of the request's read-only [`Mount`](crate::Mount)s is read for it;
+//! - there is no `socket`, `subprocess` or `sys.modules` to import: `import socket` raises
+//!   `ModuleNotFoundError`.
+//!
+//! The interpreter's steps run on tokio's blocking pool (a step is CPU work between two tool
+//! calls); no tokio worker ever runs Python.
+//!
+//! Limits: time through monty's execution-time limit (reset before each resume to what is
+//! left of [`Limits::time`](crate::Limits::time), so the limit is wall-clock, tool calls
+//! included) and a watchdog one second past it; memory through monty's up-front size checks
+//! (a repeat, a `list * n`, a big power, a string join is refused before it allocates more than
+//! [`Limits::memory_bytes`](crate::Limits::memory_bytes)); output through a capped writer. A
+//! program that grows memory step by step (appending in a loop) is not measured by this engine:
+//! monty measures that only with its own global allocator, which would count the whole gateway
+//! process; the time limit bounds it. See docs/code-mode.md.
+
+mod convert;
+mod driver;
+mod files;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use crate::{BoxFuture, Engine, RunOutput, RunRequest, SandboxError, ToolHost};
+
+/// The `monty` engine. Stateless: every run starts a fresh interpreter, so nothing survives
+/// between two runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MontyEngine;
+
+impl MontyEngine {
+    /// The engine.
+    #[must_use]
+    pub fn new() -> Self {
+        Self
+    }
+}
+
+impl Engine for MontyEngine {
+    fn name(&self) -> &'static str {
+        "monty"
+    }
+
+    fn run(
+        &self,
+        request: RunRequest,
+        host: Option<Arc<dyn ToolHost>>,
+    ) -> BoxFuture<'_, Result<RunOutput, SandboxError>> {
+        Box::pin(driver::run(request, host))
+    }
+}

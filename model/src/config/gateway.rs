@@ -5,10 +5,12 @@ use serde::{Deserialize, Serialize};
 use super::interpolate::Interpolated;
 
 pub mod auth;
+pub mod code_mode;
 pub mod servers;
 pub mod telemetry;
 
 pub use auth::{GatewayAuth, IssuerConfig, OAuthConfig, TOKEN_ALGORITHMS};
+pub use code_mode::{CodeEngine, CodeLimits, CodeModeConfig, CodeMount};
 pub use servers::{
     AnnotationHints, ToolSelection, ToolSelector, VirtualServerConfig, is_server_id,
 };
@@ -39,6 +41,7 @@ pub use telemetry::{OtlpConfig, TelemetryConfig};
 ///   # tool_search: {semantic: {model: .peers/models/all-minilm-l6-v2}}  # `semantic` builds only
 ///   telemetry:                      # OTLP export of every call's span (docs/telemetry.md)
 ///     otlp: {endpoint: "http://127.0.0.1:4318", service_name: toolgate}
+///   code_mode: {enabled: true}      # run_python, describe_code_api (docs/code-mode.md)
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -122,6 +125,10 @@ pub struct GatewayConfig {
     /// Telemetry besides the log and `/metrics`: OTLP export of every call's span.
     #[serde(default, skip_serializing_if = "TelemetryConfig::is_empty")]
     pub telemetry: TelemetryConfig,
+    /// Code mode: the tools `run_python` (model-written Python run in a sandbox, the toolset's
+    /// tools as its functions) and `describe_code_api` (their Python stubs).
+    #[serde(default, skip_serializing_if = "CodeModeConfig::is_default")]
+    pub code_mode: CodeModeConfig,
 }
 
 /// `gateway.tool_search`: progressive disclosure of a big toolset over MCP (docs/search.md).

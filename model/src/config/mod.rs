@@ -66,7 +66,7 @@ pub use gateway::{
     SemanticSearchConfig, TOKEN_ALGORITHMS, ToolSearchConfig, ToolSearchMode, ToolSelection,
     ToolSelector, VirtualServerConfig, is_server_id,
 };
-pub use gateway::{OtlpConfig, TelemetryConfig};
+pub use gateway::{CodeEngine, CodeLimits, CodeModeConfig, CodeMount, OtlpConfig, TelemetryConfig};
 pub use interpolate::{Interpolated, InterpolationError, Secret};
 pub use json_schema::JsonSchemaSource;
 pub use local::{Discover, LocalEntry, LocalFunction};

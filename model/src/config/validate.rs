@@ -6,6 +6,7 @@ use super::location::escape;
 use super::{CONFIG_VERSION, Diagnostic, LoadedConfig, McpTransport, ToolPolicy, parse_rate_limit};
 use crate::names::{LOCAL_SOURCE_ID, validate_source_id};
 
+mod code_mode;
 mod gateway;
 mod guardrails;
 mod oauth2;
@@ -199,6 +200,7 @@ pub(super) fn validate(cfg: &LoadedConfig) -> (Vec<Diagnostic>, Vec<Diagnostic>)
     check_policy(cfg, &mut errors, &mut warnings);
     gateway::check_gateway(cfg, &mut errors, &mut warnings);
     telemetry::check_telemetry(cfg, &mut errors);
+    code_mode::check_code_mode(cfg, &mut errors);
     gateway::check_store(cfg, &mut errors);
     (errors, warnings)
 }

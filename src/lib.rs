@@ -45,6 +45,9 @@ pub mod builtin;
 #[cfg(feature = "builtin")]
 pub mod skills;
 
+#[cfg(feature = "code-mode")]
+pub mod code_mode;
+
 pub use schemars;
 pub use serde;
 pub use serde_json;

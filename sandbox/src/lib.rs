@@ -190,6 +190,21 @@ pub trait ToolHost: Send + Sync {
     ) -> BoxFuture<'a, Result<serde_json::Value, ToolCallError>>;
 }
 
+/// The Python name of a tool or source name in the `tools` namespace: every character that is
+/// not an ASCII letter, digit or `_` becomes `_`, and a name that would start with a digit (or
+/// be empty) gets a leading `_` (`my-api` → `my_api`, `2fa` → `_2fa`). Engines and the stubs
+/// `describe_code_api` writes use this one rule.
+pub fn python_name(name: &str) -> String {
+    let mut id: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
+        id.insert(0, '_');
+    }
+    id
+}
+
 /// An engine that runs Python isolated.
 pub trait Engine: Send + Sync {
     /// The engine's name as configured: `monty` or `wasi`.

@@ -135,6 +135,7 @@ pub(super) fn build(
         Some(skills) => toolgate::skills::SkillsExt::skills(builder, skills),
         None => builder,
     };
+    let builder = code_mode(loaded, base, builder)?;
     let builder = match semantic_settings(loaded, base) {
         Some(settings) if purpose == Purpose::Start => builder.semantic_search(settings),
         _ => builder,
@@ -177,6 +178,49 @@ pub(super) fn skills(
     toolgate::skills::Skills::discover(dirs)
         .map(Some)
         .map_err(|e| Failure::new(exit::CONFIG, e.to_string()))
+}
+
+/// `builder` with code mode's tools when `gateway.code_mode.enabled` (relative mount folders
+/// from `base`); an error at the setting's line for one this build cannot honour.
+#[cfg(feature = "code-mode")]
+fn code_mode(
+    loaded: &LoadedConfig,
+    base: &Path,
+    builder: toolgate::ToolsetBuilder,
+) -> Result<toolgate::ToolsetBuilder, Failure> {
+    let config = &loaded.config.gateway.code_mode;
+    if !config.enabled {
+        return Ok(builder);
+    }
+    let settings = toolgate::code_mode::engine_from_config(config, base).map_err(|e| {
+        Failure::new(
+            exit::CONFIG,
+            loaded.error_at(&e.pointer, e.message).to_string(),
+        )
+    })?;
+    Ok(toolgate::code_mode::CodeModeExt::code_mode(
+        builder, settings,
+    ))
+}
+
+/// Without the `code-mode` feature, `gateway.code_mode.enabled` is an error at its line.
+#[cfg(not(feature = "code-mode"))]
+fn code_mode(
+    loaded: &LoadedConfig,
+    _base: &Path,
+    builder: toolgate::ToolsetBuilder,
+) -> Result<toolgate::ToolsetBuilder, Failure> {
+    if !loaded.config.gateway.code_mode.enabled {
+        return Ok(builder);
+    }
+    let message =
+        "`gateway.code_mode.enabled`: this toolgate was built without the code-mode feature";
+    Err(Failure::new(
+        exit::CONFIG,
+        loaded
+            .error_at("/gateway/code_mode/enabled", message)
+            .to_string(),
+    ))
 }
 
 /// Where the override of `tool` is in tools.yaml.

@@ -66,18 +66,6 @@ struct Namespace {
     methods: HashMap<(MontyUuid, String), String>,
 }
 
-/// A Python identifier for a tool or source name: other characters become `_`.
-fn identifier(name: &str) -> String {
-    let mut id: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
-        id.insert(0, '_');
-    }
-    id
-}
-
 fn namespace_object(class: &str, class_id: u128, id: MontyUuid, attrs: DictPairs) -> MontyObject {
     MontyObject::ClassInstance(Box::new(MontyClassInstance {
         class_type: MontyClassType {
@@ -102,7 +90,7 @@ impl Namespace {
         for name in tools {
             match name.split_once('.') {
                 Some((source, tool)) => {
-                    let py = identifier(source);
+                    let py = crate::python_name(source);
                     let id = match sources.iter().find(|(s, _)| *s == py) {
                         Some((_, id)) => *id,
                         None => {
@@ -111,10 +99,10 @@ impl Namespace {
                             id
                         }
                     };
-                    methods.insert((id, identifier(tool)), name.clone());
+                    methods.insert((id, crate::python_name(tool)), name.clone());
                 }
                 None => {
-                    methods.insert((root_id, identifier(name)), name.clone());
+                    methods.insert((root_id, crate::python_name(name)), name.clone());
                 }
             }
         }
@@ -284,7 +272,7 @@ fn run_step(
 /// message is `"{kind}: {message}"`.
 fn tool_exception(kind: &str, message: &str) -> MontyException {
     let exc_type = match kind {
-        "permission_denied" | "unauthenticated" | "forbidden" => ExcType::PermissionError,
+        "permission_denied" | "policy_denied" | "unauthenticated" => ExcType::PermissionError,
         "invalid_arguments" | "invalid_argument" => ExcType::ValueError,
         "not_found" => ExcType::LookupError,
         "timeout" => ExcType::TimeoutError,

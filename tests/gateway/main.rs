@@ -10,6 +10,7 @@ mod harness;
 mod prism;
 
 mod a2a;
+mod code_mode;
 mod conformance;
 mod connections;
 mod console;

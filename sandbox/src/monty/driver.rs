@@ -62,6 +62,8 @@ impl PrintWriterCallback for Capture {
 struct Namespace {
     /// The `tools` object.
     root: MontyObject,
+    /// Its id.
+    root_id: MontyUuid,
     /// (object id, Python name) → the tool's name for the host.
     methods: HashMap<(MontyUuid, String), String>,
 }
@@ -115,6 +117,7 @@ impl Namespace {
             .collect();
         Self {
             root: namespace_object("Tools", 1, root_id, DictPairs::from(attrs)),
+            root_id,
             methods,
         }
     }
@@ -151,14 +154,20 @@ fn tool_call(call: &mut FunctionCall, ns: &Namespace) -> Result<(String, Value),
     let args = std::mem::take(&mut call.args);
     let kwargs = std::mem::take(&mut call.kwargs);
     if let Some(object) = call.object_id {
-        let Some(tool) = ns.methods.get(&(object, call.function_name.clone())) else {
-            return Err(exception(
-                ExcType::AttributeError,
-                format!(
-                    "no tool named '{}' here (see describe_code_api)",
-                    call.function_name
-                ),
-            ));
+        let tool = match ns.methods.get(&(object, call.function_name.clone())) {
+            Some(tool) => tool.clone(),
+            // A tool without source that the run was not offered (one the caller may not call,
+            // or none at all): the host answers, with the policy's error or `not_found`.
+            None if object == ns.root_id => call.function_name.clone(),
+            None => {
+                return Err(exception(
+                    ExcType::AttributeError,
+                    format!(
+                        "no tool named '{}' here (see describe_code_api)",
+                        call.function_name
+                    ),
+                ));
+            }
         };
         if !args.is_empty() {
             return Err(exception(
@@ -166,7 +175,7 @@ fn tool_call(call: &mut FunctionCall, ns: &Namespace) -> Result<(String, Value),
                 format!("{tool}() takes keyword arguments only"),
             ));
         }
-        return Ok((tool.clone(), Value::Object(convert::kwargs_to_json(kwargs))));
+        return Ok((tool, Value::Object(convert::kwargs_to_json(kwargs))));
     }
     if call.function_name != "call_tool" {
         return Err(exception(

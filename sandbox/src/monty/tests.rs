@@ -271,13 +271,19 @@ async fn a_refused_tool_raises_inside_python_with_the_kind() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_tool_names_and_bad_calls_raise() {
     let host = Arc::new(Recorder::default());
-    let (exc, _) = exception_of(run_with(request("tools.nope()"), &host).await);
+    let (exc, _) = exception_of(run_with(request("tools.weather.nope()"), &host).await);
+    assert_eq!(exc, "AttributeError");
+    let (exc, _) = exception_of(run_with(request("tools.nosuch.tool()"), &host).await);
     assert_eq!(exc, "AttributeError");
     let (exc, _) = exception_of(run_with(request("tools.add(1, 2)"), &host).await);
     assert_eq!(exc, "TypeError");
     let (exc, _) = exception_of(run_with(request("call_tool(42)"), &host).await);
     assert_eq!(exc, "TypeError");
     assert!(host.calls.lock().unwrap().is_empty());
+    // A tool without source the run was not offered is the host's to refuse.
+    let (exc, msg) = exception_of(run_with(request("tools.secret(x=1)"), &host).await);
+    assert_eq!(exc, "PermissionError", "{msg}");
+    assert_eq!(host.calls.lock().unwrap().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

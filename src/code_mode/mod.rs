@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolgate_model::config::{CodeEngine, CodeModeConfig};
-use toolgate_sandbox::{Engine, Limits, Mount};
+pub use toolgate_sandbox::{Engine, Limits, Mount, SandboxError};
 
 pub use source::CodeModeSource;
 pub use stubs::python_stubs;

@@ -10,6 +10,7 @@ mod harness;
 mod prism;
 
 mod a2a;
+#[cfg(feature = "code-mode")]
 mod code_mode;
 mod conformance;
 mod connections;

@@ -18,12 +18,12 @@ use super::{convert, files};
 use crate::{Limits, Mount, RunOutput, RunRequest, SandboxError, ToolHost};
 
 /// How long past [`Limits::time`] the watchdog waits for a step monty has not stopped itself.
-const WATCHDOG_GRACE: Duration = Duration::from_secs(1);
+pub(super) const WATCHDOG_GRACE: Duration = Duration::from_secs(1);
 /// The stack of the interpreter's thread. monty bounds recursion (1000 levels of Python calls,
 /// `repr` or comparison of nested containers), not the native stack those levels take: an
 /// unoptimized build needs more than the 2 MiB of a default thread for the deepest `repr`.
 /// Only the pages touched are ever committed.
-const STACK_BYTES: usize = 256 << 20;
+pub(super) const STACK_BYTES: usize = 256 << 20;
 /// The script name tracebacks show.
 const SCRIPT: &str = "main.py";
 

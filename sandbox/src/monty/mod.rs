@@ -29,8 +29,17 @@
 mod convert;
 mod driver;
 mod files;
+mod process;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_isolated;
+mod wire;
+mod worker;
+
+pub use process::WorkerCommand;
+pub use wire::WORKER_ENV;
+pub use worker::worker_main_if_requested;
 
 use std::sync::Arc;
 
@@ -38,14 +47,33 @@ use crate::{BoxFuture, Engine, RunOutput, RunRequest, SandboxError, ToolHost};
 
 /// The `monty` engine. Stateless: every run starts a fresh interpreter, so nothing survives
 /// between two runs.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MontyEngine;
+///
+/// [`MontyEngine::new`] runs the interpreter on a thread of this process: a snippet that grows
+/// memory step by step (appending in a loop) is bounded only by the time limit there, and a
+/// failure of the interpreter's own is one of this process. [`MontyEngine::isolated`] runs each
+/// snippet in a worker process of its own instead (see [`WorkerCommand`]): the memory limit then
+/// holds for every allocation, and whatever the snippet does ends only that process. The
+/// gateway uses the isolated form.
+#[derive(Debug, Clone, Default)]
+pub struct MontyEngine {
+    worker: Option<WorkerCommand>,
+}
 
 impl MontyEngine {
-    /// The engine.
+    /// The engine, running the interpreter in this process.
     #[must_use]
     pub fn new() -> Self {
-        Self
+        Self::default()
+    }
+
+    /// The engine, running each snippet in a fresh worker process started by `worker` (a
+    /// program whose `main` calls [`worker_main_if_requested`] first, such as the `toolgate`
+    /// binary: [`WorkerCommand::current_exe`]).
+    #[must_use]
+    pub fn isolated(worker: WorkerCommand) -> Self {
+        Self {
+            worker: Some(worker),
+        }
     }
 }
 
@@ -59,6 +87,9 @@ impl Engine for MontyEngine {
         request: RunRequest,
         host: Option<Arc<dyn ToolHost>>,
     ) -> BoxFuture<'_, Result<RunOutput, SandboxError>> {
-        Box::pin(driver::run(request, host))
+        match &self.worker {
+            Some(worker) => Box::pin(process::run(worker, request, host)),
+            None => Box::pin(driver::run(request, host)),
+        }
     }
 }

@@ -192,12 +192,15 @@ fn code_mode(
     if !config.enabled {
         return Ok(builder);
     }
-    let settings = toolgate::code_mode::engine_from_config(config, base).map_err(|e| {
-        Failure::new(
-            exit::CONFIG,
-            loaded.error_at(&e.pointer, e.message).to_string(),
-        )
-    })?;
+    // Each snippet in a worker process: this binary again (src/main.rs serves it).
+    let worker = toolgate::code_mode::WorkerCommand::current_exe();
+    let settings =
+        toolgate::code_mode::engine_from_config(config, base, Some(worker)).map_err(|e| {
+            Failure::new(
+                exit::CONFIG,
+                loaded.error_at(&e.pointer, e.message).to_string(),
+            )
+        })?;
     Ok(toolgate::code_mode::CodeModeExt::code_mode(
         builder, settings,
     ))

@@ -32,6 +32,7 @@ pub use toolgate_sandbox::{Engine, Limits, Mount, SandboxError};
 
 pub use source::CodeModeSource;
 pub use stubs::python_stubs;
+pub use toolgate_sandbox::monty::{WorkerCommand, worker_main_if_requested};
 
 /// The tool that runs Python.
 pub const RUN_PYTHON: &str = "run_python";
@@ -88,15 +89,25 @@ pub struct CodeModeConfigError {
 /// `toolgate_sandbox::wasi::WasiEngine` here once the sandbox crate has it (cargo feature
 /// `wasi`); until then it is a configuration error.
 ///
+/// `worker` runs each monty snippet in a process of its own
+/// ([`MontyEngine::isolated`](toolgate_sandbox::monty::MontyEngine::isolated)): the memory limit
+/// then holds for memory grown step by step, and a crash of the interpreter ends only that
+/// process. The `toolgate` binary passes itself; `None` runs snippets on a thread of this
+/// process.
+///
 /// # Errors
 /// [`CodeModeConfigError`]: `engine: wasi` (this build has no WASI engine), or a mount whose
 /// host folder is not a folder.
 pub fn engine_from_config(
     config: &CodeModeConfig,
     base: &Path,
+    worker: Option<toolgate_sandbox::monty::WorkerCommand>,
 ) -> Result<CodeModeSettings, CodeModeConfigError> {
     let engine: Arc<dyn Engine> = match config.engine {
-        CodeEngine::Monty => Arc::new(toolgate_sandbox::monty::MontyEngine::new()),
+        CodeEngine::Monty => Arc::new(match worker {
+            Some(worker) => toolgate_sandbox::monty::MontyEngine::isolated(worker),
+            None => toolgate_sandbox::monty::MontyEngine::new(),
+        }),
         CodeEngine::Wasi => {
             return Err(CodeModeConfigError {
                 pointer: "/gateway/code_mode/engine".into(),

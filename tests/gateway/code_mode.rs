@@ -132,6 +132,14 @@ fn escapes_are_refused_and_exhaustion_stopped_with_typed_errors() {
         ),
         ("a 1 GB string", "'x' * 10**9", 422, "memory", None),
         ("a 1 GB list", "[0] * 10**9", 422, "memory", None),
+        // No single allocation to check up front: the worker process's limit stops it.
+        (
+            "memory grown step by step",
+            "x = []\nwhile True:\n    x.append('a' * 100000)",
+            422,
+            "memory",
+            None,
+        ),
         (
             "100 MB of output",
             "line = 'y' * 1000\nfor i in range(100000):\n    print(line)",

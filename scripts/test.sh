@@ -8,11 +8,6 @@ scripts/install-peers.sh
 
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
-# The optional `code-mode` feature's tests: the sandbox's monty engine, code mode through
-# `toolgate serve`, BFCL's multi-turn ground truth run as Python (docs/code-mode.md).
-cargo test --locked -p toolgate-sandbox --features monty
-cargo test --locked --features code-mode --test gateway code_mode::
-cargo test --locked --features code-mode --test code_mode_bfcl
 # The optional `semantic` feature's tests (tool search with a local embedding model).
 scripts/test-semantic.sh --no-install
 # The deployment files (Dockerfile, deploy/kubernetes): hadolint, the Kubernetes schemas, and

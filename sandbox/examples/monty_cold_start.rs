@@ -60,9 +60,9 @@ async fn main() {
         ..RunRequest::default()
     };
     let run = |code: &'static str| {
-        let (engine, host) = (engine, Arc::clone(&host));
+        let (engine, host) = (engine.clone(), Arc::clone(&host));
         move || {
-            let host = Arc::clone(&host);
+            let (engine, host) = (engine.clone(), Arc::clone(&host));
             let req = request(code);
             async move {
                 engine.run(req, Some(host)).await.expect("the run");

@@ -158,6 +158,13 @@ pub enum SandboxError {
         /// The limit.
         limit: u32,
     },
+    /// The engine runs as many snippets at once as it may; this one waited its whole time
+    /// limit for a turn. Worth retrying later.
+    #[error("the engine is busy: {limit} runs at once, and none ended within the time limit")]
+    Busy {
+        /// How many runs the engine takes at once.
+        limit: u32,
+    },
     /// The engine itself failed (not the code): a missing module file, a broken build.
     #[error("the {engine} engine failed: {message}")]
     Engine {

@@ -230,12 +230,14 @@ fn sandbox_error(e: SandboxError) -> ToolError {
         | SandboxError::Output { .. } => ErrorKind::InvalidArguments,
         SandboxError::Timeout { .. } => ErrorKind::Timeout,
         SandboxError::ToolCalls { .. } => ErrorKind::BudgetExceeded,
+        SandboxError::Busy { .. } => ErrorKind::RateLimited,
         // `SandboxError` may grow: an engine's own failure is ours, not the caller's.
         _ => ErrorKind::Internal,
     };
     let details = serde_json::to_value(&e).unwrap_or(Value::Null);
+    let busy = matches!(e, SandboxError::Busy { .. });
     ToolError::new(kind, format!("{RUN_PYTHON}: {e}"))
-        .with_retryable(false)
+        .with_retryable(busy)
         .with_details(json!({"sandbox": details}))
 }
 

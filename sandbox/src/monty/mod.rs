@@ -43,6 +43,8 @@ pub use worker::worker_main_if_requested;
 
 use std::sync::Arc;
 
+use process::Turns;
+
 use crate::{BoxFuture, Engine, RunOutput, RunRequest, SandboxError, ToolHost};
 
 /// The `monty` engine. Stateless: every run starts a fresh interpreter, so nothing survives
@@ -56,7 +58,7 @@ use crate::{BoxFuture, Engine, RunOutput, RunRequest, SandboxError, ToolHost};
 /// gateway uses the isolated form.
 #[derive(Debug, Clone, Default)]
 pub struct MontyEngine {
-    worker: Option<WorkerCommand>,
+    worker: Option<(WorkerCommand, Turns)>,
 }
 
 impl MontyEngine {
@@ -70,10 +72,25 @@ impl MontyEngine {
     /// program whose `main` calls [`worker_main_if_requested`] first, such as the `toolgate`
     /// binary: [`WorkerCommand::current_exe`]).
     #[must_use]
+    ///
+    /// At most twice as many workers as the machine has cores run at once (at least 2): a run
+    /// waits for a turn at most its time limit, then fails with
+    /// [`SandboxError::Busy`](crate::SandboxError::Busy). [`max_runs`](Self::max_runs) sets
+    /// another number.
     pub fn isolated(worker: WorkerCommand) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         Self {
-            worker: Some(worker),
+            worker: Some((worker, Turns::new((2 * cores).max(2)))),
         }
+    }
+
+    /// At most `n` (at least 1) worker processes at once; no effect on the in-process engine.
+    #[must_use]
+    pub fn max_runs(mut self, n: usize) -> Self {
+        if let Some((_, turns)) = &mut self.worker {
+            *turns = Turns::new(n);
+        }
+        self
     }
 }
 
@@ -88,7 +105,7 @@ impl Engine for MontyEngine {
         host: Option<Arc<dyn ToolHost>>,
     ) -> BoxFuture<'_, Result<RunOutput, SandboxError>> {
         match &self.worker {
-            Some(worker) => Box::pin(process::run(worker, request, host)),
+            Some((worker, turns)) => Box::pin(process::run(worker, turns, request, host)),
             None => Box::pin(driver::run(request, host)),
         }
     }

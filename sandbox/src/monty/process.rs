@@ -23,7 +23,9 @@ use tokio::time::Instant;
 
 use super::driver::WATCHDOG_GRACE;
 use super::wire::{FromWorker, Run, ToWorker, WORKER_ENV};
+use super::worker::ARGUMENT_BYTES;
 use crate::{RunOutput, RunRequest, SandboxError, ToolCallError, ToolHost};
+use tokio::sync::Semaphore;
 
 /// The most of the worker's stderr kept for an error message.
 const STDERR_BYTES: u64 = 16 << 10;
@@ -84,14 +86,40 @@ fn engine_error(message: impl Into<String>) -> SandboxError {
     }
 }
 
-/// Runs `request` in a fresh worker process started by `command`.
+/// How many worker processes run at once: a run waits for a turn.
+#[derive(Debug, Clone)]
+pub(super) struct Turns {
+    permits: Arc<Semaphore>,
+    max: u32,
+}
+
+impl Turns {
+    /// `n` (at least 1) runs at once.
+    pub(super) fn new(n: usize) -> Self {
+        let n = n.max(1);
+        Self {
+            permits: Arc::new(Semaphore::new(n)),
+            max: u32::try_from(n).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// Runs `request` in a fresh worker process started by `command`, once `turns` has a turn free
+/// (waiting at most the run's time limit: then [`SandboxError::Busy`]).
 pub(super) async fn run(
     command: &WorkerCommand,
+    turns: &Turns,
     request: RunRequest,
     host: Option<Arc<dyn ToolHost>>,
 ) -> Result<RunOutput, SandboxError> {
     let limits = request.limits.clone();
-    let deadline = Instant::now() + limits.time + WATCHDOG_GRACE;
+    let Ok(Ok(_turn)) = tokio::time::timeout(limits.time, turns.permits.acquire()).await else {
+        return Err(SandboxError::Busy { limit: turns.max });
+    };
+    let started = Instant::now();
+    // Tool calls end at the time limit; the worker gets a second more to stop on its own.
+    let run_deadline = started + limits.time;
+    let deadline = run_deadline + WATCHDOG_GRACE;
     let timeout = || SandboxError::Timeout {
         limit_ms: u64::try_from(limits.time.as_millis()).unwrap_or(u64::MAX),
     };
@@ -107,10 +135,12 @@ pub(super) async fn run(
         String::from_utf8_lossy(&text).into_owned()
     });
     let mut stdout = BufReader::new(stdout);
-    // The outcome carries stdout, stderr and the result: bounded by the limits it was made under.
+    // A tool call's arguments, or the outcome (stdout, stderr and the result, each within the
+    // output limit as the worker checks): past this the worker broke its own bounds.
     let max_line = limits
-        .memory_bytes
-        .saturating_add(limits.output_bytes.saturating_mul(2))
+        .output_bytes
+        .saturating_mul(3)
+        .max(ARGUMENT_BYTES as u64)
         .saturating_add(1 << 20);
     let run = serde_json::to_string(&Run::from(request))
         .map_err(|e| engine_error(format!("cannot encode the run: {e}")))?;
@@ -162,7 +192,8 @@ pub(super) async fn run(
         }
         let answer = match &host {
             Some(host) => {
-                match tokio::time::timeout_at(deadline, host.call_tool(&name, arguments)).await {
+                match tokio::time::timeout_at(run_deadline, host.call_tool(&name, arguments)).await
+                {
                     Err(_) => return Err(timeout()),
                     Ok(Ok(value)) => ToWorker::Result(value),
                     Ok(Err(e)) => ToWorker::Error(e),
@@ -203,6 +234,10 @@ fn spawn(command: &WorkerCommand, time: Duration) -> Result<Child, SandboxError>
     // async-signal-safe system calls (setrlimit) on values copied into it.
     unsafe {
         cmd.pre_exec(move || {
+            // No gaining privileges through exec (set-user-id programs, file capabilities).
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             set_limit(libc::RLIMIT_CORE, 0)?;
             set_limit(libc::RLIMIT_FSIZE, 0)?;
             set_limit(libc::RLIMIT_NOFILE, 64)?;

@@ -158,3 +158,75 @@ async fn a_syntax_error_crosses_the_process_boundary() {
         .unwrap_err();
     assert!(matches!(e, SandboxError::Syntax { .. }), "{e:?}");
 }
+
+/// What crosses back from a worker is bounded: a result nested past the parsers' depth is a
+/// Python error saying so, a result over the output limit is `Output`, tool-call arguments
+/// over 4 MiB are refused inside Python, an exception's message is cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_crosses_the_boundary_is_bounded() {
+    let run = |code: &'static str| async move {
+        engine()
+            .run(
+                request(code, Limits::default()),
+                Some(Arc::new(Adder::default())),
+            )
+            .await
+    };
+    let e = run("x = []\nfor i in range(126):\n    x = [x]\nx")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, SandboxError::Exception { exception, message, .. }
+            if exception == "ValueError" && message.contains("nests deeper than 100")),
+        "{e:?}"
+    );
+    let e = run("'r' * 2000000").await.unwrap_err();
+    assert_eq!(
+        e,
+        SandboxError::Output {
+            limit_bytes: Limits::default().output_bytes
+        }
+    );
+    let e = run("call_tool('add', {'a': 'x' * 5000000, 'b': 1})")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, SandboxError::Exception { message, .. }
+            if message.contains("a call from code may send at most")),
+        "{e:?}"
+    );
+    let e = run("raise ValueError('x' * 100000)").await.unwrap_err();
+    let SandboxError::Exception { message, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert!(message.len() <= (16 << 10) + 3, "{}", message.len());
+}
+
+/// With one turn, a second run that cannot get it within its time limit is `Busy`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_beyond_the_workers_allowed_wait_then_are_busy() {
+    let engine = engine().max_runs(1);
+    let long = Limits {
+        time: Duration::from_secs(3),
+        ..Limits::default()
+    };
+    let first = {
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            engine
+                .run(request("while True:\n    pass", long), None)
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let short = Limits {
+        time: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    let e = engine.run(request("1", short), None).await.unwrap_err();
+    assert_eq!(e, SandboxError::Busy { limit: 1 });
+    assert!(matches!(
+        first.await.unwrap(),
+        Err(SandboxError::Timeout { .. })
+    ));
+}

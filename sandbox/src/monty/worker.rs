@@ -14,7 +14,14 @@ use crate::{BoxFuture, ToolCallError, ToolHost};
 
 /// Room in the address space for what the run needs besides the snippet's own data: the
 /// interpreter thread's stack reservation ([`driver::STACK_BYTES`]) and the runtime's.
-const OVERHEAD_BYTES: u64 = driver::STACK_BYTES as u64 + (64 << 20);
+const OVERHEAD_BYTES: u64 = driver::STACK_BYTES as u64 + (16 << 20);
+/// The most a tool call made from code may send as arguments, as JSON: what the gateway takes
+/// as a whole request body by default (`gateway.max_body_bytes`).
+pub(super) const ARGUMENT_BYTES: usize = 4 << 20;
+/// The deepest a value crossing the process boundary may nest (JSON parsers stop at 128).
+const MAX_DEPTH: usize = 100;
+/// The most of an exception's message and of its traceback kept.
+const EXCEPTION_BYTES: usize = 16 << 10;
 
 /// When the environment variable [`WORKER_ENV`] is set, serves one run as a monty worker and
 /// exits; otherwise returns at once. A binary that offers code mode with process isolation
@@ -46,8 +53,82 @@ fn serve() -> Result<(), String> {
         .enable_time()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let output_bytes = run.limits.output_bytes;
     let outcome = runtime.block_on(driver::run(run.into(), Some(Arc::new(PipeHost))));
-    send(&FromWorker::Done(outcome))
+    send(&FromWorker::Done(bounded(outcome, output_bytes)))
+}
+
+/// The outcome as it may cross to the gateway: a result that nests deeper than [`MAX_DEPTH`]
+/// or is larger than the output limit is refused as such, an exception's message and traceback
+/// are cut.
+fn bounded(
+    outcome: Result<crate::RunOutput, crate::SandboxError>,
+    output_bytes: u64,
+) -> Result<crate::RunOutput, crate::SandboxError> {
+    use crate::SandboxError;
+    match outcome {
+        Ok(out) => {
+            if let Some(result) = &out.result {
+                if depth(result) > MAX_DEPTH {
+                    return Err(SandboxError::Exception {
+                        exception: "ValueError".into(),
+                        message: format!(
+                            "the result nests deeper than {MAX_DEPTH} levels: return something flatter"
+                        ),
+                        traceback: String::new(),
+                        stdout: out.stdout,
+                    });
+                }
+                let size = serde_json::to_string(result).map_or(0, |t| t.len());
+                if u64::try_from(size).unwrap_or(u64::MAX) > output_bytes {
+                    return Err(SandboxError::Output {
+                        limit_bytes: output_bytes,
+                    });
+                }
+            }
+            Ok(out)
+        }
+        Err(SandboxError::Exception {
+            exception,
+            message,
+            traceback,
+            stdout,
+        }) => Err(SandboxError::Exception {
+            exception,
+            message: cut(message, EXCEPTION_BYTES),
+            traceback: cut(traceback, EXCEPTION_BYTES),
+            stdout,
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), with `…` when cut.
+fn cut(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+/// How deep `value` nests (a scalar is 0), without recursion.
+fn depth(value: &serde_json::Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match v {
+            serde_json::Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            serde_json::Value::Object(map) => stack.extend(map.values().map(|i| (i, d + 1))),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Writes one message as a line on stdout.
@@ -75,6 +156,21 @@ impl ToolHost for PipeHost {
                 kind: "internal".into(),
                 message,
             };
+            let refused = |message: String| ToolCallError {
+                kind: "invalid_arguments".into(),
+                message,
+            };
+            if depth(&arguments) > MAX_DEPTH {
+                return Err(refused(format!(
+                    "the arguments nest deeper than {MAX_DEPTH} levels"
+                )));
+            }
+            let size = serde_json::to_string(&arguments).map_or(0, |t| t.len());
+            if size > ARGUMENT_BYTES {
+                return Err(refused(format!(
+                    "arguments of {size} bytes: a call from code may send at most {ARGUMENT_BYTES}"
+                )));
+            }
             send(&FromWorker::Call {
                 name: name.to_owned(),
                 arguments,

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate_model::config::Secret;
 
 use crate::policy::arguments::FollowedUrlRules;
-use crate::{ToolError, ToolOutput, Toolset};
+use crate::{CallScope, ToolError, ToolOutput, Toolset};
 
 /// Who is calling: the caller (a user or API key), the agent acting for it, and its roles.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -110,6 +110,9 @@ pub struct ToolContext {
     /// accepted), for upstreams configured for token exchange (RFC 8693); never sent upstream
     /// as is.
     access_token: Option<Secret>,
+    /// The part of the toolset the call was made through (a virtual server): nested calls
+    /// stay inside it and pass its guardrails.
+    scope: Option<Arc<dyn CallScope>>,
 }
 
 /// Why a caller cancelled a call, when it said so (the `reason` of MCP's
@@ -153,6 +156,7 @@ impl Clone for ToolContext {
             cancel_reason: self.cancel_reason.clone(),
             report: self.report.clone(),
             access_token: self.access_token.clone(),
+            scope: self.scope.clone(),
         }
     }
 }
@@ -179,6 +183,7 @@ impl Default for ToolContext {
             cancel_reason: None,
             report: None,
             access_token: None,
+            scope: None,
         }
     }
 }
@@ -304,6 +309,12 @@ impl ToolContext {
         self.trace_generated = false;
     }
 
+    /// The scope the call was made in (a gateway's virtual server), if any: the calls made on
+    /// its behalf ([`call_tool`](Self::call_tool)) reach only the tools it admits.
+    pub fn scope(&self) -> Option<&Arc<dyn CallScope>> {
+        self.scope.as_ref()
+    }
+
     /// The toolset serving this call, if the call came through one.
     pub fn toolset(&self) -> Option<&Toolset> {
         self.toolset.as_ref()
@@ -312,9 +323,34 @@ impl ToolContext {
     /// Calls another tool of the same toolset, under the same identity and deadline, with a child
     /// cancellation token (cancelling this call cancels the nested one).
     ///
+    /// With a [`scope`](Self::scope) (the call came through a gateway's virtual server), the
+    /// nested call inherits it: a tool the scope does not admit is refused, and the scope's
+    /// guardrails run on the call besides the tool's own
+    /// ([`Toolset::call_guarded`]).
+    ///
     /// # Errors
-    /// The nested call's [`ToolError`]; `internal` when the context has no toolset.
+    /// The nested call's [`ToolError`]; `internal` when the context has no toolset; the
+    /// scope's [`refusal`](CallScope::refusal) (`not_found` naming it) for a tool outside it.
     pub async fn call_tool(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        let (toolset, child) = self.nested(name)?;
+        crate::scope::call_in(self.scope.as_deref(), toolset, name, args, child).await
+    }
+
+    /// A call the configuration makes for this one (a tool's `fallback`), not one the tool
+    /// chose: as [`call_tool`](Self::call_tool), but the scope neither refuses nor guards this
+    /// hop (the operator named the tool; its result is the scoped call's own, which the
+    /// scope's guardrails check). The nested call still carries the scope on.
+    pub(crate) async fn call_configured(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        let (toolset, child) = self.nested(name)?;
+        toolset.call_with(name, args, child).await
+    }
+
+    /// The toolset and the child context of a nested call of `name`.
+    fn nested(&self, name: &str) -> Result<(&Toolset, Self), ToolError> {
         let Some(toolset) = &self.toolset else {
             return Err(ToolError::internal(format!(
                 "cannot call tool `{name}`: this context is not attached to a toolset"
@@ -333,8 +369,9 @@ impl ToolContext {
             cancel_reason: self.cancel_reason.clone(),
             report: None,
             access_token: self.access_token.clone(),
+            scope: self.scope.clone(),
         };
-        toolset.call_with(name, args, child).await
+        Ok((toolset, child))
     }
 
     /// Checks a URL the tool is about to follow on its own (a redirect's target, a link found
@@ -394,6 +431,7 @@ impl fmt::Debug for ToolContext {
             .field("cancelled", &self.is_cancelled())
             .field("progress", &self.progress)
             .field("followed_url_rules", &self.followed_url_rules)
+            .field("scope", &self.scope)
             .finish_non_exhaustive()
     }
 }
@@ -411,9 +449,19 @@ pub struct ToolContextBuilder {
     cancel_reason: Option<CancelReason>,
     report: Option<Arc<crate::policy::CallReport>>,
     access_token: Option<Secret>,
+    scope: Option<Arc<dyn CallScope>>,
 }
 
 impl ToolContextBuilder {
+    /// The part of the toolset the call is made through (a gateway's virtual server): the
+    /// calls made on its behalf ([`ToolContext::call_tool`]) reach only the tools it admits and
+    /// pass its guardrails. It does not check the call itself: the caller resolves the name
+    /// through the scope first.
+    pub fn scope(mut self, scope: Arc<dyn CallScope>) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
     /// The access token the caller authenticated with (a JWT the gateway validated): an
     /// upstream configured with `oauth2: {grant: token_exchange}` exchanges it for a token of
     /// its own (RFC 8693). Tools never see it.
@@ -543,6 +591,7 @@ impl ToolContextBuilder {
             cancel_reason: self.cancel_reason,
             report: self.report,
             access_token: self.access_token,
+            scope: self.scope,
         }
     }
 }

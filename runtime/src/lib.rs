@@ -28,6 +28,7 @@ mod output;
 pub mod policy;
 pub mod redact;
 pub mod remote;
+mod scope;
 pub mod search;
 mod source;
 mod state;
@@ -55,6 +56,7 @@ pub use json_schema::{
 #[cfg(feature = "openapi")]
 pub use openapi::{OpenApiHook, OpenApiSource, OpenApiSourceBuilder, OpenApiSourceError};
 pub use output::{Content, ResourceContents, ToolOutput};
+pub use scope::CallScope;
 pub use search::semantic::SemanticSearch;
 pub use search::{SearchField, SearchHit, SearchOptions};
 pub use source::{

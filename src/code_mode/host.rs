@@ -26,8 +26,9 @@ pub(super) async fn as_code<F: Future>(run: F) -> F::Output {
 
 /// The calls of one run, each through [`ToolContext::call_tool`] with the context of the
 /// `run_python` call: the same identity (roles, claims, agent, task), deadline and trace, a
-/// child of its cancellation; and the whole pipeline of the called tool (authorization,
-/// validation, budgets, rate limits, guardrails, telemetry).
+/// child of its cancellation, its scope (the virtual server it came through: only the tools
+/// the server selects, with the server's guardrails); and the whole pipeline of the called tool
+/// (authorization, validation, budgets, rate limits, guardrails, telemetry).
 pub(super) struct ContextHost {
     pub(super) ctx: ToolContext,
 }

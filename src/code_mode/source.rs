@@ -136,13 +136,20 @@ impl CodeModeSource {
     }
 
     /// The tools `ctx`'s caller may call from code, by name (the listing's filter, less the
-    /// code-mode tools themselves).
+    /// code-mode tools themselves; on a virtual server, less the tools it does not select:
+    /// the call's [`scope`](ToolContext::scope) refuses them).
     fn callable(ctx: &ToolContext) -> Vec<Arc<ToolDescriptor>> {
-        ctx.toolset()
-            .map(|t| t.tools_for(ctx.identity()))
-            .unwrap_or_default()
+        let Some(toolset) = ctx.toolset() else {
+            return Vec::new();
+        };
+        let in_scope = |d: &ToolDescriptor| {
+            ctx.scope()
+                .is_none_or(|s| toolset.entry(&d.name).is_some_and(|e| s.admits(&e)))
+        };
+        toolset
+            .tools_for(ctx.identity())
             .into_iter()
-            .filter(|d| d.name != RUN_PYTHON && d.name != DESCRIBE_CODE_API)
+            .filter(|d| d.name != RUN_PYTHON && d.name != DESCRIBE_CODE_API && in_scope(d))
             .collect()
     }
 

@@ -319,7 +319,8 @@ impl Gateway {
     }
 
     /// [`call`](Self::call), with the slot where the client's reason for cancelling lands
-    /// and the virtual server's guardrails ([`CallExtras`]).
+    /// and the virtual server the call came through ([`CallExtras`]): its guardrails run on the
+    /// call, and it is the scope of every call made on the call's behalf.
     pub(crate) async fn call_cancellable(
         &self,
         name: &str,
@@ -339,6 +340,9 @@ impl Gateway {
         if let Some(reason) = extras.reason {
             ctx = ctx.cancel_reason(reason);
         }
+        if let Some(server) = &extras.server {
+            ctx = ctx.scope(Arc::clone(server) as Arc<dyn toolgate_runtime::CallScope>);
+        }
         #[cfg(feature = "console")]
         let (report, started) = {
             let report = std::sync::Arc::new(toolgate_runtime::policy::CallReport::default());
@@ -347,7 +351,7 @@ impl Gateway {
         };
         let (ctx, tools) = (ctx.build(), self.toolset());
         let call = async {
-            match &extras.guardrails {
+            match extras.server.as_ref().and_then(|s| s.guardrails()) {
                 Some(guardrails) => tools.call_guarded(name, args, ctx, guardrails).await,
                 None => tools.call_with(name, args, ctx).await,
             }

@@ -12,6 +12,7 @@ mod prism;
 mod a2a;
 #[cfg(feature = "code-mode")]
 mod code_mode;
+mod code_mode_servers;
 mod conformance;
 mod connections;
 mod console;

@@ -156,7 +156,7 @@ where
             );
             let args = settings.arguments(args);
             match IN_FALLBACK
-                .scope((), ctx.call_tool(&settings.tool, args))
+                .scope((), ctx.call_configured(&settings.tool, args))
                 .await
             {
                 Ok(mut out) => {

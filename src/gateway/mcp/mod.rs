@@ -218,7 +218,7 @@ impl McpHandler {
                 context.ct.clone(),
                 CallExtras {
                     reason,
-                    guardrails: None,
+                    server: None,
                 },
             )
             .await;

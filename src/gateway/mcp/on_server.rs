@@ -1,6 +1,8 @@
 //! A session on a virtual server (`gateway.servers`): its calls, mapped from the names the
 //! server shows and counted under its label, and the changes of its own listing.
 
+use std::sync::Arc;
+
 use rmcp::service::{RequestContext, RoleServer};
 use toolgate_runtime::ProgressReporter;
 
@@ -14,7 +16,7 @@ impl McpHandler {
     /// `not_found`; counted under the server's label.
     pub(super) async fn run_server_tool(
         &self,
-        server: &VirtualServer,
+        server: &Arc<VirtualServer>,
         name: String,
         args: serde_json::Value,
         context: &RequestContext<RoleServer>,
@@ -54,7 +56,7 @@ impl McpHandler {
                 context.ct.clone(),
                 CallExtras {
                     reason,
-                    guardrails: server.guardrails().cloned(),
+                    server: Some(Arc::clone(server)),
                 },
             )
             .await;

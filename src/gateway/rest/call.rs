@@ -92,12 +92,13 @@ pub(super) async fn call_tool(
     // then stops, and so does the task `Gateway::call` links the token with.
     let cancel = CancellationToken::new();
     let _cancel_on_drop = cancel.clone().drop_guard();
-    // On a virtual server (`/servers/{id}/tools/{name}/call`): its guardrails too, and the
-    // call counted under its label as over MCP.
+    // On a virtual server (`/servers/{id}/tools/{name}/call`): its guardrails too, the calls
+    // made on the call's behalf kept inside it, and the call counted under its label as over
+    // MCP.
     let server = server.map(|Extension(s)| s);
     let extras = CallExtras {
         reason: None,
-        guardrails: server.as_ref().and_then(|s| s.guardrails().cloned()),
+        server: server.clone(),
     };
     let call = gateway.call_cancellable(
         &name,

@@ -14,7 +14,9 @@
 //! Calls made through a server are counted in `toolgate_server_calls_total{server,tool,outcome}`
 //! besides the pipeline's own metrics, and pass the server's `guardrails` besides the tool's
 //! own ([`toolgate_runtime::Toolset::call_guarded`]: on the arguments before the tool's, on
-//! the result after them).
+//! the result after them). The server is the [`CallScope`] of such a call: the calls made on
+//! its behalf (code run by `run_python`, a tool calling tools) reach only the tools the
+//! server selects and pass its guardrails too.
 
 mod rest;
 
@@ -28,7 +30,7 @@ use axum::response::{IntoResponse, Response};
 use toolgate_model::config::{AnnotationHints, ToolSelector, VirtualServerConfig};
 use toolgate_runtime::catalog::ToolEntry;
 use toolgate_runtime::policy::guardrails::GuardrailSet;
-use toolgate_runtime::{ErrorKind, ToolDescriptor, ToolError, Toolset};
+use toolgate_runtime::{CallScope, ErrorKind, ToolDescriptor, ToolError, Toolset};
 
 use super::rest::error::RestError;
 use super::{Caller, Gateway, GatewayError};
@@ -253,12 +255,7 @@ impl VirtualServer {
     pub(crate) fn resolve(&self, toolset: &Toolset, name: &str) -> Result<String, ToolError> {
         self.entry(toolset, name)
             .map(|e| e.name().to_string())
-            .ok_or_else(|| {
-                ToolError::new(
-                    ErrorKind::NotFound,
-                    format!("no tool `{name}` on server `{}`", self.id),
-                )
-            })
+            .ok_or_else(|| self.refusal(name))
     }
 
     /// A hash of what the server lists: the names and definitions of the tools it selects.
@@ -282,6 +279,26 @@ impl VirtualServer {
             "outcome" => outcome.to_string()
         )
         .increment(1);
+    }
+}
+
+/// The server as the scope of the calls made through it: calls made on their behalf (code run
+/// by `run_python`, a tool calling tools) reach only the tools it selects (others are
+/// `not_found` naming the server, as a direct call) and pass its guardrails.
+impl CallScope for VirtualServer {
+    fn admits(&self, entry: &ToolEntry) -> bool {
+        self.selects(entry)
+    }
+
+    fn refusal(&self, name: &str) -> ToolError {
+        ToolError::new(
+            ErrorKind::NotFound,
+            format!("no tool `{name}` on server `{}`", self.id),
+        )
+    }
+
+    fn guardrails(&self) -> Option<&GuardrailSet> {
+        self.guardrails.as_ref()
     }
 }
 

@@ -167,6 +167,8 @@ fn run(cli: Cli) -> CmdResult {
                     () = interrupted() => Err(Failure::new(exit::INTERRUPTED, "error: interrupted")),
                 }
             });
+            // Stdio servers still starting (not in any source set yet) go too.
+            toolgate::mcp::kill_stdio_servers();
             runtime.shutdown_background();
             result
         }
@@ -193,6 +195,8 @@ fn run(cli: Cli) -> CmdResult {
                 .map_err(|e| Failure::new(exit::CONFIG, format!("error: {e}")))?;
             let result =
                 runtime.block_on(serve::run(tools, &loaded.config, file, stdio, http, watch));
+            // Stdio servers still starting (not in any source set yet) go too.
+            toolgate::mcp::kill_stdio_servers();
             runtime.shutdown_background();
             // The spans still queued go out, within the export timeout.
             #[cfg(feature = "otel")]
@@ -221,6 +225,8 @@ fn run(cli: Cli) -> CmdResult {
             });
             // A tool that timed out may leave a blocking thread running (a sync function cannot
             // be interrupted): do not wait for it before exiting.
+            // Stdio servers still starting (not in any source set yet) go too.
+            toolgate::mcp::kill_stdio_servers();
             runtime.shutdown_background();
             result
         }
@@ -240,19 +246,43 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         })
 }
 
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM received once it is first polled.
 pub(crate) async fn interrupted() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
+    Interrupts::catch().recv().await;
+}
+
+/// SIGINT and SIGTERM, caught from the moment this is made: before, their default action ends
+/// the process at once, without closing the sessions of the MCP servers it started (a stdio
+/// server in its handshake would be left running). `serve` makes it before it starts anything.
+pub(crate) struct Interrupts {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Interrupts {
+    /// Catches both signals from now on (one that cannot be caught is never received).
+    pub(crate) fn catch() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        Self {
+            term: signal(SignalKind::terminate()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
+    }
+
+    /// Resolves when either signal arrived since [`catch`](Self::catch).
+    pub(crate) async fn recv(mut self) {
+        async fn one(signal: Option<&mut tokio::signal::unix::Signal>) {
+            match signal {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            () = one(self.term.as_mut()) => {}
+            () = one(self.int.as_mut()) => {}
+        }
     }
 }
 

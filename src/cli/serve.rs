@@ -8,7 +8,7 @@ use toolgate::gateway::{DEFAULT_LISTEN, Gateway, GatewayError, mcp};
 use toolgate::model::config::{GatewayConfig, ToolsConfig};
 
 use super::args::exit;
-use super::{CmdResult, Failure, interrupted, output};
+use super::{CmdResult, Failure, output};
 
 pub(super) async fn run(
     tools: Toolset,
@@ -18,8 +18,10 @@ pub(super) async fn run(
     http: Option<String>,
     watch: bool,
 ) -> CmdResult {
-    // From here on SIGHUP reloads (src/cli/reload.rs) instead of ending the process.
+    // From here on SIGHUP reloads (src/cli/reload.rs) instead of ending the process, and SIGTERM
+    // or Ctrl-C shut the gateway down (closing the sessions of the servers it starts below).
     let hangups = super::reload::catch_hangups();
+    let interrupts = super::Interrupts::catch();
     let config = &started.gateway;
     let builder = Gateway::builder(tools)
         .config(config)
@@ -129,7 +131,7 @@ pub(super) async fn run(
         async move {
             let stop = gateway.shutdown_token();
             tokio::select! {
-                () = interrupted() => {
+                () = interrupts.recv() => {
                     output::write_err("toolgate serve: shutting down (calls in flight get the grace period)");
                     gateway.shutdown();
                 }

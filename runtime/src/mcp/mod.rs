@@ -42,7 +42,7 @@ pub use frame_id::top_level_id;
 pub use passthrough::{McpEvent, McpServerHandle, servers};
 pub use session::SUPPORTED_VERSIONS;
 pub(crate) use session::token_error_in;
-pub use stdio::INHERITED_ENV;
+pub use stdio::{INHERITED_ENV, kill_stdio_servers};
 
 /// How to reach an MCP server, with every `${ENV}` already resolved.
 #[derive(Clone)]

@@ -173,6 +173,9 @@ impl StdioTransport {
             return Err(std::io::Error::other("the child's stdio was not piped"));
         };
         let pid = child.id().and_then(|p| i32::try_from(p).ok());
+        if let Some(pid) = pid {
+            live_groups().insert(pid);
+        }
         let log = Arc::new(ProcessLog::default());
         let server: Arc<str> = Arc::from(cmd.server.as_str());
         let (exited_tx, exited) = watch::channel(false);
@@ -181,6 +184,9 @@ impl StdioTransport {
             tokio::spawn(async move {
                 if let Ok(status) = child.wait().await {
                     log.set_exit(status);
+                }
+                if let Some(pid) = pid {
+                    live_groups().remove(&pid);
                 }
                 let _ = exited_tx.send(true);
             });
@@ -472,6 +478,28 @@ impl Transport<RoleClient> for StdioTransport {
             Ok(())
         }
     }
+}
+
+/// The process groups of the stdio servers started and not yet seen to exit.
+fn live_groups() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<i32>> {
+    static LIVE: std::sync::Mutex<std::collections::BTreeSet<i32>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    // A poisoned lock only means a panic elsewhere while it was held: the set is still valid.
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Kills (SIGKILL) the process group of every stdio MCP server this process started that has
+/// not exited yet, and forgets them. For a process about to exit without its async runtime
+/// dropping what it holds (`Runtime::shutdown_background`): a server whose session was still
+/// starting (its handshake under way when SIGTERM came) is not in any toolset's sources yet,
+/// so closing the toolset does not reach it. Returns how many groups were signalled.
+pub fn kill_stdio_servers() -> usize {
+    let groups: Vec<i32> = std::mem::take(&mut *live_groups()).into_iter().collect();
+    for pid in &groups {
+        StdioTransport::signal_group(Some(*pid), libc::SIGKILL);
+    }
+    groups.len()
 }
 
 impl Drop for StdioTransport {

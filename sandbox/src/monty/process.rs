@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 use super::driver::WATCHDOG_GRACE;
 use super::wire::{FromWorker, Run, ToWorker, WORKER_ENV};
-use super::worker::ARGUMENT_BYTES;
+use super::worker::{ARGUMENT_BYTES, cut};
 use crate::{RunOutput, RunRequest, SandboxError, ToolCallError, ToolHost};
 use tokio::sync::Semaphore;
 
@@ -313,15 +313,7 @@ async fn ended(
     }
     let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
     if let Some(last) = last {
-        message.push_str(&format!("; it said: {}", cut(last)));
+        message.push_str(&format!("; it said: {}", cut(last.to_owned(), 300)));
     }
     engine_error(message)
-}
-
-/// `text` cut to 300 characters.
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(300) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
 }

@@ -104,7 +104,7 @@ fn bounded(
 }
 
 /// `text` cut to at most `max` bytes (at a character boundary), with `…` when cut.
-fn cut(mut text: String, max: usize) -> String {
+pub(super) fn cut(mut text: String, max: usize) -> String {
     if text.len() > max {
         let mut end = max;
         while !text.is_char_boundary(end) {
